@@ -1,0 +1,50 @@
+/* Writing profiles in Cachegrind's format, and the end-of-run summary.
+ *
+ * Format (Cachegrind manual, "Cachegrind Output File Format"):
+ *   desc: ...          one or more, free text (cache geometry, notes)
+ *   cmd: COMMAND
+ *   events: EV1 EV2 ...
+ *   fl=FILE            then fn=FN, then "LINE C1 C2 ..." lines
+ *   summary: T1 T2 ... equal to the column totals
+ * Cost centres with the same (file, fn, line) are merged; files are written
+ * sorted by name, functions within a file by name, lines ascending; a line
+ * whose counts are all zero is omitted. */
+#ifndef CT_CGOUT_H
+#define CT_CGOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "costs.h"
+#include "symbols.h"
+
+struct cgout_meta {
+	const char *const *desc;	/* NULL-terminated `desc:` lines */
+	const char *cmd;		/* the command line, space separated */
+	unsigned n_events;
+	const char *const *events;	/* event names */
+};
+
+/* Resolve every pc of COSTS with SYMS, aggregate per (file, fn, line) and
+ * write the profile to OUT.  TOTALS (n_events counters) receives the
+ * summary.  Returns 0 or -1 with errno set (write error). */
+int cgout_write(FILE *out, const struct cgout_meta *meta,
+		const struct cost_table *costs, struct symbols *syms,
+		uint64_t *totals);
+
+/* Expand %p (PID) and %q{VAR} (environment) in a file name pattern as
+ * valgrind does; %% is a percent sign.  Returns a malloc'd string, or NULL
+ * with a message in ERR (bad %-sequence, unset variable). */
+char *cgout_expand_name(const char *pattern, int pid, char *err,
+			size_t errlen);
+
+/* Print the end-of-run summary in Cachegrind's layout ("I refs:",
+ * "I1  misses:", ..., "Branches:", "Mispredicts:", "Mispred rate:") for
+ * whichever of the standard events are present, each line prefixed with
+ * PREFIX (e.g. "==1234== "). */
+void cgout_print_summary(FILE *out, const char *prefix, unsigned n_events,
+			 const char *const *events, const uint64_t *totals);
+
+#endif

@@ -1,0 +1,122 @@
+/* x86-64 instruction decoding into memory accesses and branch outcomes.
+ *
+ * Capstone 4.0.2 decodes the bytes; our own semantics table, keyed by
+ * Capstone instruction id, says what each instruction really accesses,
+ * because Capstone's operand access flags are wrong for many of them
+ * (../shared/DESIGN.md lists the cases).  An instruction is decoded once per
+ * pc (decode_insn caches it); per step only effective addresses are
+ * computed from the registers (decode_step).
+ *
+ * The accounting follows Cachegrind's, so counts can be compared with it:
+ * see the rules at the top of src/decode/decode.c. */
+#ifndef CT_DECODE_H
+#define CT_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+enum access_kind {
+	ACC_READ,	/* load: Cachegrind's Dr */
+	ACC_WRITE,	/* store: Dw */
+	ACC_MODIFY,	/* read-modify-write of one location (add [m],r; inc [m];
+			 * xchg; cmpxchg; lock-prefixed): ONE Dr, no Dw */
+	ACC_PREFETCH,	/* prefetch*, clflush*: touches a line, reads nothing;
+			 * Cachegrind ignores these (no event) */
+	ACC_NT_WRITE,	/* non-temporal store (movnt*, maskmovdqu): Dw for
+			 * Cachegrind, a hint for models that care */
+};
+
+struct mem_access {
+	uint64_t addr;
+	uint32_t size;		/* bytes; may exceed a cache line (fxsave: 512) */
+	uint8_t kind;		/* enum access_kind */
+};
+
+/* How control leaves an instruction. */
+enum branch_kind {
+	BR_NONE,		/* falls through (or rep string, see below) */
+	BR_COND,		/* jcc, loop*, jrcxz: Bc */
+	BR_JMP,			/* direct jmp: no event */
+	BR_CALL,		/* direct call: no event */
+	BR_JMP_IND,		/* jmp reg/mem: Bi */
+	BR_CALL_IND,		/* call reg/mem: Bi */
+	BR_RET,			/* ret: no event (Cachegrind does not predict it) */
+	BR_OTHER,		/* syscall, int, iret...: no event */
+};
+
+/* What the decode cache keeps for one pc.  Read-only for callers; the
+ * decoder embeds it as the first member of its own record (access
+ * templates), which stays valid until decode_invalidate or decode_free. */
+struct insn {
+	uint64_t pc;
+	uint8_t len;		/* bytes */
+	uint8_t branch;		/* enum branch_kind */
+	uint8_t rep;		/* 0, or the rep kind of a string instruction:
+				 * REP_PLAIN (movs/stos/lods/ins/outs),
+				 * REP_E / REP_NE (cmps/scas) */
+	bool needs_xstate;	/* gather/scatter: vector registers needed */
+	bool unknown;		/* not in our semantics table: Ir only */
+	uint16_t id;		/* Capstone instruction id */
+	char text[48];		/* "mnemonic operands", for messages */
+};
+
+enum { REP_PLAIN = 1, REP_E, REP_NE };
+
+/* At most this many accesses per step: a gather of 16 elements plus
+ * stack traffic. */
+#define DECODE_MAX_ACCESSES 40
+
+/* What one trap did, in Cachegrind's order: one instruction fetch (two
+ * when a rep string instruction with count >= 1 finishes: Cachegrind counts
+ * its final rcx == 0 check as one more execution), the data accesses, then
+ * the conditional branch outcomes (rep string instructions produce one or
+ * two per trap too, as VEX translates them to conditional exits). */
+struct step_events {
+	uint8_t n_fetch;		/* 1 or 2 */
+	uint8_t n_cond;			/* 0..3 */
+	bool cond_taken[3];
+	bool indirect;			/* an indirect jmp/call executed */
+	uint64_t ind_target;		/* its target: the pc after the step */
+	uint16_t n_acc;
+	struct mem_access acc[DECODE_MAX_ACCESSES];
+};
+
+/* How the decoder reads the target.  The tracer supplies these. */
+struct decode_target {
+	void *ctx;
+	/* Read LEN bytes at ADDR into BUF; returns the number of bytes read
+	 * (may be short at the end of a mapping), or -errno. */
+	ssize_t (*read_mem)(void *ctx, uint64_t addr, void *buf, size_t len);
+	/* Fill BUF with the thread's XSAVE area (PTRACE_GETREGSET
+	 * NT_X86_XSTATE, standard format); returns its length or -errno. */
+	ssize_t (*read_xstate)(void *ctx, void *buf, size_t len);
+};
+
+struct decoder;
+
+/* Returns NULL and sets *err to a static message on failure. */
+struct decoder *decode_new(const struct decode_target *target, const char **err);
+void decode_free(struct decoder *d);
+
+/* The decoded instruction at PC, from the cache or decoded now.
+ * NULL when the bytes cannot be read or decoded; *err then says why. */
+const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err);
+
+/* Forget cached instructions in [start, end) (exec, munmap, text writes). */
+void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end);
+
+/* Fill EV with what INSN did in one trap, given the registers before the
+ * trap (BEFORE, rip == insn->pc) and after it (AFTER).  Returns 0, or a
+ * negative errno when the target could not be read (xstate). */
+int decode_step(struct decoder *d, const struct insn *insn,
+		const struct user_regs_struct *before,
+		const struct user_regs_struct *after,
+		struct step_events *ev);
+
+/* Number of distinct pcs cached (for memory accounting and tests). */
+size_t decode_cached_count(const struct decoder *d);
+
+#endif

@@ -1,0 +1,134 @@
+/* Cache and branch models behind ops tables (libinput/kernel style).
+ *
+ * A model is created from a configuration by name through the registry in
+ * src/cachemodel/registry.c, declares its own event names (they become the
+ * profile's `events:` line) and adds its counts into a per-pc cost row that
+ * the caller owns.  Every model implementation embeds `struct cache_model`
+ * (or `struct branch_model`) as its first member.
+ *
+ * Cost rows: the caller allocates rows of cache_model_n_events() +
+ * branch_model_n_events() uint64_t counters; the cache model's events come
+ * first, at offset 0; the branch model is handed the row at its own offset.
+ * Models never allocate per access and never print or exit: errors come
+ * back as messages in a caller-supplied buffer. */
+#ifndef CT_MODEL_H
+#define CT_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "decode.h"
+
+/* One cache level's geometry, as in Cachegrind's --I1/--D1/--LL. */
+struct cache_geom {
+	uint64_t size;		/* bytes */
+	uint32_t assoc;		/* ways */
+	uint32_t line;		/* bytes */
+};
+
+/* The configuration of the Cachegrind-compatible models.  A geometry whose
+ * size is 0 means "not given": the registry fills it from the host. */
+struct model_config {
+	struct cache_geom i1, d1, ll;
+	bool cache_sim;		/* --cache-sim (default yes) */
+	bool branch_sim;	/* --branch-sim (default yes) */
+};
+
+struct cache_model;
+struct branch_model;
+
+struct cache_model_ops {
+	const char *name;
+	/* Instruction fetch of SIZE bytes at ADDR. */
+	void (*fetch)(struct cache_model *m, uint64_t addr, uint32_t size,
+		      uint64_t *row);
+	/* One data access (enum access_kind in a->kind). */
+	void (*access)(struct cache_model *m, const struct mem_access *a,
+		       uint64_t *row);
+	/* Write `desc:` lines for the profile header (without a trailing
+	 * blank line); optional. */
+	void (*describe)(const struct cache_model *m, FILE *out);
+	void (*destroy)(struct cache_model *m);
+};
+
+struct cache_model {
+	const struct cache_model_ops *ops;
+	unsigned n_events;
+	const char *const *event_names;	/* n_events names */
+};
+
+struct branch_model_ops {
+	const char *name;
+	/* A conditional branch at PC, taken or not. */
+	void (*cond)(struct branch_model *m, uint64_t pc, bool taken,
+		     uint64_t *row);
+	/* An indirect jump or call at PC to TARGET. */
+	void (*indirect)(struct branch_model *m, uint64_t pc, uint64_t target,
+			 uint64_t *row);
+	void (*destroy)(struct branch_model *m);
+};
+
+struct branch_model {
+	const struct branch_model_ops *ops;
+	unsigned n_events;
+	const char *const *event_names;
+};
+
+/* Registry: build the models CFG asks for.  MODEL_NAME NULL means the
+ * default ("cachegrind").  Geometry left at size 0 in CFG is filled from
+ * /sys/devices/system/cpu/cpu0/cache first (LL = the last level; a level
+ * whose set count is not a power of two is adjusted as Cachegrind does,
+ * with a note in *note).  Returns 0, or -1 with a one-line message in ERR.
+ * With cache_sim off the cache model counts Ir only (events "Ir"); with
+ * branch_sim off *bm is NULL. */
+int model_create(const char *model_name, struct model_config *cfg,
+		 struct cache_model **cm, struct branch_model **bm,
+		 char *err, size_t errlen, char *note, size_t notelen);
+
+/* Parse "size,assoc,line" (as Cachegrind's --I1=...) into G.  Returns 0,
+ * or -1 with a message in ERR. */
+int cache_geom_parse(const char *s, struct cache_geom *g, char *err,
+		     size_t errlen);
+/* Validate one geometry: sets a power of two, line >= 16 and a power of
+ * two, assoc >= 1 and <= the number of lines.  NAME ("I1") prefixes the
+ * message.  Returns NULL or a static/ERR-backed message. */
+const char *cache_geom_check(const char *name, const struct cache_geom *g,
+			     char *err, size_t errlen);
+
+/* Read the host's caches: L1i, L1d, last level.  Returns 0 or -1. */
+int cache_geom_from_sysfs(struct cache_geom *i1, struct cache_geom *d1,
+			  struct cache_geom *ll);
+
+/* Dispatch wrappers: handle optional ops. */
+static inline void cache_fetch(struct cache_model *m, uint64_t addr,
+			       uint32_t size, uint64_t *row)
+{
+	m->ops->fetch(m, addr, size, row);
+}
+
+static inline void cache_access(struct cache_model *m,
+				const struct mem_access *a, uint64_t *row)
+{
+	m->ops->access(m, a, row);
+}
+
+void cache_describe(const struct cache_model *m, FILE *out);
+void cache_destroy(struct cache_model *m);
+
+static inline void branch_cond(struct branch_model *m, uint64_t pc,
+			       bool taken, uint64_t *row)
+{
+	m->ops->cond(m, pc, taken, row);
+}
+
+static inline void branch_indirect(struct branch_model *m, uint64_t pc,
+				   uint64_t target, uint64_t *row)
+{
+	m->ops->indirect(m, pc, target, row);
+}
+
+void branch_destroy(struct branch_model *m);
+
+#endif

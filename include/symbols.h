@@ -1,0 +1,59 @@
+/* Symbols and source lines of a live process, through elfutils libdwfl.
+ *
+ * Opened on a stopped, traced pid; mappings are read from /proc/PID/maps
+ * and re-read by sym_refresh (after the dynamic loader has run, after
+ * dlopen).  Lookups are cached per pc.  Strings returned stay valid until
+ * sym_close. */
+#ifndef CT_SYMBOLS_H
+#define CT_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbols;
+
+/* A source location as Cachegrind names it: FILE is "dir/name" joined as
+ * the DWARF line table gives them ("???" when unknown), FN the ELF symbol
+ * containing the pc ("???" when none), LINE 0 when unknown. */
+struct src_loc {
+	const char *file;
+	const char *fn;
+	unsigned line;
+};
+
+struct symbols *sym_open(pid_t pid, char *err, size_t errlen);
+void sym_close(struct symbols *s);
+
+/* Re-read the process's mappings.  Returns 0 or -1 with ERR set. */
+int sym_refresh(struct symbols *s, char *err, size_t errlen);
+
+/* Fill LOC for PC; always succeeds (unknown parts are "???" / 0). */
+void sym_lookup(struct symbols *s, uint64_t pc, struct src_loc *loc);
+
+enum sym_resolve_result {
+	SYM_FOUND,		/* *addr is set */
+	SYM_NOT_YET,		/* names a module (lib.so:sym) not mapped yet:
+				 * try again after sym_refresh */
+	SYM_NOT_FOUND,		/* ERR says which modules were searched and
+				 * suggests close names */
+	SYM_BAD_SYNTAX,		/* ERR says what is wrong */
+};
+
+/* Resolve a location given on the command line (--start/--stop):
+ *   symbol, symbol+OFF (decimal or 0x hex), 0xADDR, file.c:LINE
+ *   (the lowest address of the line's statement start in any module whose
+ *   line table names a file ending in "/file.c" or equal to it),
+ *   lib.so:symbol (lib.so matched against the module's file name: a
+ *   basename prefix, so "libc.so" and "libc.so.6" both work).
+ * A symbol is looked up in the main executable first, then in every other
+ * module in load order. */
+enum sym_resolve_result sym_resolve(struct symbols *s, const char *loc,
+				    uint64_t *addr, char *err, size_t errlen);
+
+/* The [low, high) range of the function symbol containing PC, and its
+ * name; returns 0 or -1 when PC is in no known function. */
+int sym_function_range(struct symbols *s, uint64_t pc, uint64_t *low,
+		       uint64_t *high, const char **name);
+
+#endif

@@ -1,0 +1,118 @@
+#include "error.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int debug_flag;
+
+static void vmsg(int err, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	vfprintf(stderr, fmt, ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err));
+	fputc('\n', stderr);
+}
+
+void error_msg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(0, fmt, ap);
+	va_end(ap);
+}
+
+void perror_msg(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(err, fmt, ap);
+	va_end(ap);
+}
+
+void error_msg_and_die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(0, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void perror_msg_and_die(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(err, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void error_usage_and_die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(0, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help' for more information.\n",
+		program_invocation_short_name);
+	exit(2);
+}
+
+void debug_msg_impl(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: debug: ", program_invocation_short_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void *check_alloc(void *p, size_t n)
+{
+	if (!p && n)
+		error_msg_and_die("out of memory allocating %zu bytes", n);
+	return p;
+}
+
+void *xmalloc(size_t size)
+{
+	return check_alloc(malloc(size), size);
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	return check_alloc(calloc(nmemb, size), nmemb * size);
+}
+
+void *xreallocarray(void *ptr, size_t nmemb, size_t size)
+{
+	if (size && nmemb > SIZE_MAX / size)
+		error_msg_and_die("allocation of %zu x %zu bytes overflows",
+				  nmemb, size);
+	return check_alloc(realloc(ptr, nmemb * size), nmemb * size);
+}
+
+char *xstrdup(const char *s)
+{
+	return check_alloc(strdup(s), strlen(s) + 1);
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	char *s;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		error_msg_and_die("out of memory formatting a string");
+	va_end(ap);
+	return s;
+}
