@@ -100,6 +100,12 @@ const char *cache_geom_check(const char *name, const struct cache_geom *g,
 /* Read the host's caches: L1i, L1d, last level.  Returns 0 or -1. */
 int cache_geom_from_sysfs(struct cache_geom *i1, struct cache_geom *d1,
 			  struct cache_geom *ll);
+/* The same from DIR laid out as /sys/devices/system/cpu/cpu0/cache
+ * (indexN/ holding level, type, size, ways_of_associativity,
+ * coherency_line_size);
+ * for tests.  LL is the highest level above 1 of type Unified or Data. */
+int cache_geom_from_dir(const char *dir, struct cache_geom *i1,
+			struct cache_geom *d1, struct cache_geom *ll);
 
 /* Dispatch wrappers: handle optional ops. */
 static inline void cache_fetch(struct cache_model *m, uint64_t addr,

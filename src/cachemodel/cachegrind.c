@@ -1,1 +1,252 @@
-/* placeholder: being written */
+/* The Cachegrind-compatible cache model, after valgrind 3.19's cg_sim.c.
+ *
+ * Rules, in plain words:
+ * - Three levels: I1 and D1 in front of a unified LL.  LL is probed only on
+ *   an L1 miss (it is not inclusive or exclusive by construction, it just
+ *   sees the L1 miss stream).
+ * - Each set is an MRU-first array of ASSOC tags.  A hit moves the tag to
+ *   the front and shuffles the more recent ones down one place; a miss
+ *   inserts at the front and drops the last (LRU) tag.  No timestamps.
+ * - The tag is the whole block number (addr >> line shift), as Cachegrind's.
+ * - The tags start zeroed (Cachegrind callocs them), so block 0 "hits" in
+ *   set 0 of a cold cache.  Real accesses never touch addresses 0..line-1,
+ *   but the quirk is kept so the replacement order matches exactly.
+ * - An access that spans several lines looks every line up, in address
+ *   order (each updates its set), and is ONE reference, a miss if any line
+ *   missed.  Cachegrind panics above two lines; we allow any number
+ *   (fxsave: 512 bytes) with the same rule.
+ * - Write-allocate: a write miss installs the line exactly as a read does.
+ * - Read and read-modify-write accesses count as Dr, writes and
+ *   non-temporal writes as Dw.  Prefetches change nothing: Cachegrind does
+ *   not instrument them at all.
+ * - With --cache-sim=no only Ir is counted ("none" model); valgrind still
+ *   writes the three desc: lines, so describe() is shared. */
+#include "model.h"
+#include "models.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+enum {
+	EV_IR, EV_I1MR, EV_ILMR,
+	EV_DR, EV_D1MR, EV_DLMR,
+	EV_DW, EV_D1MW, EV_DLMW,
+	N_EVENTS
+};
+
+static const char *const cg_event_names[N_EVENTS] = {
+	"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw",
+};
+
+static const char *const none_event_names[1] = { "Ir" };
+
+struct cg_level {
+	uint64_t *tags;		/* sets * assoc block numbers, MRU first */
+	uint64_t set_mask;	/* sets - 1 */
+	uint32_t assoc;
+	uint32_t line_shift;	/* log2(line) */
+	struct cache_geom geom;	/* for describe() */
+};
+
+struct cg_model {
+	struct cache_model base;
+	struct cg_level i1, d1, ll;
+};
+
+/* One block lookup in one set: true on a miss. */
+static inline bool level_ref_block(struct cg_level *c, uint64_t block)
+{
+	uint64_t *set = c->tags + (block & c->set_mask) * c->assoc;
+	uint32_t i;
+
+	if (set[0] == block)
+		return false;
+	for (i = 1; i < c->assoc; i++) {
+		if (set[i] == block) {
+			for (; i > 0; i--)
+				set[i] = set[i - 1];
+			set[0] = block;
+			return false;
+		}
+	}
+	/* Miss: shift everything down, dropping the LRU tag. */
+	for (i = c->assoc - 1; i > 0; i--)
+		set[i] = set[i - 1];
+	set[0] = block;
+	return true;
+}
+
+/* SIZE bytes at ADDR, every line looked up: true if any line missed. */
+static inline bool level_ref(struct cg_level *c, uint64_t addr, uint32_t size)
+{
+	uint64_t block = addr >> c->line_shift;
+	uint64_t last = (addr + (size ? size - 1 : 0)) >> c->line_shift;
+	bool miss;
+
+	if (block == last)
+		return level_ref_block(c, block);
+	miss = false;
+	for (; block != last + 1; block++)
+		miss |= level_ref_block(c, block);
+	return miss;
+}
+
+static void cg_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
+		     uint64_t *row)
+{
+	struct cg_model *cg = (struct cg_model *)m;
+
+	row[EV_IR]++;
+	if (level_ref(&cg->i1, addr, size)) {
+		row[EV_I1MR]++;
+		if (level_ref(&cg->ll, addr, size))
+			row[EV_ILMR]++;
+	}
+}
+
+static void cg_access(struct cache_model *m, const struct mem_access *a,
+		      uint64_t *row)
+{
+	struct cg_model *cg = (struct cg_model *)m;
+	unsigned ev;
+
+	switch (a->kind) {
+	case ACC_READ:
+	case ACC_MODIFY:
+		ev = EV_DR;
+		break;
+	case ACC_WRITE:
+	case ACC_NT_WRITE:
+		ev = EV_DW;
+		break;
+	default:	/* ACC_PREFETCH: Cachegrind ignores prefetches */
+		return;
+	}
+	row[ev]++;
+	if (level_ref(&cg->d1, a->addr, a->size)) {
+		row[ev + 1]++;
+		if (level_ref(&cg->ll, a->addr, a->size))
+			row[ev + 2]++;
+	}
+}
+
+static void none_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
+		       uint64_t *row)
+{
+	row[0]++;
+}
+
+static void none_access(struct cache_model *m, const struct mem_access *a,
+			uint64_t *row)
+{
+}
+
+/* Cachegrind's layout: "desc: I1 cache:" padded to 24 columns, then
+ * "SIZE B, LINE B, N-way associative" or "SIZE B, LINE B, direct-mapped". */
+static void describe_level(FILE *out, const char *name,
+			   const struct cache_geom *g)
+{
+	fprintf(out, "desc: %s cache:         %" PRIu64 " B, %" PRIu32 " B, ",
+		name, g->size, g->line);
+	if (g->assoc == 1)
+		fputs("direct-mapped\n", out);
+	else
+		fprintf(out, "%" PRIu32 "-way associative\n", g->assoc);
+}
+
+static void cg_describe(const struct cache_model *m, FILE *out)
+{
+	const struct cg_model *cg = (const struct cg_model *)m;
+
+	describe_level(out, "I1", &cg->i1.geom);
+	describe_level(out, "D1", &cg->d1.geom);
+	describe_level(out, "LL", &cg->ll.geom);
+}
+
+static void cg_destroy(struct cache_model *m)
+{
+	struct cg_model *cg = (struct cg_model *)m;
+
+	if (!cg)
+		return;
+	free(cg->i1.tags);
+	free(cg->d1.tags);
+	free(cg->ll.tags);
+	free(cg);
+}
+
+static const struct cache_model_ops cg_ops = {
+	.name = "cachegrind",
+	.fetch = cg_fetch,
+	.access = cg_access,
+	.describe = cg_describe,
+	.destroy = cg_destroy,
+};
+
+static const struct cache_model_ops none_ops = {
+	.name = "none",
+	.fetch = none_fetch,
+	.access = none_access,
+	.describe = cg_describe,
+	.destroy = cg_destroy,
+};
+
+static unsigned log2_u32(uint32_t x)
+{
+	unsigned n = 0;
+
+	while (x > 1) {
+		x >>= 1;
+		n++;
+	}
+	return n;
+}
+
+/* G has passed cache_geom_check. */
+static int level_init(struct cg_level *c, const struct cache_geom *g,
+		      bool sim)
+{
+	uint64_t lines = g->size / g->line;
+
+	c->geom = *g;
+	c->assoc = g->assoc;
+	c->line_shift = log2_u32(g->line);
+	c->set_mask = lines / g->assoc - 1;
+	if (!sim)
+		return 0;
+	/* calloc: Cachegrind's zeroed tags, see the rules above. */
+	c->tags = calloc(lines, sizeof(*c->tags));
+	return c->tags ? 0 : -1;
+}
+
+struct cache_model *cg_cache_new(const struct model_config *cfg, bool sim,
+				 char *err, size_t errlen)
+{
+	struct cg_model *cg = calloc(1, sizeof(*cg));
+	const char *bad;
+
+	if (!cg) {
+		snprintf(err, errlen, "out of memory for the cache model");
+		return NULL;
+	}
+	cg->base.ops = sim ? &cg_ops : &none_ops;
+	cg->base.n_events = sim ? N_EVENTS : 1;
+	cg->base.event_names = sim ? cg_event_names : none_event_names;
+	if ((bad = cache_geom_check("I1", &cfg->i1, err, errlen)) ||
+	    (bad = cache_geom_check("D1", &cfg->d1, err, errlen)) ||
+	    (bad = cache_geom_check("LL", &cfg->ll, err, errlen))) {
+		if (bad != err)
+			snprintf(err, errlen, "%s", bad);
+		free(cg);
+		return NULL;
+	}
+	if (level_init(&cg->i1, &cfg->i1, sim) < 0 ||
+	    level_init(&cg->d1, &cfg->d1, sim) < 0 ||
+	    level_init(&cg->ll, &cfg->ll, sim) < 0) {
+		snprintf(err, errlen, "out of memory for the cache tags "
+			 "(LL: %" PRIu64 " lines)", cfg->ll.size / cfg->ll.line);
+		cg_destroy(&cg->base);
+		return NULL;
+	}
+	return &cg->base;
+}
