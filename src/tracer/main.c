@@ -1,4 +1,970 @@
-int main(void)
+/* cachetrace: the front end.
+ *
+ *   init();  while (dispatch(next_event()));  finish();
+ *
+ * The target is launched stopped, seized, and runs natively until the start
+ * event (an int3 at --start, or the first instruction after exec when the
+ * whole run is traced).  Then the thread that hit it is single-stepped,
+ * every trap accounted by the engine (step.c), until the stop event; the
+ * profile is written while the target is still attached (its mappings are
+ * needed to resolve pcs), then every thread is detached and the target runs
+ * on natively to its end. */
+#include "tracer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <stdnoreturn.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "cgout.h"
+#include "error.h"
+
+/* Options. */
+static const char *opt_start, *opt_stop;
+static const char *opt_out = "cachegrind.out.%p";
+static const char *opt_trace_mem;
+static const char *opt_model;
+static struct model_config opt_cfg = { .cache_sim = true, .branch_sim = true };
+static bool opt_quiet;
+static bool opt_aslr;		/* keep ASLR on (default off, like gdb) */
+static uint64_t opt_max_insns;
+
+/* The run. */
+static pid_t target_pid;
+static struct symbols *syms;
+static struct engine eng;
+static FILE *out_file;
+static char *out_name;
+static char *cmd_line;
+static struct breakpoint start_bp, entry_bp;
+static uint64_t start_addr, stop_addr;
+static bool region_done;	/* the region ran and the profile is out */
+static bool profile_written;
+static const char *partial_reason;	/* why the profile is partial */
+static int target_status = -1;	/* wait status of the target's exit */
+static bool summary_printed;
+static double region_seconds;
+
+static noreturn void cleanup_target_and_die(void);
+
+static void usage(void)
 {
+	printf(
+"usage: cachetrace [options] [--] PROG [ARGS...]\n"
+"\n"
+"Single-steps a region of PROG and simulates its caches and branches like\n"
+"valgrind's Cachegrind; writes a Cachegrind-format profile.\n"
+"\n"
+"Region:\n"
+"  --start=LOC             begin when LOC first executes (default: trace the\n"
+"                          whole run, from the first instruction after exec)\n"
+"  --stop=LOC              end when LOC executes (default with --start: when\n"
+"                          the start function returns to its caller)\n"
+"                          LOC: symbol, symbol+OFF, 0xADDR, file.c:LINE,\n"
+"                          lib.so:symbol\n"
+"  --max-instructions=N    end the region after N instructions\n"
+"Models:\n"
+"  --I1=SIZE,ASSOC,LINE    level-1 instruction cache (default: this host's)\n"
+"  --D1=SIZE,ASSOC,LINE    level-1 data cache\n"
+"  --LL=SIZE,ASSOC,LINE    last-level cache\n"
+"  --cache-sim=yes|no      simulate caches [yes]\n"
+"  --branch-sim=yes|no     simulate branch prediction [yes]\n"
+"Output:\n"
+"  -o, --cachegrind-out-file=FILE\n"
+"                          profile file [cachegrind.out.%%p]; %%p is the\n"
+"                          target's pid, %%q{VAR} an environment variable;\n"
+"                          '-' writes the profile to stdout (the target's\n"
+"                          stdout then goes to stderr)\n"
+"  --trace-mem=FILE        also write every access, in Lackey's format\n"
+"  -q, --quiet             no progress line, no summary\n"
+"Launch:\n"
+"  --aslr=on|off           address space randomisation for PROG [off]\n"
+"  -d, --debug             debugging messages\n"
+"  --help, --version\n");
+}
+
+static bool parse_yes_no(const char *opt, const char *v)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "on"))
+		return true;
+	if (!strcmp(v, "no") || !strcmp(v, "off"))
+		return false;
+	error_usage_and_die("%s: expected yes or no, not '%s'", opt, v);
+}
+
+static uint64_t parse_count(const char *opt, const char *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	if (errno || end == v || *end || v[0] == '-')
+		error_usage_and_die("%s: '%s' is not a count", opt, v);
+	return n;
+}
+
+static void parse_geom(const char *name, const char *v, struct cache_geom *g)
+{
+	char err[200];
+	if (cache_geom_parse(v, g, err, sizeof(err)) < 0)
+		error_usage_and_die("--%s: %s", name, err);
+}
+
+enum {
+	OPT_START = 256, OPT_STOP, OPT_I1, OPT_D1, OPT_LL, OPT_CACHE_SIM,
+	OPT_BRANCH_SIM, OPT_TRACE_MEM, OPT_ASLR, OPT_MAX_INSNS, OPT_MODEL,
+	OPT_HELP, OPT_VERSION,
+};
+
+static int parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "start", required_argument, NULL, OPT_START },
+		{ "stop", required_argument, NULL, OPT_STOP },
+		{ "I1", required_argument, NULL, OPT_I1 },
+		{ "D1", required_argument, NULL, OPT_D1 },
+		{ "LL", required_argument, NULL, OPT_LL },
+		{ "cache-sim", required_argument, NULL, OPT_CACHE_SIM },
+		{ "branch-sim", required_argument, NULL, OPT_BRANCH_SIM },
+		{ "cachegrind-out-file", required_argument, NULL, 'o' },
+		{ "trace-mem", required_argument, NULL, OPT_TRACE_MEM },
+		{ "aslr", required_argument, NULL, OPT_ASLR },
+		{ "max-instructions", required_argument, NULL, OPT_MAX_INSNS },
+		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:qd", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_START: opt_start = optarg; break;
+		case OPT_STOP: opt_stop = optarg; break;
+		case OPT_I1: parse_geom("I1", optarg, &opt_cfg.i1); break;
+		case OPT_D1: parse_geom("D1", optarg, &opt_cfg.d1); break;
+		case OPT_LL: parse_geom("LL", optarg, &opt_cfg.ll); break;
+		case OPT_CACHE_SIM:
+			opt_cfg.cache_sim = parse_yes_no("--cache-sim", optarg);
+			break;
+		case OPT_BRANCH_SIM:
+			opt_cfg.branch_sim = parse_yes_no("--branch-sim", optarg);
+			break;
+		case 'o': opt_out = optarg; break;
+		case OPT_TRACE_MEM: opt_trace_mem = optarg; break;
+		case OPT_ASLR: opt_aslr = parse_yes_no("--aslr", optarg); break;
+		case OPT_MAX_INSNS:
+			opt_max_insns = parse_count("--max-instructions", optarg);
+			break;
+		case OPT_MODEL: opt_model = optarg; break;
+		case 'q': opt_quiet = true; break;
+		case 'd': debug_flag = 1; break;
+		case OPT_HELP: usage(); exit(0);
+		case OPT_VERSION:
+			printf("cachetrace %s\n", CT_VERSION);
+			exit(0);
+		case ':':
+			error_usage_and_die("option '%s' needs a value",
+					    argv[optind - 1]);
+		default:
+			error_usage_and_die("unknown option '%s'",
+					    argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		error_usage_and_die("no program to trace (usage: cachetrace "
+				    "[options] -- PROG [ARGS...])");
+	if (opt_stop && !opt_start)
+		error_usage_and_die("--stop needs --start");
+	return optind;
+}
+
+/* execvp's search, done before forking so that a missing or
+ * non-executable program is a clear error and no process is created. */
+static char *find_program(const char *prog)
+{
+	if (strchr(prog, '/')) {
+		struct stat st;
+		if (stat(prog, &st) < 0)
+			perror_msg_and_die("%s", prog);
+		if (S_ISDIR(st.st_mode))
+			error_msg_and_die("%s: is a directory", prog);
+		if (access(prog, X_OK) < 0)
+			error_msg_and_die("%s: not executable", prog);
+		return xstrdup(prog);
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/bin:/bin";
+	bool found_non_exec = false;
+	for (const char *p = path; ; ) {
+		const char *colon = strchrnul(p, ':');
+		char *cand = xasprintf("%.*s/%s", (int)(colon - p),
+				       colon == p ? "." : p, prog);
+		struct stat st;
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(cand, X_OK) == 0)
+				return cand;
+			found_non_exec = true;
+		}
+		free(cand);
+		if (!*colon)
+			break;
+		p = colon + 1;
+	}
+	error_msg_and_die(found_non_exec ? "%s: not executable"
+					 : "%s: command not found in PATH", prog);
+}
+
+static void on_signal(int sig)
+{
+	interrupted_by = sig;
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: waitpid must return EINTR so the loop sees it. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Fork PROG stopped, seize it, let it exec.  Returns at the exec stop. */
+static pid_t launch(const char *path, char **argv, bool stdout_to_stderr)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		perror_msg_and_die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		perror_msg_and_die("fork");
+	if (pid == 0) {
+		close(pfd[0]);
+		if (!opt_aslr)
+			personality(personality(0xffffffff) |
+				    ADDR_NO_RANDOMIZE);
+		if (stdout_to_stderr)
+			dup2(2, 1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		raise(SIGSTOP);
+		execv(path, argv);
+		int err = errno;
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	int status;
+	if (waitpid(pid, &status, WSTOPPED) < 0 || !WIFSTOPPED(status))
+		perror_msg_and_die("waiting for the new process");
+	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+		    PTRACE_O_TRACECLONE;
+	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)opts) < 0) {
+		int err = errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		errno = err;
+		perror_msg_and_die("ptrace(PTRACE_SEIZE, %d)", pid);
+	}
+	struct tracee *t = tracee_add(pid);
+	kill(pid, SIGCONT);
+	/* Run it to its exec: a SIGCONT delivery stop and the seize's own
+	 * PTRACE_EVENT_STOP come first. */
+	for (;;) {
+		struct event_info ei;
+		tracee_next_event(&ei);
+		if (ei.ev == TE_NONE || ei.tid != pid)
+			continue;
+		t->flags |= TF_STOPPED;
+		switch (ei.ev) {
+		case TE_EXEC:
+			close(pfd[0]);
+			return pid;
+		case TE_EXITED: {
+			int err = 0;
+			if (read(pfd[0], &err, sizeof(err)) == sizeof(err)) {
+				errno = err;
+				perror_msg_and_die("cannot execute %s", path);
+			}
+			error_msg_and_die("%s exited before it started", path);
+		}
+		case TE_SIGNAL:
+			tracee_restart(t, PTRACE_CONT,
+				       ei.sig == SIGSTOP ? 0 : ei.sig);
+			break;
+		case TE_INTERRUPTED:
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, __WALL);
+			exit(128 + interrupted_by);
+		default:
+			tracee_restart(t, PTRACE_CONT, 0);
+			break;
+		}
+	}
+}
+
+static uint64_t read_auxv_entry(pid_t pid, unsigned long type)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	Elf64_auxv_t aux[64];
+	ssize_t n = read(fd, aux, sizeof(aux));
+	close(fd);
+	for (ssize_t i = 0; i < n / (ssize_t)sizeof(aux[0]); i++)
+		if (aux[i].a_type == type)
+			return aux[i].a_un.a_val;
 	return 0;
+}
+
+/* Resolve LOC; with RETRY_LATER, a symbol not found yet is not an error
+ * (returns false: try again at the entry point, when the libraries are
+ * mapped). */
+static bool resolve_loc(const char *what, const char *loc, uint64_t *addr,
+			bool retry_later)
+{
+	char err[1024];
+	switch (sym_resolve(syms, loc, addr, err, sizeof(err))) {
+	case SYM_FOUND:
+		debug_msg("%s %s = 0x%" PRIx64, what, loc, *addr);
+		return true;
+	case SYM_NOT_YET:
+	case SYM_NOT_FOUND:
+		if (retry_later)
+			return false;
+		error_msg("%s: %s", what, err);
+		cleanup_target_and_die();
+	case SYM_BAD_SYNTAX:
+	default:
+		error_msg("%s: %s", what, err);
+		cleanup_target_and_die();
+	}
+}
+
+static noreturn void cleanup_target_and_die(void)
+{
+	if (target_pid > 0) {
+		kill(target_pid, SIGKILL);
+		while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+			;
+	}
+	if (out_file && out_file != stdout) {
+		fclose(out_file);
+		if (out_name)
+			unlink(out_name);
+	}
+	exit(1);
+}
+
+static void set_rip(pid_t tid, uint64_t rip)
+{
+	struct user_regs_struct r;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &r) == 0) {
+		r.rip = rip;
+		ptrace(PTRACE_SETREGS, tid, NULL, &r);
+	}
+}
+
+static void open_output(void)
+{
+	char err[256];
+	if (!strcmp(opt_out, "-")) {
+		out_file = stdout;
+		return;
+	}
+	out_name = cgout_expand_name(opt_out, target_pid, err, sizeof(err));
+	if (!out_name) {
+		error_msg("-o %s: %s", opt_out, err);
+		cleanup_target_and_die();
+	}
+	out_file = fopen(out_name, "w");
+	if (!out_file) {
+		perror_msg("cannot write %s", out_name);
+		cleanup_target_and_die();
+	}
+}
+
+static char **desc_lines;
+
+static void collect_desc(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		error_msg_and_die("out of memory");
+	cache_describe(eng.cm, m);
+	if (opt_start)
+		fprintf(m, "desc: Region: --start=%s, %s%s\n", opt_start,
+			opt_stop ? "--stop=" : "stop at the return of the start "
+					       "function", opt_stop ? opt_stop : "");
+	else
+		fprintf(m, "desc: Region: the whole run\n");
+	if (partial_reason)
+		fprintf(m, "desc: Partial profile: %s\n", partial_reason);
+	fclose(m);
+	size_t n = 0;
+	for (char *p = buf; *p; p++)
+		n += *p == '\n';
+	desc_lines = xcalloc(n + 1, sizeof(char *));
+	n = 0;
+	for (char *p = buf, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		*nl = 0;
+		desc_lines[n++] = p;
+	}
+}
+
+static const char **event_names;
+static unsigned n_events;
+
+static uint64_t *totals;
+
+static void write_profile(void)
+{
+	if (profile_written)
+		return;
+	profile_written = true;
+	char err[256];
+	if (sym_refresh(syms, err, sizeof(err)) < 0)
+		debug_msg("re-reading mappings: %s", err);
+	collect_desc();
+	struct cgout_meta meta = {
+		.desc = (const char *const *)desc_lines,
+		.cmd = cmd_line,
+		.n_events = n_events,
+		.events = event_names,
+	};
+	totals = xcalloc(n_events, sizeof(*totals));
+	if (cgout_write(out_file, &meta, eng.costs, syms, totals) < 0 ||
+	    fflush(out_file) != 0)
+		perror_msg("writing %s", out_name ? out_name : "the profile");
+	if (out_file != stdout)
+		fclose(out_file);
+	out_file = NULL;
+}
+
+static void print_summary(void)
+{
+	if (summary_printed || !totals || opt_quiet)
+		return;
+	summary_printed = true;
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "==%d== ", target_pid);
+	fprintf(stderr, "%s\n", prefix);
+	cgout_print_summary(stderr, prefix, n_events, event_names, totals);
+	fprintf(stderr, "%s\n%sStepped %" PRIu64 " instructions in %.2f s "
+		"(%.1fk steps/s)%s%s\n", prefix, prefix, eng.steps,
+		region_seconds,
+		region_seconds > 0 ? eng.steps / region_seconds / 1000 : 0.0,
+		partial_reason ? "; partial profile: " : "",
+		partial_reason ? partial_reason : "");
+}
+
+/* Detach from every thread so that the target runs on natively. */
+static void release_target(void)
+{
+	tracee_stop_all();
+	for (struct tracee *t = tracee_first(); t; t = t->next) {
+		if (!(t->flags & TF_TRAPPED))
+			continue;
+		/* Stopped right after our int3: rewind to the breakpoint. */
+		struct user_regs_struct r;
+		if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) == 0 &&
+		    ((start_bp.inserted && r.rip == start_bp.addr + 1) ||
+		     (entry_bp.inserted && r.rip == entry_bp.addr + 1))) {
+			r.rip--;
+			ptrace(PTRACE_SETREGS, t->tid, NULL, &r);
+			t->pending_sig = 0;
+		}
+	}
+	pid_t any = tracee_first() ? tracee_first()->tid : target_pid;
+	breakpoint_remove(any, &start_bp);
+	breakpoint_remove(any, &entry_bp);
+	tracee_detach_all();
+}
+
+static void end_region(const char *reason)
+{
+	if (region_done)
+		return;
+	region_done = true;
+	region_seconds = now_seconds() - eng.t_start;
+	if (reason)
+		partial_reason = reason;
+	engine_end(&eng);
+	write_profile();
+}
+
+static void finish_interrupted(void)
+{
+	static char reason[64];
+	snprintf(reason, sizeof(reason), "interrupted by %s",
+		 strsignal(interrupted_by));
+	if (!region_done && eng.costs)
+		end_region(reason);
+	release_target();
+	print_summary();
+	exit(128 + interrupted_by);
+}
+
+/* Handle an event of a thread that is not being stepped. */
+static void dispatch_other(struct event_info *ei)
+{
+	struct tracee *t = tracee_find(ei->tid);
+	if (!t)
+		t = tracee_add(ei->tid);	/* a new thread's first stop */
+	if (ei->ev == TE_EXITED) {
+		if (ei->tid == target_pid)
+			target_status = ei->status;
+		tracee_remove(ei->tid);
+		return;
+	}
+	t->flags |= TF_STOPPED;
+	switch (ei->ev) {
+	case TE_SIGNAL:
+		tracee_restart(t, PTRACE_CONT, ei->sig);
+		break;
+	case TE_GROUP_STOP:
+		if (ei->sig == SIGSTOP || ei->sig == SIGTSTP ||
+		    ei->sig == SIGTTIN || ei->sig == SIGTTOU)
+			tracee_restart(t, PTRACE_LISTEN, 0);
+		else
+			tracee_restart(t, PTRACE_CONT, 0);
+		break;
+	case TE_CLONE: {
+		unsigned long child;
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) == 0)
+			tracee_add((pid_t)child);
+		tracee_restart(t, PTRACE_CONT, 0);
+		break;
+	}
+	case TE_EXEC:
+		/* The old image is gone, and our breakpoints with it. */
+		start_bp.inserted = entry_bp.inserted = false;
+		decode_invalidate(eng.dec, 0, UINT64_MAX);
+		tracee_restart(t, PTRACE_CONT, 0);
+		break;
+	case TE_TRAP:
+		/* Not ours (the caller checked breakpoints): a SIGTRAP the
+		 * target raised or was sent; deliver it. */
+		tracee_restart(t, PTRACE_CONT, SIGTRAP);
+		break;
+	default:
+		tracee_restart(t, PTRACE_CONT, 0);
+		break;
+	}
+}
+
+static void begin_region(struct tracee *t)
+{
+	eng.max_steps = opt_max_insns;
+	if (engine_begin(&eng, t) < 0) {
+		perror_msg("reading the registers of %d", t->tid);
+		cleanup_target_and_die();
+	}
+	if (opt_start && opt_stop) {
+		eng.stop_pc = stop_addr;
+	} else if (opt_start) {
+		/* At the first instruction of the start function the return
+		 * address is at [rsp]. */
+		uint64_t ret;
+		if (tracee_read_mem(t->tid, eng.regs.rsp, &ret, 8) != 8) {
+			error_msg("cannot read the return address of %s",
+				  opt_start);
+			cleanup_target_and_die();
+		}
+		eng.stop_on_return = true;
+		eng.stop_pc = ret;
+		eng.entry_sp = eng.regs.rsp;
+	}
+	debug_msg("region begins at 0x%llx in thread %d", eng.regs.rip, t->tid);
+}
+
+/* Step T until the stop event.  Events of other threads are dispatched on
+ * the way, so that no thread the stepped one waits for stays stopped. */
+static void step_region(struct tracee *t)
+{
+	int inject = 0;
+	for (;;) {
+		if (interrupted_by)
+			finish_interrupted();
+		if (engine_prepare(&eng) < 0) {
+			end_region("the next instruction could not be read");
+			return;
+		}
+		if (tracee_restart(t, PTRACE_SINGLESTEP, inject) < 0) {
+			end_region("the stepped thread could not be restarted");
+			return;
+		}
+		inject = 0;
+		struct event_info ei;
+		for (;;) {
+			tracee_next_event(&ei);
+			if (ei.ev == TE_INTERRUPTED)
+				finish_interrupted();
+			if (ei.ev == TE_NONE)
+				continue;
+			if (ei.tid == t->tid)
+				break;
+			dispatch_other(&ei);
+		}
+		if (ei.ev != TE_EXITED)
+			t->flags |= TF_STOPPED;
+		switch (ei.ev) {
+		case TE_TRAP: {
+			bool handler_entry = false;
+			if (t->flags & TF_INJECTED) {
+				/* A signal with a handler was delivered: the
+				 * kernel reports the handler's entry with
+				 * si_code SIGTRAP before running anything. */
+				siginfo_t si;
+				if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL,
+					   &si) == 0 && si.si_code == SIGTRAP)
+					handler_entry = true;
+			}
+			struct user_regs_struct after;
+			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &after) < 0) {
+				end_region("the stepped thread vanished");
+				return;
+			}
+			if (handler_entry)
+				eng.regs = after;
+			else
+				engine_account(&eng, &after);
+			if (engine_at_stop(&eng)) {
+				end_region(NULL);
+				return;
+			}
+			break;
+		}
+		case TE_SIGNAL:
+			/* Nothing executed; deliver the signal with the next
+			 * step so its handler is traced like any code. */
+			inject = ei.sig;
+			break;
+		case TE_GROUP_STOP:
+			/* Stay stopped until SIGCONT (kernel: PTRACE_LISTEN),
+			 * then go on stepping. */
+			if (ei.sig != SIGTRAP) {
+				tracee_restart(t, PTRACE_LISTEN, 0);
+				for (;;) {
+					tracee_next_event(&ei);
+					if (ei.ev == TE_INTERRUPTED)
+						finish_interrupted();
+					if (ei.ev == TE_NONE)
+						continue;
+					if (ei.tid != t->tid) {
+						dispatch_other(&ei);
+						continue;
+					}
+					break;
+				}
+				if (ei.ev == TE_EXITED) {
+					target_status = ei.status;
+					tracee_remove(t->tid);
+					end_region("the target was killed");
+					return;
+				}
+				t->flags |= TF_STOPPED;
+				if (ei.ev == TE_SIGNAL)
+					inject = ei.sig;
+			}
+			break;
+		case TE_EXIT: {
+			/* The thread is exiting with its memory still mapped:
+			 * if it was in the exit syscall, that syscall started
+			 * (rip is past it) and Cachegrind counts it. */
+			struct user_regs_struct now;
+			t->flags |= TF_EXITING;
+			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == 0 &&
+			    now.rip == eng.regs.rip + eng.insn->len)
+				engine_account_fetch_only(&eng);
+			end_region(opt_start ? "the target exited inside the "
+					       "region" : NULL);
+			return;
+		}
+		case TE_EXEC:
+			end_region("the target called exec inside the region");
+			start_bp.inserted = entry_bp.inserted = false;
+			decode_invalidate(eng.dec, 0, UINT64_MAX);
+			return;
+		case TE_CLONE: {
+			unsigned long child;
+			if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL,
+				   &child) == 0)
+				tracee_add((pid_t)child);
+			/* The clone syscall completed: it was one step. */
+			struct user_regs_struct after;
+			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &after) == 0)
+				engine_account(&eng, &after);
+			break;
+		}
+		case TE_EXITED:
+			if (ei.tid == target_pid)
+				target_status = ei.status;
+			tracee_remove(t->tid);
+			end_region("the target was killed inside the region");
+			return;
+		default:
+			break;
+		}
+	}
+}
+
+static void on_trap(struct event_info *ei)
+{
+	struct tracee *t = tracee_find(ei->tid);
+	if (!t)
+		t = tracee_add(ei->tid);
+	t->flags |= TF_STOPPED;
+	struct user_regs_struct r;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) < 0) {
+		dispatch_other(ei);
+		return;
+	}
+	if (entry_bp.inserted && r.rip == entry_bp.addr + 1) {
+		/* At the entry point the loader has mapped the program's
+		 * libraries: resolve what could not be resolved at exec. */
+		breakpoint_remove(t->tid, &entry_bp);
+		set_rip(t->tid, entry_bp.addr);
+		char err[256];
+		if (sym_refresh(syms, err, sizeof(err)) < 0)
+			debug_msg("re-reading mappings: %s", err);
+		if (!start_addr)
+			resolve_loc("--start", opt_start, &start_addr, false);
+		if (opt_stop && !stop_addr)
+			resolve_loc("--stop", opt_stop, &stop_addr, false);
+		if (start_addr == entry_bp.addr) {
+			begin_region(t);
+			step_region(t);
+			return;
+		}
+		int rc = breakpoint_insert(t->tid, &start_bp, start_addr);
+		if (rc < 0) {
+			errno = -rc;
+			perror_msg("--start: cannot set a breakpoint at 0x%"
+				   PRIx64, start_addr);
+			cleanup_target_and_die();
+		}
+		tracee_restart(t, PTRACE_CONT, 0);
+		return;
+	}
+	if (start_bp.inserted && r.rip == start_bp.addr + 1) {
+		breakpoint_remove(t->tid, &start_bp);
+		set_rip(t->tid, start_bp.addr);
+		begin_region(t);
+		step_region(t);
+		return;
+	}
+	dispatch_other(ei);
+}
+
+/* Run until the region is done and the target released, or it exits. */
+static void run(void)
+{
+	struct tracee *t = tracee_find(target_pid);
+	if (!opt_start) {
+		begin_region(t);
+		step_region(t);
+	} else {
+		bool found = resolve_loc("--start", opt_start, &start_addr,
+					 true);
+		if (opt_stop && found)
+			found = resolve_loc("--stop", opt_stop, &stop_addr,
+					    true);
+		struct breakpoint *bp = found ? &start_bp : &entry_bp;
+		uint64_t at = found ? start_addr
+				    : read_auxv_entry(target_pid, AT_ENTRY);
+		if (!at) {
+			error_msg("cannot find the entry point of the program");
+			cleanup_target_and_die();
+		}
+		int rc = breakpoint_insert(target_pid, bp, at);
+		if (rc < 0) {
+			errno = -rc;
+			perror_msg("--start: cannot set a breakpoint at 0x%"
+				   PRIx64, at);
+			cleanup_target_and_die();
+		}
+		tracee_restart(t, PTRACE_CONT, 0);
+	}
+	while (!region_done) {
+		struct event_info ei;
+		tracee_next_event(&ei);
+		switch (ei.ev) {
+		case TE_NONE:
+			if (!tracee_first())
+				goto done;
+			break;
+		case TE_INTERRUPTED:
+			finish_interrupted();
+			break;
+		case TE_TRAP:
+			on_trap(&ei);
+			break;
+		case TE_EXITED:
+			dispatch_other(&ei);
+			if (ei.tid == target_pid) {
+				partial_reason = "the target exited before "
+						 "the start event";
+				goto done;
+			}
+			break;
+		default:
+			dispatch_other(&ei);
+			break;
+		}
+	}
+done:
+	if (!region_done) {
+		if (!opt_quiet)
+			error_msg("warning: %s (--start=%s); no instructions "
+				  "were traced", partial_reason, opt_start);
+		write_profile();
+	}
+	if (tracee_first())
+		release_target();
+}
+
+static int wait_target_exit(void)
+{
+	if (target_status < 0) {
+		int status;
+		for (;;) {
+			pid_t r = waitpid(target_pid, &status, 0);
+			if (r == target_pid)
+				break;
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return 0;
+		}
+		target_status = status;
+	}
+	if (WIFSIGNALED(target_status)) {
+		if (!opt_quiet)
+			error_msg("the target was killed by %s",
+				  strsignal(WTERMSIG(target_status)));
+		return 128 + WTERMSIG(target_status);
+	}
+	return WEXITSTATUS(target_status);
+}
+
+static char *join_args(char **argv)
+{
+	size_t len = 1;
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	char *s = xmalloc(len), *p = s;
+	for (char **a = argv; *a; a++)
+		p += sprintf(p, "%s%s", a == argv ? "" : " ", *a);
+	*p = 0;
+	return s;
+}
+
+static void setup_models(void)
+{
+	char err[256], note[256] = "";
+	struct cache_model *cm;
+	struct branch_model *bm;
+	if (model_create(opt_model, &opt_cfg, &cm, &bm, err, sizeof(err),
+			 note, sizeof(note)) < 0)
+		error_msg_and_die("%s", err);
+	if (note[0] && !opt_quiet)
+		error_msg("note: %s", note);
+	eng.cm = cm;
+	eng.bm = bm;
+	eng.bm_offset = cm->n_events;
+	n_events = cm->n_events + (bm ? bm->n_events : 0);
+	event_names = xcalloc(n_events, sizeof(char *));
+	for (unsigned i = 0; i < cm->n_events; i++)
+		event_names[i] = cm->event_names[i];
+	for (unsigned i = 0; bm && i < bm->n_events; i++)
+		event_names[cm->n_events + i] = bm->event_names[i];
+	eng.costs = costs_new(n_events);
+}
+
+static ssize_t read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct engine *e = ctx;
+	pid_t tid = e->stepped ? e->stepped->tid : target_pid;
+	return tracee_read_mem(tid, addr, buf, len);
+}
+
+static ssize_t read_xstate_cb(void *ctx, void *buf, size_t len)
+{
+	struct engine *e = ctx;
+	pid_t tid = e->stepped ? e->stepped->tid : target_pid;
+	struct iovec iov = { buf, len };
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) < 0)
+		return -errno;
+	return iov.iov_len;
+}
+
+int main(int argc, char **argv)
+{
+	if (getenv("CACHETRACE_DEBUG"))
+		debug_flag = 1;
+	int first = parse_options(argc, argv);
+	char **prog_argv = argv + first;
+	setup_models();
+
+	static const struct decode_target target = {
+		.ctx = &eng,
+		.read_mem = read_mem_cb,
+		.read_xstate = read_xstate_cb,
+	};
+	const char *derr;
+	eng.dec = decode_new(&target, &derr);
+	if (!eng.dec)
+		error_msg_and_die("cannot start the decoder: %s", derr);
+	if (opt_trace_mem) {
+		eng.trace_mem = fopen(opt_trace_mem, "w");
+		if (!eng.trace_mem)
+			perror_msg_and_die("cannot write %s", opt_trace_mem);
+	}
+	char *path = find_program(prog_argv[0]);
+	cmd_line = join_args(prog_argv);
+	install_signal_handlers();
+
+	target_pid = launch(path, prog_argv, !strcmp(opt_out, "-"));
+	open_output();
+	char err[256];
+	syms = sym_open(target_pid, err, sizeof(err));
+	if (!syms) {
+		error_msg("reading the symbols of %s: %s", path, err);
+		cleanup_target_and_die();
+	}
+	eng.syms = syms;
+	eng.progress = !opt_quiet && isatty(2);
+
+	run();
+	if (eng.trace_mem)
+		fclose(eng.trace_mem);
+	int status = wait_target_exit();
+	print_summary();
+	return status;
 }
