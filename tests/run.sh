@@ -1,0 +1,45 @@
+#!/bin/sh
+# Build cachetrace twice (plain, and ASan+UBSan for the unit and annotator
+# tests), run every test suite, and end with "N passed, N failed, N skipped".
+# Warnings are errors.  Tracee programs are compiled by the tests themselves,
+# never instrumented.
+set -eu
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+setup() {	# setup BUILDDIR [meson options...]
+	dir=$1; shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson configure "$dir" -Dwerror=true "$@" >/dev/null
+	else
+		meson setup "$dir" -Dwerror=true "$@" >/dev/null
+	fi
+	meson compile -C "$dir" -j "$jobs" >/dev/null || {
+		meson compile -C "$dir" -j 1; exit 1; }
+}
+
+setup build
+setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+
+status=0
+meson test -C build --print-errorlogs --no-suite fuzz || status=1
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C build-asan --print-errorlogs --suite unit \
+	--suite annotate || status=1
+if [ "${CACHETRACE_FUZZ:-1}" != 0 ]; then
+	meson test -C build --print-errorlogs --suite fuzz || status=1
+fi
+
+# Count the results of every run (meson rewrites testlog.json per run, so
+# each run above used its own log: gather them from the per-run logs).
+count() {
+	cat build/meson-logs/testlog*.json build-asan/meson-logs/testlog*.json \
+		2>/dev/null | grep -c "\"result\": \"$1\"" || true
+}
+passed=$(count OK)
+failed=$(( $(count FAIL) + $(count TIMEOUT) + $(count ERROR) + \
+	$(count UNEXPECTEDPASS) ))
+skipped=$(count SKIP)
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$status" -eq 0 ]
