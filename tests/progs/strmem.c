@@ -1,0 +1,34 @@
+/* libc memset/memcpy/strlen on 64 KiB buffers: above glibc's rep
+ * movsb/stosb thresholds, so its string functions use rep movsb/stosb or
+ * their vector loops. The buffers are globals (same addresses natively
+ * and under valgrind). */
+#include <stdio.h>
+#include <string.h>
+
+#define BYTES	(64 * 1024)
+
+static char src[BYTES] __attribute__((aligned(64)));
+static char dst[BYTES] __attribute__((aligned(64)));
+static volatile long sink;
+
+/* Through volatile pointers so the compiler cannot inline or fold them. */
+static void *(*volatile do_memset)(void *, int, size_t) = memset;
+static void *(*volatile do_memcpy)(void *, const void *, size_t) = memcpy;
+static size_t (*volatile do_strlen)(const char *) = strlen;
+
+__attribute__((noinline)) long work(void)
+{
+	do_memset(src, 'a', BYTES - 1);
+	src[BYTES - 1] = 0;
+	do_memcpy(dst, src, BYTES);
+	do_memcpy(dst + 1, src + 3, BYTES / 2 + 5);	/* misaligned */
+	do_memset(dst, 0, 5000);
+	return (long)do_strlen(src) + dst[BYTES - 2];
+}
+
+int main(void)
+{
+	sink = work();
+	printf("%ld\n", (long)sink);
+	return sink == BYTES - 1 + 'a' ? 0 : 1;
+}
