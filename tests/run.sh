@@ -6,6 +6,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+rm -f build/meson-logs/main.json build/meson-logs/fuzz.json \
+	build-asan/meson-logs/asan.json
 
 setup() {	# setup BUILDDIR [meson options...]
 	dir=$1; shift
@@ -22,20 +24,19 @@ setup build
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
 
 status=0
-meson test -C build --print-errorlogs --no-suite fuzz || status=1
+meson test -C build --logbase main --print-errorlogs --no-suite fuzz || status=1
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	meson test -C build-asan --print-errorlogs --suite unit \
+	meson test -C build-asan --logbase asan --print-errorlogs --suite unit \
 	--suite annotate || status=1
 if [ "${CACHETRACE_FUZZ:-1}" != 0 ]; then
-	meson test -C build --print-errorlogs --suite fuzz || status=1
+	meson test -C build --logbase fuzz --print-errorlogs --suite fuzz || status=1
 fi
 
-# Count the results of every run (meson rewrites testlog.json per run, so
-# each run above used its own log: gather them from the per-run logs).
+# Count the results of the runs above, each with its own log (--logbase).
 count() {
-	cat build/meson-logs/testlog*.json build-asan/meson-logs/testlog*.json \
-		2>/dev/null | grep -c "\"result\": \"$1\"" || true
+	cat build/meson-logs/main.json build/meson-logs/fuzz.json \
+		build-asan/meson-logs/asan.json 2>/dev/null | grep -c "\"result\": \"$1\"" || true
 }
 passed=$(count OK)
 failed=$(( $(count FAIL) + $(count TIMEOUT) + $(count ERROR) + \
