@@ -1,0 +1,52 @@
+#!/bin/sh
+# SIGINT/SIGTERM/SIGHUP to cachetrace: it stops tracing, removes its
+# breakpoint, detaches, writes the profile so far marked partial, exits
+# 128+signal; the target carries on to its normal end with its normal output.
+. "$(dirname "$0")/lib.sh"
+build loop
+./loop 40 20 > native.out || fail "native run"
+
+one() {	# one SIG WHEN(stepping|waiting) EXPECTED_RC
+	sig=$1; when=$2; want=$3
+	rm -f p.cg tgt.out
+	if [ "$when" = stepping ]; then
+		# The whole run is stepped: it takes seconds, so a signal
+		# after 1 s lands while stepping.
+		"$CT" -q -o p.cg -- ./loop 40 20 >tgt.out 2>err.txt &
+	else
+		# The start function never runs before 2 s of sleeps.
+		"$CT" -q -o p.cg --start=work --stop=main -- ./loop 40 100 \
+			>tgt.out 2>err.txt &
+	fi
+	ct=$!
+	sleep 1
+	kill -s "$sig" $ct
+	wait $ct
+	rc=$?
+	[ $rc -eq "$want" ] && pass "$sig $when: exit $rc" ||
+		{ fail "$sig $when: exit $rc, expected $want"; cat err.txt; }
+	# The target runs on without us: wait for it to finish.
+	for i in $(seq 1 100); do
+		pgrep -x loop >/dev/null || break
+		sleep 0.1
+	done
+	if pgrep -x loop >/dev/null; then
+		fail "$sig $when: target still running or stopped after 10 s"
+		pkill -9 -x loop
+	fi
+	cmp -s native.out tgt.out && pass "$sig $when: target output intact" ||
+		fail "$sig $when: target output differs: $(cat tgt.out)"
+	grep -q '^desc: Partial profile: interrupted' p.cg &&
+		pass "$sig $when: profile marked partial" ||
+		fail "$sig $when: profile not marked partial"
+	if command -v cg_annotate >/dev/null; then
+		cg_annotate p.cg >ann.txt 2>ann.err && ! grep -qi warn ann.err &&
+			pass "$sig $when: cg_annotate reads it" ||
+			{ fail "$sig $when: cg_annotate failed"; cat ann.err; }
+	fi
+}
+one INT stepping 130
+one TERM stepping 143
+one HUP waiting 129
+one INT waiting 130
+finish
