@@ -1,0 +1,278 @@
+/* Differential test against valgrind 3.19's Cachegrind, without our tracer.
+ *
+ * 1. The desc: lines: our default (host) geometry, described, must equal
+ *    the lines Cachegrind writes with its own detection, with
+ *    --cache-sim=yes and with --cache-sim=no; an LL that Cachegrind had to
+ *    tweak ("simulated LL cache" warning) must give us a note too.
+ * 2. Counts: cg-pattern.c's ct_kernel touches memory only through a
+ *    pseudo-random pattern the test can recompute (loads, stores,
+ *    read-modify-writes, 16-byte and 1-byte loads, unaligned so some
+ *    straddle lines).  Its buffer is never touched before, so the lines
+ *    already in the caches when it starts are never referenced again: they
+ *    behave like the empty (zero) tags of a cold model.  Replaying the
+ *    pattern into a fresh model must give Cachegrind's Dr, D1mr, DLmr, Dw,
+ *    D1mw, DLmw for fn=ct_kernel exactly, for several D1 geometries.
+ *
+ * Usage: test-cg-oracle PATH/cg-pattern.c.  Exits 77 without valgrind/cc. */
+#include "model.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+enum { IR, I1MR, ILMR, DR, D1MR, DLMR, DW, D1MW, DLMW, N_EV };
+
+static const char *const ev_names[N_EV] = {
+	"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw"
+};
+
+static char dir[64];
+
+static int run(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc != 0)
+		fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
+	return rc;
+}
+
+/* The first three lines of FILE into BUF. */
+static int read_desc(const char *file, char *buf, size_t len)
+{
+	FILE *f = fopen(file, "r");
+	char line[512];
+	size_t used = 0;
+
+	if (!f)
+		return -1;
+	buf[0] = '\0';
+	for (int i = 0; i < 3 && fgets(line, sizeof(line), f); i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s", line);
+	fclose(f);
+	return 0;
+}
+
+static void test_desc(const char *prog)
+{
+	struct model_config cfg = { .cache_sim = true, .branch_sim = false };
+	struct cache_model *cm;
+	struct branch_model *bm;
+	char err[256], note[512], cmd[1024], want[1024], path[128];
+	char *ours = NULL;
+	size_t len = 0;
+	FILE *f;
+	bool tweaked;
+
+	if (model_create(NULL, &cfg, &cm, &bm, err, sizeof(err), note,
+			 sizeof(note)) < 0) {
+		fprintf(stderr, "model_create: %s\n", err);
+		test_failures++;
+		return;
+	}
+	f = open_memstream(&ours, &len);
+	cache_describe(cm, f);
+	fclose(f);
+	cache_destroy(cm);
+
+	for (int sim = 0; sim < 2; sim++) {
+		snprintf(path, sizeof(path), "%s/desc%d.out", dir, sim);
+		snprintf(cmd, sizeof(cmd), "valgrind --tool=cachegrind "
+			 "--cache-sim=%s --cachegrind-out-file=%s %s 1 1 1 "
+			 ">/dev/null 2>%s/desc%d.err", sim ? "yes" : "no",
+			 path, prog, dir, sim);
+		if (run(cmd) || read_desc(path, want, sizeof(want)) < 0) {
+			test_failures++;
+			continue;
+		}
+		if (strcmp(ours, want)) {
+			fprintf(stderr, "desc lines (cache-sim=%s) differ:\n"
+				"ours:\n%scachegrind:\n%s", sim ? "yes" : "no",
+				ours, want);
+			test_failures++;
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "grep -q 'simulated LL cache' %s/desc1.err",
+		 dir);
+	tweaked = system(cmd) == 0;
+	if (tweaked != (strstr(note, "host LL cache") != NULL)) {
+		fprintf(stderr, "Cachegrind %s the LL, our note: \"%s\"\n",
+			tweaked ? "tweaked" : "did not tweak", note);
+		test_failures++;
+	}
+	free(ours);
+}
+
+/* Sum the counts of fn=FN in a cachegrind.out into SUM (by event name). */
+static int read_fn_counts(const char *file, const char *fn, uint64_t *sum)
+{
+	FILE *f = fopen(file, "r");
+	char line[4096];
+	int col_of[32];
+	int ncols = 0;
+	bool in_fn = false;
+
+	if (!f)
+		return -1;
+	memset(sum, 0, N_EV * sizeof(*sum));
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "events: ", 8)) {
+			for (char *tok = strtok(line + 8, " "); tok && ncols < 32;
+			     tok = strtok(NULL, " ")) {
+				col_of[ncols] = -1;
+				for (int e = 0; e < N_EV; e++)
+					if (!strcmp(tok, ev_names[e]))
+						col_of[ncols] = e;
+				ncols++;
+			}
+		} else if (!strncmp(line, "fn=", 3)) {
+			in_fn = !strcmp(line + 3, fn);
+		} else if (!strncmp(line, "fl=", 3)) {
+			in_fn = false;
+		} else if (in_fn && line[0] >= '0' && line[0] <= '9') {
+			char *p = line, *end;
+
+			strtoull(p, &end, 10);	/* the line number */
+			for (int c = 0; c < ncols; c++) {
+				p = end;
+				while (*p == ' ')
+					p++;
+				if (!*p)
+					break;
+				if (*p == '.') {
+					end = p + 1;
+					continue;
+				}
+				uint64_t v = strtoull(p, &end, 10);
+
+				if (col_of[c] >= 0)
+					sum[col_of[c]] += v;
+			}
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static void replay(struct cache_model *m, uint64_t base, long n,
+		   uint64_t x, uint64_t mask, uint64_t *row)
+{
+	for (long i = 0; i < n; i++) {
+		struct mem_access a;
+		unsigned op;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		a.addr = base + ((x >> 33) & mask);
+		op = (unsigned)(x >> 60);
+		if (op < 4) {
+			a.size = 8;
+			a.kind = ACC_READ;
+		} else if (op < 8) {
+			a.size = 8;
+			a.kind = ACC_WRITE;
+		} else if (op < 10) {
+			a.size = 8;
+			a.kind = ACC_MODIFY;
+		} else if (op < 12) {
+			a.size = 16;
+			a.kind = ACC_READ;
+		} else {
+			a.size = 1;
+			a.kind = ACC_READ;
+		}
+		cache_access(m, &a, row);
+	}
+}
+
+static void test_pattern(const char *prog, const char *d1, const char *ll,
+			 long n, uint64_t seed, uint64_t mask)
+{
+	struct model_config cfg = { .cache_sim = true, .branch_sim = false };
+	struct cache_model *cm;
+	struct branch_model *bm;
+	char err[256], note[512], cmd[1024], out[128];
+	uint64_t want[N_EV], got[N_EV] = { 0 };
+	unsigned long long base = 0;
+	FILE *p;
+
+	snprintf(out, sizeof(out), "%s/pat.out", dir);
+	snprintf(cmd, sizeof(cmd), "valgrind --tool=cachegrind --cache-sim=yes "
+		 "--I1=32768,8,64 --D1=%s --LL=%s --cachegrind-out-file=%s "
+		 "%s %ld %#llx %#llx 2>%s/pat.err", d1, ll, out, prog, n,
+		 (unsigned long long)seed, (unsigned long long)mask, dir);
+	p = popen(cmd, "r");
+	if (!p || fscanf(p, "%llx", &base) != 1) {
+		fprintf(stderr, "no buffer address from: %s\n", cmd);
+		test_failures++;
+		if (p)
+			pclose(p);
+		return;
+	}
+	if (pclose(p) != 0 || read_fn_counts(out, "ct_kernel", want) < 0) {
+		fprintf(stderr, "failed: %s\n", cmd);
+		test_failures++;
+		return;
+	}
+
+	if (cache_geom_parse("32768,8,64", &cfg.i1, err, sizeof(err)) < 0 ||
+	    cache_geom_parse(d1, &cfg.d1, err, sizeof(err)) < 0 ||
+	    cache_geom_parse(ll, &cfg.ll, err, sizeof(err)) < 0 ||
+	    model_create(NULL, &cfg, &cm, &bm, err, sizeof(err), note,
+			 sizeof(note)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		test_failures++;
+		return;
+	}
+	replay(cm, base, n, seed, mask, got);
+	cache_destroy(cm);
+
+	CHECK_U64(want[DR] + want[DW], (uint64_t)n);	/* sanity */
+	for (int e = DR; e < N_EV; e++) {
+		if (got[e] != want[e]) {
+			fprintf(stderr, "D1 %s LL %s: %s ours %" PRIu64
+				", cachegrind %" PRIu64 "\n", d1, ll,
+				ev_names[e], got[e], want[e]);
+			test_failures++;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char prog[128], cmd[512];
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s cg-pattern.c\n", argv[0]);
+		return 1;
+	}
+	if (system("valgrind --version >/dev/null 2>&1") != 0 ||
+	    system("cc --version >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "valgrind or cc not available\n");
+		return 77;
+	}
+	strcpy(dir, "/tmp/ct-cg-oracle-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(prog, sizeof(prog), "%s/cg-pattern", dir);
+	snprintf(cmd, sizeof(cmd), "cc -O2 -g -no-pie -o %s '%s'", prog,
+		 argv[1]);
+	if (run(cmd))
+		return 1;
+
+	test_desc(prog);
+	/* 2-way, direct-mapped, 3-way (odd associativity) D1s on 64 KiB;
+	 * a small 4-way LL so LL replacement matters too, on 16 KiB. */
+	test_pattern(prog, "4096,2,64", "8388608,16,64", 100000, 1, 0xffff);
+	test_pattern(prog, "2048,1,64", "8388608,16,64", 100000, 7, 0xffff);
+	test_pattern(prog, "3072,3,64", "1048576,16,64", 100000, 42, 0x3fff);
+	test_pattern(prog, "1024,2,32", "8192,4,64", 100000, 5, 0x3fff);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (!test_failures && system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	return test_result("test-cg-oracle");
+}
