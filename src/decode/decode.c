@@ -1,1 +1,911 @@
-/* placeholder: being written */
+/* Decoding x86-64 instructions into memory accesses and branch outcomes.
+ *
+ * Accounting rules (Cachegrind's, as valgrind 3.19's VEX translates each
+ * instruction; where the Intel SDM and VEX differ we follow VEX, checked
+ * against Lackey's --trace-mem=yes output, since our counts must match):
+ *
+ * - Every trap is one instruction fetch, then the data accesses in the
+ *   order the CPU (VEX) makes them, then conditional branch outcomes.
+ * - A load and a store of the same location is ONE access of kind
+ *   ACC_MODIFY (Cachegrind's Dm, counted as one Dr): add [m],r; inc, neg,
+ *   not, shifts and rotates of [m]; adc/sbb [m]; xadd; cmpxchg, cmpxchg8b,
+ *   cmpxchg16b (locked or not: one CAS).  setcc [m] is a plain write.
+ * - lock-prefixed arithmetic (lock add/or/and/sub/xor/inc/dec/neg/not/
+ *   xadd/bts/btr/btc) and xchg [m], r (implicitly locked) load first and
+ *   then do a CAS: a read, then a modify, of the same location.
+ * - Reading one place and writing another are separate accesses, read
+ *   first: push [m] (read m, write [rsp-8]), pop [m] (read [rsp], write m,
+ *   whose address uses rsp+8 as the SDM says), call [m] (read m, write
+ *   [rsp-8]), movs (read [rsi], write [rdi]).  cmps reads [rdi] and then
+ *   [rsi] (VEX's order); scas reads [rdi]; lods reads [rsi]; stos writes
+ *   [rdi].  Addresses come from the registers before the step, whatever DF.
+ * - Stack: push/pushfq/call/enter write 8 bytes below rsp; pop/popfq/ret
+ *   read [rsp]; leave reads [rbp].
+ * - cmp and test of [m] only read; bt [m], imm reads the operand; bt/bts/
+ *   btr/btc [m], reg touch ONE BYTE at m + (reg >> 3), reg sign-extended
+ *   from the operand size (VEX's translation; the SDM allows an operand-
+ *   sized access at m + (reg >> 6) * 8, Lackey shows the byte).
+ * - lea, nop, prefetch* and clflush* access nothing (the latter two are
+ *   reported as ACC_PREFETCH, which Cachegrind ignores).
+ * - Vector loads and stores are one access of their full size (a 32-byte
+ *   vmovdqu is one 32-byte access), also when an AVX-512 k mask limits
+ *   them.  maskmovdqu is a 16-byte ACC_MODIFY at [rdi] (VEX loads, merges
+ *   and stores).  vmaskmov/vpmaskmov access each element whose mask sign
+ *   bit is set.  AVX2 gathers load every element: enabled ones at their
+ *   address, disabled ones at [rsp] (VEX substitutes a safe address).
+ *   AVX-512 gathers and scatters (which valgrind does not run) access the
+ *   elements enabled in their k mask.
+ * - fxsave/fxrstor: one 512-byte access; xsave family: one access of the
+ *   XSAVE area size for the enabled features (CPUID 0xd.0 EBX).  (VEX
+ *   splits these into many stores; see the report for the difference.)
+ * - rep string instructions: ptrace traps once per iteration.  VEX turns
+ *   one execution into: exit if rcx == 0 (a Bc), one element, then back
+ *   to itself (rep), or for repe/repne a second Bc taken when the repeat
+ *   condition holds after the element.  A rep with count n >= 1 thus runs
+ *   n + 1 times under Cachegrind.  Per trap: count 0: one fetch, no
+ *   access, Bc taken.  Count >= 1: the element's accesses, Bc not taken,
+ *   for repe/repne the condition Bc; and when the trap finished the
+ *   instruction because rcx reached 0 (rep, or the condition still held)
+ *   one more fetch and a taken Bc.
+ * - jcc, jrcxz, loop*: one Bc, taken iff the next pc is not the fall
+ *   through.  jmp/call through a register or memory: one Bi (indirect,
+ *   target = the pc after the step).  Direct jmp/call, ret, syscall: none.
+ * - rip-relative: next instruction + disp; fs:/gs: add fs_base/gs_base;
+ *   the 0x67 prefix truncates the address (before the segment base) to
+ *   32 bits.
+ * - An instruction we do not know costs one fetch and nothing else, and is
+ *   flagged (insn.unknown) so that the tracer can say so once per pc. */
+#include "decode.h"
+#include "decode_private.h"
+
+#include <capstone/capstone.h>
+#include <cpuid.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLOT(reg) ((uint8_t)(offsetof(struct user_regs_struct, reg) / 8))
+
+/* An address template: base + index * scale + disp, truncated, segment. */
+struct tmpl {
+	int64_t disp;		/* rip-relative: already plus the next pc */
+	uint32_t size;
+	uint8_t base;		/* slot or SLOT_NONE */
+	uint8_t index;
+	uint8_t scale;
+	uint8_t seg;		/* 0, 1 fs, 2 gs */
+	bool addr32;
+	uint8_t kind;
+};
+
+/* Record flags */
+enum {
+	RF_MEM = 1 << 0,	/* t holds the explicit memory operand */
+	RF_PRE_READ = 1 << 1,	/* read t before the modify (lock, xchg) */
+};
+
+enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
+
+/* One cached instruction.  struct insn first: callers hold its address. */
+struct drec {
+	struct insn insn;
+	uint8_t cls;		/* enum sem_class */
+	uint8_t flags;		/* RF_* */
+	uint8_t esize;		/* string / vector element bytes */
+	uint8_t str_op;		/* enum str_op */
+	bool addr32;		/* string, xlat, maskmovdqu: 0x67 */
+	uint8_t stack_size;	/* push/pop: 8, or 2 with 0x66 */
+	uint8_t bt_slot;	/* bt family: bit offset register, or none */
+	uint8_t bt_width;	/* its width in bytes */
+	uint8_t level;		/* enter: nesting level */
+	/* gathers, scatters, masked moves */
+	bool evex;
+	uint8_t vidx;		/* VSIB index vector register number */
+	uint8_t vmask;		/* mask: vector register or k register */
+	uint8_t nelem;
+	uint8_t idx_size;	/* 4 or 8 */
+	struct tmpl t;
+};
+
+struct decoder {
+	csh cs;
+	cs_insn *ci;
+	struct decode_target target;
+	struct drec **slots;	/* open addressing, linear probing */
+	size_t cap;		/* power of two */
+	size_t count;
+	uint32_t xsave_size;	/* CPUID 0xd.0 EBX */
+	/* XSAVE standard-format component offsets (CPUID 0xd.i EBX) */
+	uint32_t off_ymmh, off_opmask, off_zmmh, off_hi16;
+	uint8_t *xbuf;
+	size_t xbuf_len;
+};
+
+static const uint8_t gpr_slots[16] = {
+	SLOT(rax), SLOT(rcx), SLOT(rdx), SLOT(rbx), SLOT(rsp), SLOT(rbp),
+	SLOT(rsi), SLOT(rdi), SLOT(r8), SLOT(r9), SLOT(r10), SLOT(r11),
+	SLOT(r12), SLOT(r13), SLOT(r14), SLOT(r15),
+};
+
+uint8_t gpr_slot(unsigned int num)
+{
+	return num < 16 ? gpr_slots[num] : SLOT_NONE;
+}
+
+/* Capstone general register -> (encoding number, width in bytes). */
+static bool cs_gpr(x86_reg r, unsigned int *num, unsigned int *width)
+{
+	static const x86_reg r64[16] = {
+		X86_REG_RAX, X86_REG_RCX, X86_REG_RDX, X86_REG_RBX,
+		X86_REG_RSP, X86_REG_RBP, X86_REG_RSI, X86_REG_RDI,
+		X86_REG_R8, X86_REG_R9, X86_REG_R10, X86_REG_R11,
+		X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
+	};
+	static const x86_reg r32[16] = {
+		X86_REG_EAX, X86_REG_ECX, X86_REG_EDX, X86_REG_EBX,
+		X86_REG_ESP, X86_REG_EBP, X86_REG_ESI, X86_REG_EDI,
+		X86_REG_R8D, X86_REG_R9D, X86_REG_R10D, X86_REG_R11D,
+		X86_REG_R12D, X86_REG_R13D, X86_REG_R14D, X86_REG_R15D,
+	};
+	static const x86_reg r16[16] = {
+		X86_REG_AX, X86_REG_CX, X86_REG_DX, X86_REG_BX,
+		X86_REG_SP, X86_REG_BP, X86_REG_SI, X86_REG_DI,
+		X86_REG_R8W, X86_REG_R9W, X86_REG_R10W, X86_REG_R11W,
+		X86_REG_R12W, X86_REG_R13W, X86_REG_R14W, X86_REG_R15W,
+	};
+	for (unsigned int i = 0; i < 16; i++) {
+		if (r == r64[i] || r == r32[i] || r == r16[i]) {
+			*num = i;
+			*width = r == r64[i] ? 8 : r == r32[i] ? 4 : 2;
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint8_t cs_slot(x86_reg r)
+{
+	unsigned int num, width;
+
+	if (r == X86_REG_INVALID || !cs_gpr(r, &num, &width))
+		return SLOT_NONE;
+	return gpr_slots[num];
+}
+
+/* ---- the pc -> record map ---- */
+
+static size_t hash_pc(uint64_t pc, size_t cap)
+{
+	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static struct drec *map_find(const struct decoder *d, uint64_t pc)
+{
+	for (size_t i = hash_pc(pc, d->cap);; i = (i + 1) & (d->cap - 1)) {
+		struct drec *r = d->slots[i];
+		if (!r || r->insn.pc == pc)
+			return r;
+	}
+}
+
+static void map_put(struct drec **slots, size_t cap, struct drec *r)
+{
+	size_t i = hash_pc(r->insn.pc, cap);
+
+	while (slots[i])
+		i = (i + 1) & (cap - 1);
+	slots[i] = r;
+}
+
+static int map_grow(struct decoder *d)
+{
+	size_t cap = d->cap * 2;
+	struct drec **slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->cap; i++)
+		if (d->slots[i])
+			map_put(slots, cap, d->slots[i]);
+	free(d->slots);
+	d->slots = slots;
+	d->cap = cap;
+	return 0;
+}
+
+/* ---- setup ---- */
+
+static void xsave_layout(struct decoder *d)
+{
+	unsigned int a, b, c, dx;
+
+	/* Defaults: the standard layout of current Intel CPUs. */
+	d->xsave_size = 576 + 256;
+	d->off_ymmh = 576;
+	d->off_opmask = 1088;
+	d->off_zmmh = 1152;
+	d->off_hi16 = 1664;
+	d->xbuf_len = 4096;
+	if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &dx) || b == 0)
+		return;
+	d->xsave_size = b;
+	if (c > d->xbuf_len && c <= 65536)
+		d->xbuf_len = c;
+	if (__get_cpuid_count(0xd, 2, &a, &b, &c, &dx) && b)
+		d->off_ymmh = b;
+	if (__get_cpuid_count(0xd, 5, &a, &b, &c, &dx) && b)
+		d->off_opmask = b;
+	if (__get_cpuid_count(0xd, 6, &a, &b, &c, &dx) && b)
+		d->off_zmmh = b;
+	if (__get_cpuid_count(0xd, 7, &a, &b, &c, &dx) && b)
+		d->off_hi16 = b;
+}
+
+struct decoder *decode_new(const struct decode_target *target, const char **err)
+{
+	struct decoder *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		*err = "out of memory";
+		return NULL;
+	}
+	if (!target || !target->read_mem) {
+		*err = "decode target without read_mem";
+		free(d);
+		return NULL;
+	}
+	d->target = *target;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK) {
+		*err = "cannot open Capstone for x86-64";
+		free(d);
+		return NULL;
+	}
+	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	d->ci = cs_malloc(d->cs);
+	xsave_layout(d);
+	d->cap = 1024;
+	d->slots = calloc(d->cap, sizeof(*d->slots));
+	d->xbuf = malloc(d->xbuf_len);
+	if (!d->ci || !d->slots || !d->xbuf) {
+		*err = "out of memory";
+		decode_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void decode_free(struct decoder *d)
+{
+	if (!d)
+		return;
+	if (d->slots) {
+		for (size_t i = 0; i < d->cap; i++)
+			free(d->slots[i]);
+		free(d->slots);
+	}
+	if (d->ci)
+		cs_free(d->ci, 1);
+	cs_close(&d->cs);
+	free(d->xbuf);
+	free(d);
+}
+
+size_t decode_cached_count(const struct decoder *d)
+{
+	return d->count;
+}
+
+void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
+{
+	size_t removed = 0;
+
+	/* Rare (exec, munmap, text writes): drop and rehash the rest, which
+	 * keeps linear probing's chains intact without tombstones. */
+	for (size_t i = 0; i < d->cap; i++) {
+		struct drec *r = d->slots[i];
+		if (r && r->insn.pc >= start && r->insn.pc < end) {
+			free(r);
+			d->slots[i] = NULL;
+			removed++;
+		}
+	}
+	if (!removed)
+		return;
+	d->count -= removed;
+	for (size_t i = 0; i < d->cap; i++) {
+		struct drec *r = d->slots[i];
+		if (r) {
+			d->slots[i] = NULL;
+			map_put(d->slots, d->cap, r);
+		}
+	}
+}
+
+/* ---- building a record ---- */
+
+static void tmpl_from_mem(struct tmpl *t, const cs_x86_op *op, uint64_t next_pc,
+			  bool addr32)
+{
+	const x86_op_mem *m = &op->mem;
+
+	t->disp = m->disp;
+	t->base = SLOT_NONE;
+	if (m->base == X86_REG_RIP || m->base == X86_REG_EIP)
+		t->disp += (int64_t)next_pc;
+	else
+		t->base = cs_slot(m->base);
+	t->index = cs_slot(m->index);
+	t->scale = (uint8_t)(m->scale ? m->scale : 1);
+	t->seg = m->segment == X86_REG_FS ? 1 : m->segment == X86_REG_GS ? 2 : 0;
+	t->addr32 = addr32;
+	t->size = op->size;
+}
+
+/* "mnemonic operands", cut to fit. */
+static void set_text(char *out, size_t size, const char *mnem, const char *ops)
+{
+	size_t i = 0;
+
+	for (; *mnem && i + 1 < size; mnem++)
+		out[i++] = *mnem;
+	if (*ops && i + 1 < size)
+		out[i++] = ' ';
+	for (; *ops && i + 1 < size; ops++)
+		out[i++] = *ops;
+	out[i] = 0;
+}
+
+static bool is_simd(const cs_detail *det)
+{
+	for (unsigned int i = 0; i < det->groups_count; i++) {
+		switch (det->groups[i]) {
+		case X86_GRP_SSE1: case X86_GRP_SSE2: case X86_GRP_SSE3:
+		case X86_GRP_SSE41: case X86_GRP_SSE42: case X86_GRP_SSSE3:
+		case X86_GRP_AVX: case X86_GRP_AVX2: case X86_GRP_AVX512:
+		case X86_GRP_FMA: case X86_GRP_F16C: case X86_GRP_AES:
+		case X86_GRP_SHA: case X86_GRP_PCLMUL: case X86_GRP_MMX:
+		case X86_GRP_CDI: case X86_GRP_DQI: case X86_GRP_BWI:
+		case X86_GRP_VLX:
+			return true;
+		default:
+			break;
+		}
+	}
+	return false;
+}
+
+/* Gathers, scatters, masked moves: registers from the raw encoding. */
+static bool build_vector(struct drec *r, const struct sem *s, const uint8_t *buf,
+			 size_t n, const cs_x86 *x, int memop)
+{
+	struct vex_info v;
+
+	if (memop < 0 || !vex_parse(buf, n, &v) || v.modrm_off + 1 >= n)
+		return false;
+	r->evex = v.form == 4;
+	r->esize = s->esize;
+	r->flags |= RF_MEM;
+	r->insn.needs_xstate = true;
+	if (s->cls == SC_MASKMOV) {
+		if (r->evex)
+			return false;
+		r->vmask = v.vvvv & 15;
+		r->nelem = (uint8_t)(v.vl / s->esize);
+		r->t.kind = memop == 0 ? ACC_WRITE : ACC_READ;
+		r->t.size = s->esize;
+		return true;
+	}
+	uint8_t modrm = buf[v.modrm_off];
+	uint8_t sib = buf[v.modrm_off + 1];
+	if ((modrm >> 6) == 3 || (modrm & 7) != 4)
+		return false;
+	r->vidx = (uint8_t)(((sib >> 3) & 7) | (v.x << 3) | (v.vprime << 4));
+	if (r->evex) {
+		r->vmask = v.aaa;
+	} else {
+		if (s->cls == SC_SCATTER)
+			return false;
+		r->vmask = v.vvvv & 15;
+	}
+	r->idx_size = (s->flags & SF_Q_INDEX) ? 8 : 4;
+	r->nelem = (uint8_t)(v.vl / ((s->flags & SF_Q_INDEX) ? 8 : s->esize));
+	r->t.index = SLOT_NONE;		/* the vector index is added per element */
+	r->t.scale = (uint8_t)(x->operands[memop].mem.scale ? x->operands[memop].mem.scale : 1);
+	r->t.kind = s->cls == SC_SCATTER ? ACC_WRITE : ACC_READ;
+	r->t.size = s->esize;
+	return true;
+}
+
+static void build_from_capstone(struct decoder *d, struct drec *r,
+				const uint8_t *buf, size_t n)
+{
+	const cs_insn *ci = d->ci;
+	const cs_x86 *x = &ci->detail->x86;
+	const struct sem *s = sem_lookup(ci->id);
+	uint64_t next = ci->address + ci->size;
+	bool addr32 = x->addr_size == 4;
+	int memop = -1;
+
+	r->insn.id = (uint16_t)ci->id;
+	set_text(r->insn.text, sizeof(r->insn.text), ci->mnemonic, ci->op_str);
+	for (int i = 0; i < x->op_count; i++) {
+		if (x->operands[i].type == X86_OP_MEM) {
+			memop = i;
+			break;
+		}
+	}
+	if (s->cls == SC_UNKNOWN && is_simd(ci->detail))
+		s = sem_vector_rule();
+	/* String forms by opcode: Capstone's movsd/cmpsd ids are shared
+	 * with the SSE instructions. */
+	bool str_id = s->cls == SC_STR || ci->id == X86_INS_MOVSD ||
+		      ci->id == X86_INS_CMPSD;
+	if (str_id && x->opcode[0] >= 0xa4 && x->opcode[0] <= 0xaf &&
+	    x->opcode[0] != 0xa8 && x->opcode[0] != 0xa9) {
+		static const uint8_t ops[] = {
+			STR_MOVS, STR_MOVS, STR_CMPS, STR_CMPS, 0, 0,
+			STR_STOS, STR_STOS, STR_LODS, STR_LODS, STR_SCAS, STR_SCAS,
+		};
+		unsigned int op = x->opcode[0];
+		r->cls = SC_STR;
+		r->str_op = ops[op - 0xa4];
+		r->esize = (op & 1) == 0 ? 1 : (x->rex & 8) ? 8 :
+			   x->prefix[2] == 0x66 ? 2 : 4;
+		r->addr32 = addr32;
+		bool cond = r->str_op == STR_CMPS || r->str_op == STR_SCAS;
+		if (x->prefix[0] == X86_PREFIX_REP)
+			r->insn.rep = cond ? REP_E : REP_PLAIN;
+		else if (x->prefix[0] == X86_PREFIX_REPNE)
+			r->insn.rep = cond ? REP_NE : REP_PLAIN;
+		return;
+	}
+	if (s->cls == SC_STR) {
+		r->insn.unknown = true;
+		return;
+	}
+	r->cls = s->cls;
+	r->insn.branch = s->branch;
+	if (s->branch == BR_JMP || s->branch == BR_CALL) {
+		bool direct = x->op_count > 0 && x->operands[0].type == X86_OP_IMM;
+		if (!direct)
+			r->insn.branch = s->branch == BR_JMP ? BR_JMP_IND : BR_CALL_IND;
+	}
+	if (memop >= 0)
+		tmpl_from_mem(&r->t, &x->operands[memop], next, addr32);
+	r->stack_size = x->prefix[2] == 0x66 ? 2 : 8;
+
+	switch (s->cls) {
+	case SC_UNKNOWN:
+		r->insn.unknown = true;
+		return;
+	case SC_GEN: {
+		if (memop < 0)
+			return;
+		uint8_t kind = memop == 0 ? s->dst : s->src;
+		if (kind == KIND_NONE)
+			return;
+		if (kind == KIND_UNKNOWN) {
+			r->insn.unknown = true;
+			return;
+		}
+		r->t.kind = kind;
+		if (s->size == SZ_XSAVE)
+			r->t.size = d->xsave_size;
+		else if (s->size)
+			r->t.size = s->size;
+		r->flags |= RF_MEM;
+		if (kind == ACC_MODIFY && (((s->flags & SF_LOCK2) &&
+		    x->prefix[0] == X86_PREFIX_LOCK) || (s->flags & SF_XCHG)))
+			r->flags |= RF_PRE_READ;
+		return;
+	}
+	case SC_PUSH:
+	case SC_CALL:
+		if (memop >= 0) {
+			r->t.kind = ACC_READ;
+			r->flags |= RF_MEM;
+		}
+		return;
+	case SC_POP:
+		if (memop >= 0) {
+			r->t.kind = ACC_WRITE;
+			r->flags |= RF_MEM;
+		}
+		return;
+	case SC_ENTER:
+		if (x->op_count >= 2 && x->operands[1].type == X86_OP_IMM)
+			r->level = (uint8_t)(x->operands[1].imm & 31);
+		return;
+	case SC_BT:
+		r->bt_slot = SLOT_NONE;
+		if (memop != 0)
+			return;		/* bt reg, reg/imm: no access */
+		r->t.kind = s->dst;
+		r->flags |= RF_MEM;
+		if ((s->flags & SF_LOCK2) && x->prefix[0] == X86_PREFIX_LOCK)
+			r->flags |= RF_PRE_READ;
+		if (x->op_count >= 2 && x->operands[1].type == X86_OP_REG) {
+			unsigned int num, width;
+			if (!cs_gpr(x->operands[1].reg, &num, &width)) {
+				r->insn.unknown = true;
+				r->flags = 0;
+				return;
+			}
+			r->bt_slot = gpr_slots[num];
+			r->bt_width = (uint8_t)width;
+			r->t.size = 1;
+		}
+		return;
+	case SC_XLAT:
+	case SC_MASKMOVDQU:
+		r->addr32 = addr32;
+		return;
+	case SC_GATHER:
+	case SC_SCATTER:
+	case SC_MASKMOV:
+		if (!build_vector(r, s, buf, n, x, memop)) {
+			r->insn.unknown = true;
+			r->insn.needs_xstate = false;
+			r->flags = 0;
+		}
+		return;
+	default:
+		return;
+	}
+}
+
+static void build_from_fallback(struct drec *r, const struct fb_insn *fb)
+{
+	r->insn.len = fb->len;
+	r->insn.id = X86_INS_INVALID;
+	set_text(r->insn.text, sizeof(r->insn.text), fb->text, "");
+	r->cls = SC_GEN;
+	if (!fb->known) {
+		r->insn.unknown = true;
+		return;
+	}
+	if (!fb->has_mem)
+		return;
+	r->flags = RF_MEM;
+	r->t.disp = fb->disp;
+	if (fb->rip_rel)
+		r->t.disp += (int64_t)(r->insn.pc + fb->len);
+	r->t.base = fb->base;
+	r->t.index = fb->index;
+	r->t.scale = fb->scale;
+	r->t.seg = fb->seg;
+	r->t.addr32 = fb->addr32;
+	r->t.kind = fb->kind;
+	r->t.size = fb->size;
+}
+
+const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
+{
+	struct drec *r = map_find(d, pc);
+	uint8_t buf[15];
+
+	if (r)
+		return &r->insn;
+	ssize_t got = d->target.read_mem(d->target.ctx, pc, buf, sizeof(buf));
+	if (got <= 0) {
+		*err = "cannot read the instruction bytes";
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		*err = "out of memory";
+		return NULL;
+	}
+	r->insn.pc = pc;
+	r->t.base = r->t.index = SLOT_NONE;
+	r->bt_slot = SLOT_NONE;
+
+	const uint8_t *p = buf;
+	size_t n = (size_t)got;
+	uint64_t addr = pc;
+	if (cs_disasm_iter(d->cs, &p, &n, &addr, d->ci)) {
+		r->insn.len = (uint8_t)d->ci->size;
+		build_from_capstone(d, r, buf, (size_t)got);
+	} else {
+		struct fb_insn fb;
+		if (!fallback_decode(buf, (size_t)got, &fb)) {
+			free(r);
+			*err = "cannot decode the instruction";
+			return NULL;
+		}
+		build_from_fallback(r, &fb);
+	}
+	if ((d->count + 1) * 2 > d->cap && map_grow(d) < 0) {
+		free(r);
+		*err = "out of memory";
+		return NULL;
+	}
+	map_put(d->slots, d->cap, r);
+	d->count++;
+	return &r->insn;
+}
+
+/* ---- per step ---- */
+
+typedef unsigned long long reg_t;	/* the type of user_regs_struct fields */
+
+static inline uint64_t ea(const struct tmpl *t, const reg_t *regs,
+			  const struct user_regs_struct *u)
+{
+	uint64_t a = (uint64_t)t->disp;
+
+	if (t->base != SLOT_NONE)
+		a += regs[t->base];
+	if (t->index != SLOT_NONE)
+		a += regs[t->index] * t->scale;
+	if (t->addr32)
+		a = (uint32_t)a;
+	if (t->seg == 1)
+		a += u->fs_base;
+	else if (t->seg == 2)
+		a += u->gs_base;
+	return a;
+}
+
+static inline void add_acc(struct step_events *ev, uint64_t addr, uint32_t size,
+			   uint8_t kind)
+{
+	if (ev->n_acc < DECODE_MAX_ACCESSES) {
+		struct mem_access *a = &ev->acc[ev->n_acc++];
+		a->addr = addr;
+		a->size = size;
+		a->kind = kind;
+	}
+}
+
+/* Bytes OFF..OFF+LEN of vector register REG (0..31) from the XSAVE
+ * standard format, zero when the component is in its init state.  An
+ * element never crosses a 16-byte lane. */
+static void xs_vec(const struct decoder *d, size_t xlen, unsigned int reg,
+		   unsigned int off, unsigned int len, uint8_t *out)
+{
+	uint64_t bv = 0;
+	size_t pos;
+	unsigned int bit;
+
+	memset(out, 0, len);
+	if (xlen >= 520)
+		memcpy(&bv, d->xbuf + 512, 8);
+	if (reg >= 16) {
+		bit = 7;
+		pos = d->off_hi16 + 64 * (reg - 16) + off;
+	} else if (off < 16) {
+		bit = 1;
+		pos = 160 + 16 * reg + off;
+	} else if (off < 32) {
+		bit = 2;
+		pos = d->off_ymmh + 16 * reg + (off - 16);
+	} else {
+		bit = 6;
+		pos = d->off_zmmh + 32 * reg + (off - 32);
+	}
+	if (!(bv & (1ull << bit)) || pos + len > xlen)
+		return;
+	memcpy(out, d->xbuf + pos, len);
+}
+
+static uint64_t xs_kreg(const struct decoder *d, size_t xlen, unsigned int k)
+{
+	uint64_t bv = 0, v = 0;
+	size_t pos = d->off_opmask + 8 * k;
+
+	if (xlen >= 520)
+		memcpy(&bv, d->xbuf + 512, 8);
+	if ((bv & (1ull << 5)) && pos + 8 <= xlen)
+		memcpy(&v, d->xbuf + pos, 8);
+	return v;
+}
+
+static int step_vector(struct decoder *d, const struct drec *r,
+		       const reg_t *regs, const struct user_regs_struct *u,
+		       struct step_events *ev)
+{
+	if (!d->target.read_xstate)
+		return -ENOSYS;
+	ssize_t got = d->target.read_xstate(d->target.ctx, d->xbuf, d->xbuf_len);
+	if (got < 0)
+		return (int)got;
+	size_t xlen = (size_t)got;
+	uint64_t base = ea(&r->t, regs, u);
+	uint64_t kmask = ~0ull;
+
+	if (r->evex && r->vmask != 0)
+		kmask = xs_kreg(d, xlen, r->vmask);
+	for (unsigned int i = 0; i < r->nelem; i++) {
+		bool active;
+		if (r->evex) {
+			active = (kmask >> i) & 1;
+		} else {
+			uint8_t m[8];
+			xs_vec(d, xlen, r->vmask, i * r->esize, r->esize, m);
+			active = m[r->esize - 1] & 0x80;
+		}
+		if (r->cls == SC_MASKMOV) {
+			if (active)
+				add_acc(ev, base + (uint64_t)i * r->esize, r->esize, r->t.kind);
+			continue;
+		}
+		int64_t idx;
+		if (r->idx_size == 8) {
+			xs_vec(d, xlen, r->vidx, i * 8, 8, (uint8_t *)&idx);
+		} else {
+			int32_t i32;
+			xs_vec(d, xlen, r->vidx, i * 4, 4, (uint8_t *)&i32);
+			idx = i32;
+		}
+		uint64_t a = base + (uint64_t)idx * r->t.scale;
+		if (r->t.addr32)
+			a = (uint32_t)a;
+		if (active)
+			add_acc(ev, a, r->esize, r->t.kind);
+		else if (!r->evex)
+			add_acc(ev, u->rsp, r->esize, ACC_READ);
+	}
+	return 0;
+}
+
+static void step_string(const struct drec *r, const struct user_regs_struct *b,
+			const struct user_regs_struct *a, struct step_events *ev)
+{
+	uint64_t count = r->addr32 ? (uint32_t)b->rcx : b->rcx;
+	uint64_t si = r->addr32 ? (uint32_t)b->rsi : b->rsi;
+	uint64_t di = r->addr32 ? (uint32_t)b->rdi : b->rdi;
+	uint8_t rep = r->insn.rep;
+
+	if (rep && count == 0) {
+		ev->cond_taken[ev->n_cond++] = true;
+		return;
+	}
+	switch (r->str_op) {
+	case STR_MOVS:
+		add_acc(ev, si, r->esize, ACC_READ);
+		add_acc(ev, di, r->esize, ACC_WRITE);
+		break;
+	case STR_CMPS:
+		add_acc(ev, di, r->esize, ACC_READ);
+		add_acc(ev, si, r->esize, ACC_READ);
+		break;
+	case STR_STOS:
+		add_acc(ev, di, r->esize, ACC_WRITE);
+		break;
+	case STR_LODS:
+		add_acc(ev, si, r->esize, ACC_READ);
+		break;
+	case STR_SCAS:
+		add_acc(ev, di, r->esize, ACC_READ);
+		break;
+	}
+	if (!rep)
+		return;
+	ev->cond_taken[ev->n_cond++] = false;
+	bool again = true;		/* plain rep jumps back unconditionally */
+	if (rep == REP_E || rep == REP_NE) {
+		bool zf = a->eflags & 0x40;
+		again = rep == REP_E ? zf : !zf;
+		ev->cond_taken[ev->n_cond++] = again;
+	}
+	if (a->rip != b->rip && again) {
+		/* rcx reached 0: Cachegrind runs it once more to exit */
+		ev->n_fetch = 2;
+		ev->cond_taken[ev->n_cond++] = true;
+	}
+}
+
+int decode_step(struct decoder *d, const struct insn *insn,
+		const struct user_regs_struct *before,
+		const struct user_regs_struct *after,
+		struct step_events *ev)
+{
+	const struct drec *r = (const struct drec *)insn;
+	const reg_t *regs = (const reg_t *)(const void *)before;
+	uint64_t rsp = before->rsp;
+	int ret = 0;
+
+	ev->n_fetch = 1;
+	ev->n_cond = 0;
+	ev->indirect = false;
+	ev->ind_target = 0;
+	ev->n_acc = 0;
+	if (insn->unknown)
+		return 0;
+
+	switch (r->cls) {
+	case SC_GEN:
+		if (r->flags & RF_MEM) {
+			uint64_t a = ea(&r->t, regs, before);
+			if (r->flags & RF_PRE_READ)
+				add_acc(ev, a, r->t.size, ACC_READ);
+			add_acc(ev, a, r->t.size, r->t.kind);
+		}
+		break;
+	case SC_PUSH:
+	case SC_CALL:
+		if (r->flags & RF_MEM)
+			add_acc(ev, ea(&r->t, regs, before), r->t.size, ACC_READ);
+		add_acc(ev, rsp - r->stack_size, r->stack_size, ACC_WRITE);
+		break;
+	case SC_POP:
+		add_acc(ev, rsp, r->stack_size, ACC_READ);
+		if (r->flags & RF_MEM) {
+			/* the address uses rsp after the pop (SDM, POP) */
+			uint64_t a = ea(&r->t, regs, before);
+			if (r->t.base == SLOT(rsp))
+				a += r->stack_size;
+			add_acc(ev, a, r->t.size, ACC_WRITE);
+		}
+		break;
+	case SC_RET:
+		add_acc(ev, rsp, 8, ACC_READ);
+		break;
+	case SC_LEAVE:
+		add_acc(ev, before->rbp, 8, ACC_READ);
+		break;
+	case SC_ENTER:
+		/* push rbp; copy level-1 frame pointers; push the new frame */
+		add_acc(ev, rsp - 8, 8, ACC_WRITE);
+		for (unsigned int i = 1; i < r->level; i++) {
+			add_acc(ev, before->rbp - 8 * i, 8, ACC_READ);
+			add_acc(ev, rsp - 8 - 8 * i, 8, ACC_WRITE);
+		}
+		if (r->level > 0)
+			add_acc(ev, rsp - 8 - 8 * (uint64_t)r->level, 8, ACC_WRITE);
+		break;
+	case SC_STR:
+		step_string(r, before, after, ev);
+		break;
+	case SC_BT:
+		if (r->flags & RF_MEM) {
+			uint64_t a = ea(&r->t, regs, before);
+			if (r->bt_slot != SLOT_NONE) {
+				uint64_t v = regs[r->bt_slot];
+				int64_t bit = r->bt_width == 8 ? (int64_t)v :
+					      r->bt_width == 4 ? (int32_t)v : (int16_t)v;
+				/* arithmetic shift: floor division by 8 */
+				a += (uint64_t)(bit >> 3);
+			}
+			if (r->flags & RF_PRE_READ)
+				add_acc(ev, a, r->t.size, ACC_READ);
+			add_acc(ev, a, r->t.size, r->t.kind);
+		}
+		break;
+	case SC_XLAT: {
+		uint64_t a = before->rbx + (before->rax & 0xff);
+		if (r->addr32)
+			a = (uint32_t)a;
+		add_acc(ev, a, 1, ACC_READ);
+		break;
+	}
+	case SC_MASKMOVDQU: {
+		uint64_t a = r->addr32 ? (uint32_t)before->rdi : before->rdi;
+		add_acc(ev, a, 16, ACC_MODIFY);
+		break;
+	}
+	case SC_GATHER:
+	case SC_SCATTER:
+	case SC_MASKMOV:
+		ret = step_vector(d, r, regs, before, ev);
+		break;
+	default:
+		break;
+	}
+
+	switch (insn->branch) {
+	case BR_COND:
+		ev->cond_taken[ev->n_cond++] = after->rip != insn->pc + insn->len;
+		break;
+	case BR_JMP_IND:
+	case BR_CALL_IND:
+		ev->indirect = true;
+		ev->ind_target = after->rip;
+		break;
+	default:
+		break;
+	}
+	return ret;
+}

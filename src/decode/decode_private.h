@@ -1,0 +1,113 @@
+/* Private to src/decode: the semantics table and the raw-encoding helpers
+ * shared by decode.c, semantics.c and fallback.c. */
+#ifndef CT_DECODE_PRIVATE_H
+#define CT_DECODE_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How an instruction's data accesses are formed (struct sem.cls). */
+enum sem_class {
+	SC_UNKNOWN = 0,	/* not in the table: Ir only */
+	SC_GEN,		/* one explicit memory operand: kind dst/src */
+	SC_PUSH,	/* [push [m]: read m,] write [rsp-8] */
+	SC_POP,		/* read [rsp][, pop [m]: write m] */
+	SC_CALL,	/* [call [m]: read m,] write [rsp-8] */
+	SC_RET,		/* read [rsp] */
+	SC_LEAVE,	/* read [rbp] */
+	SC_ENTER,	/* write [rsp-8], display copies for level > 0 */
+	SC_STR,		/* movs/stos/lods/cmps/scas (opcode 0xa4..0xaf) */
+	SC_BT,		/* bt/bts/btr/btc: register bit offset moves the address */
+	SC_XLAT,	/* read byte [rbx + al] */
+	SC_MASKMOVDQU,	/* 16 bytes at [rdi] */
+	SC_GATHER,	/* VSIB gathers (AVX2 vector mask, AVX-512 k mask) */
+	SC_SCATTER,	/* AVX-512 VSIB scatters */
+	SC_MASKMOV,	/* vmaskmovps/pd, vpmaskmovd/q: per element, vector mask */
+};
+
+/* struct sem.flags */
+enum {
+	SF_LOCK2 = 1 << 0,	/* with lock: VEX loads, then a CAS: read + modify */
+	SF_XCHG = 1 << 1,	/* always read + modify (xchg is implicitly locked) */
+	SF_Q_INDEX = 1 << 2,	/* gather/scatter with qword indices */
+	SF_VECTOR = 1 << 3,	/* table entry from the SIMD group rule */
+};
+
+/* struct sem.dst/src values besides enum access_kind */
+#define KIND_NONE 0xff		/* the operand is not accessed (lea, nop) */
+#define KIND_UNKNOWN 0xfe	/* not known: the instruction is unknown */
+
+/* Fixed sizes that need the CPU: struct sem.size */
+#define SZ_XSAVE 0xffff
+
+struct sem {
+	uint8_t cls;	/* enum sem_class */
+	uint8_t dst;	/* access kind when the memory operand is operand 0 */
+	uint8_t src;	/* access kind when it is a later operand */
+	uint8_t flags;
+	uint8_t branch;	/* enum branch_kind; BR_JMP/BR_CALL resolved per insn */
+	uint8_t esize;	/* data element size (gather, scatter, maskmov) */
+	uint16_t size;	/* access size override, 0: the operand's size */
+};
+
+/* The entry for a Capstone instruction id; cls SC_UNKNOWN when absent. */
+const struct sem *sem_lookup(unsigned int id);
+
+/* The rule for SIMD instructions without an entry: a memory operand after
+ * operand 0 is read; one in operand 0 makes the instruction unknown. */
+const struct sem *sem_vector_rule(void);
+
+/* A VEX/EVEX prefix, parsed from the raw bytes (Capstone 4.0.2 reports
+ * wrong VSIB index registers for scatters and fails on many EVEX and all
+ * VEX mask-register instructions). */
+struct vex_info {
+	uint8_t form;		/* 0 none, 2 (c5), 3 (c4), 4 (62 EVEX) */
+	uint8_t map;		/* 1: 0f, 2: 0f38, 3: 0f3a */
+	uint8_t opcode;
+	uint8_t pp;		/* implied prefix: 0, 1 (66), 2 (f3), 3 (f2) */
+	uint8_t w;
+	uint8_t vl;		/* vector length in bytes: 16, 32, 64 */
+	uint8_t r, x, b;	/* extension bits, already un-inverted */
+	uint8_t vvvv;		/* un-inverted, including EVEX V' as bit 4 */
+	uint8_t vprime;		/* EVEX V' (extends a VSIB index to 16..31) */
+	uint8_t aaa;		/* EVEX opmask register */
+	uint8_t bcast;		/* EVEX b bit */
+	uint8_t seg;		/* legacy 0x64 / 0x65 prefix seen */
+	bool addr32;		/* legacy 0x67 seen */
+	size_t modrm_off;	/* offset of the ModRM byte */
+};
+
+/* Parse legacy prefixes and a VEX/EVEX prefix at BUF.  Returns false when
+ * the bytes do not hold one (form 0) or are too short. */
+bool vex_parse(const uint8_t *buf, size_t n, struct vex_info *v);
+
+/* General registers in the order of the encoding (0 rax .. 15 r15) as
+ * slots of struct user_regs_struct viewed as an array of 64-bit words. */
+uint8_t gpr_slot(unsigned int num);
+
+#define SLOT_NONE 0xff
+
+/* What the fallback decoder found for bytes Capstone cannot decode. */
+struct fb_insn {
+	uint8_t len;
+	bool known;		/* access semantics known */
+	uint8_t kind;		/* enum access_kind, when has_mem */
+	bool has_mem;
+	uint32_t size;
+	/* the memory operand */
+	uint8_t base, index;	/* slots or SLOT_NONE */
+	uint8_t scale;
+	bool rip_rel;
+	bool addr32;
+	uint8_t seg;		/* 0, 1 fs, 2 gs */
+	int64_t disp;
+	char text[40];
+};
+
+/* Decode the length, and for the instructions glibc uses the accesses, of
+ * VEX-encoded mask-register and EVEX instructions Capstone 4.0.2 rejects.
+ * Returns false when the bytes are not understood either. */
+bool fallback_decode(const uint8_t *buf, size_t n, struct fb_insn *fb);
+
+#endif
