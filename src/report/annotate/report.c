@@ -1,0 +1,855 @@
+/* The report, laid out as cg_annotate 3.21+ lays it out.
+ *
+ * Columns: each shown event is one column, the count right-aligned and,
+ * with --percent, a percentage of the program total after it.  Column
+ * widths are the widest entry of the table (the event name, padded with
+ * '_', heads it), so each table is as narrow as it can be.  An absent event
+ * (the input had `.` or nothing for it) prints as `.`, a zero count as 0;
+ * neither gets a percentage.  In the two function summaries the outer
+ * entries ("< file:" and "> function:") also carry the cumulative
+ * percentage of the entries above them. */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error.h"
+
+#define FANCY "--------------------------------------------------------------------------------"
+
+struct printer {
+	FILE *out;
+	const struct profile *p;
+	const struct report_opts *o;
+	const int64_t *tot;
+	unsigned n;		/* shown columns */
+	int *cw, *pw, *cxw, *cyw, *fw;
+};
+
+static int64_t badness(const struct report_opts *o, const int64_t *row)
+{
+	int64_t ir = prof_val(row[o->badness_ir]);
+	__int128 d = (__int128)prof_val(row[o->badness_dlmr]) +
+		     prof_val(row[o->badness_dlmw]);
+	if (ir <= 0)
+		return PROF_ABSENT;
+	__int128 b = d * d / ir;
+	return b > INT64_MAX ? INT64_MAX : (int64_t)b;
+}
+
+static int64_t col_val(const struct printer *pr, const int64_t *row,
+		       unsigned c)
+{
+	unsigned ev = pr->o->show[c];
+	if (ev == pr->p->n_events)
+		return badness(pr->o, row);
+	return row[ev];
+}
+
+static int commify(char *buf, int64_t v)
+{
+	char tmp[32];
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	int n = 0, digits = 0, o = 0;
+
+	do {
+		if (digits && digits % 3 == 0)
+			tmp[n++] = ',';
+		tmp[n++] = '0' + u % 10;
+		u /= 10;
+		digits++;
+	} while (u);
+	if (v < 0)
+		tmp[n++] = '-';
+	while (n)
+		buf[o++] = tmp[--n];
+	buf[o] = '\0';
+	return o;
+}
+
+static int fmt_pct(char *buf, int64_t v, int64_t total)
+{
+	if (total == 0)
+		return sprintf(buf, "n/a");
+	return sprintf(buf, "%.1f%%", (double)v * 100.0 / (double)total);
+}
+
+/* The parts of one cell: count text, percentage and cumulative percentage
+ * (empty when not shown). */
+static void cell_parts(const struct printer *pr, const int64_t *row,
+		       const int64_t *cum, unsigned c, char *cnt, char *x,
+		       char *y)
+{
+	int64_t v = col_val(pr, row, c);
+	unsigned ev = pr->o->show[c];
+
+	x[0] = y[0] = '\0';
+	if (v == PROF_ABSENT) {
+		strcpy(cnt, ".");
+		return;
+	}
+	commify(cnt, v);
+	if (!pr->o->percent || v == 0 || ev == pr->p->n_events)
+		return;
+	fmt_pct(x, v, pr->tot[ev]);
+	if (cum)
+		fmt_pct(y, prof_val(cum[ev]), pr->tot[ev]);
+}
+
+static void pr_init(struct printer *pr, FILE *out, const struct profile *p,
+		    const struct report_opts *o, const int64_t *tot)
+{
+	pr->out = out;
+	pr->p = p;
+	pr->o = o;
+	pr->tot = tot;
+	pr->n = o->n_show;
+	pr->cw = xcalloc(pr->n * 5 + 1, sizeof(int));
+	pr->pw = pr->cw + pr->n;
+	pr->cxw = pr->pw + pr->n;
+	pr->cyw = pr->cxw + pr->n;
+	pr->fw = pr->cyw + pr->n;
+}
+
+static void pr_reset(struct printer *pr)
+{
+	memset(pr->cw, 0, pr->n * 5 * sizeof(int));
+}
+
+static void pr_free(struct printer *pr)
+{
+	free(pr->cw);
+}
+
+static void pr_widen(struct printer *pr, const int64_t *row,
+		     const int64_t *cum)
+{
+	char cnt[32], x[32], y[32];
+
+	for (unsigned c = 0; c < pr->n; c++) {
+		cell_parts(pr, row, cum, c, cnt, x, y);
+		int l = strlen(cnt);
+		if (l > pr->cw[c])
+			pr->cw[c] = l;
+		if (!x[0])
+			continue;
+		l = strlen(x);
+		if (cum) {
+			if (l > pr->cxw[c])
+				pr->cxw[c] = l;
+			if ((int)strlen(y) > pr->cyw[c])
+				pr->cyw[c] = strlen(y);
+		} else if (l + 3 > pr->pw[c]) {
+			pr->pw[c] = l + 3;
+		}
+	}
+}
+
+/* After all pr_widen calls: field widths, and room for the event names. */
+static void pr_settle(struct printer *pr)
+{
+	for (unsigned c = 0; c < pr->n; c++) {
+		int q = pr->cxw[c] ? 5 + pr->cxw[c] + pr->cyw[c] : 0;
+		pr->fw[c] = q > pr->pw[c] ? q : pr->pw[c];
+		unsigned ev = pr->o->show[c];
+		const char *name = ev == pr->p->n_events ? "Badness"
+							 : pr->p->events[ev];
+		int l = strlen(name);
+		if (l > pr->cw[c] + pr->fw[c])
+			pr->cw[c] = l - pr->fw[c];
+	}
+}
+
+static void pr_header(struct printer *pr, const char *prefix,
+		      const char *suffix)
+{
+	fputs(prefix, pr->out);
+	for (unsigned c = 0; c < pr->n; c++) {
+		unsigned ev = pr->o->show[c];
+		const char *name = ev == pr->p->n_events ? "Badness"
+							 : pr->p->events[ev];
+		int l = strlen(name);
+		fputs(name, pr->out);
+		for (; l < pr->cw[c] + pr->fw[c]; l++)
+			fputc('_', pr->out);
+		fputc(' ', pr->out);
+	}
+	fputs(suffix, pr->out);
+	fputc('\n', pr->out);
+}
+
+static void pad(FILE *out, int n)
+{
+	for (; n > 0; n--)
+		fputc(' ', out);
+}
+
+/* One row: PREFIX, the cells (all `.` when ROW is NULL), then LABEL. */
+static void pr_row(struct printer *pr, const char *prefix, const int64_t *row,
+		   const int64_t *cum, const char *label, size_t label_len)
+{
+	char cnt[32], x[32], y[32], buf[80];
+	FILE *out = pr->out;
+
+	fputs(prefix, out);
+	for (unsigned c = 0; c < pr->n; c++) {
+		if (!row) {
+			fprintf(out, "%*s", pr->cw[c], ".");
+			pad(out, pr->fw[c] + 1);
+			continue;
+		}
+		cell_parts(pr, row, cum, c, cnt, x, y);
+		fprintf(out, "%*s", pr->cw[c], cnt);
+		if (!x[0]) {
+			pad(out, pr->fw[c]);
+		} else if (cum) {
+			snprintf(buf, sizeof(buf), " (%s, %*s)", x, pr->cyw[c],
+				 y);
+			fprintf(out, "%*s", pr->fw[c], buf);
+		} else {
+			snprintf(buf, sizeof(buf), " (%s)", x);
+			fprintf(out, "%*s", pr->pw[c], buf);
+			pad(out, pr->fw[c] - pr->pw[c]);
+		}
+		fputc(' ', out);
+	}
+	fputc(' ', out);
+	fwrite(label, 1, label_len, out);
+	fputc('\n', out);
+}
+
+static void fancy(FILE *out, const char *title, const char *arg)
+{
+	fprintf(out, "%s\n-- %s%s\n%s\n", FANCY, title, arg ? arg : "", FANCY);
+}
+
+/* dst += src, absent-aware; -1 on overflow. */
+static int add_row(int64_t *dst, const int64_t *src, unsigned n)
+{
+	for (unsigned e = 0; e < n; e++) {
+		if (src[e] == PROF_ABSENT)
+			continue;
+		if (dst[e] == PROF_ABSENT)
+			dst[e] = src[e];
+		else if (__builtin_add_overflow(dst[e], src[e], &dst[e]) ||
+			 dst[e] == PROF_ABSENT)
+			return -1;
+	}
+	return 0;
+}
+
+static int64_t *absent_rows(size_t nrows, unsigned n)
+{
+	int64_t *r = xcalloc(nrows * n + 1, sizeof(*r));
+	for (size_t i = 0; i < nrows * n; i++)
+		r[i] = PROF_ABSENT;
+	return r;
+}
+
+/* ---- metadata and totals ------------------------------------------------ */
+
+static void print_metadata(FILE *out, const struct profile *p,
+			   const struct report_opts *o)
+{
+	fancy(out, "Metadata", NULL);
+	fprintf(out, "Invocation:       %s\n", o->invocation);
+	for (unsigned i = 0; i < p->n_desc; i++)
+		fprintf(out, "%s\n", p->desc[i]);
+	fputs("Command:         ", out);
+	for (unsigned i = 0; i < p->n_cmds; i++)
+		fprintf(out, "%s %s", i ? ";" : "", p->cmds[i]);
+	fprintf(out, "\n%-18s%s\n", o->inputs_label, o->inputs);
+	fputs("Events recorded: ", out);
+	for (unsigned e = 0; e < p->n_events; e++)
+		fprintf(out, " %s", p->events[e]);
+	fputs("\nEvents shown:    ", out);
+	for (unsigned c = 0; c < o->n_show; c++)
+		fprintf(out, " %s", o->show[c] == p->n_events ?
+			"Badness" : p->events[o->show[c]]);
+	fputs("\nEvent sort order:", out);
+	for (unsigned c = 0; c < o->n_sort; c++)
+		fprintf(out, " %s", p->events[o->sort[c]]);
+	fputs("\nThreshold:       ", out);
+	unsigned nthr = 0;
+	for (unsigned c = 0; c < o->n_sort; c++)
+		nthr += o->sort_threshold[c] >= 0;
+	for (unsigned c = 0; c < o->n_sort; c++) {
+		if (o->sort_threshold[c] < 0)
+			continue;
+		if (nthr == 1 && c == 0)
+			fprintf(out, " %g%%", o->sort_threshold[c]);
+		else
+			fprintf(out, " %s:%g%%", p->events[o->sort[c]],
+				o->sort_threshold[c]);
+	}
+	fputc('\n', out);
+	if (o->badness_ir >= 0)
+		fputs("Badness:          (DLmr + DLmw)^2 / Ir\n", out);
+	for (unsigned i = 0; i < o->n_include; i++)
+		fprintf(out, "%-18s%s\n", i ? "" : "Include dirs:",
+			o->include[i]);
+	fprintf(out, "Annotation:       %s\n\n", o->annotate ? "on" : "off");
+}
+
+static void print_totals(struct printer *pr)
+{
+	fancy(pr->out, "Summary", NULL);
+	pr_reset(pr);
+	pr_widen(pr, pr->tot, NULL);
+	pr_settle(pr);
+	pr_header(pr, "", "");
+	fputc('\n', pr->out);
+	pr_row(pr, "", pr->tot, NULL, "PROGRAM TOTALS", 14);
+	fputc('\n', pr->out);
+}
+
+/* ---- the two function summaries ----------------------------------------- */
+
+static const struct report_opts *cmp_o;
+static const int64_t *cmp_rows;
+static unsigned cmp_n;
+static const char *const *cmp_names;
+
+/* Bigger |count| first, event by event in --sort order; then by name. */
+static int cmp_key(uint32_t a, uint32_t b)
+{
+	const int64_t *x = cmp_rows + (size_t)a * cmp_n;
+	const int64_t *y = cmp_rows + (size_t)b * cmp_n;
+	for (unsigned k = 0; k < cmp_o->n_sort; k++) {
+		unsigned e = cmp_o->sort[k];
+		int64_t xv = prof_val(x[e]), yv = prof_val(y[e]);
+		uint64_t u = xv < 0 ? -(uint64_t)xv : (uint64_t)xv;
+		uint64_t v = yv < 0 ? -(uint64_t)yv : (uint64_t)yv;
+		if (u != v)
+			return u > v ? -1 : 1;
+	}
+	return strcmp(cmp_names[a], cmp_names[b]);
+}
+
+static int cmp_idx(const void *a, const void *b)
+{
+	return cmp_key(*(const uint32_t *)a, *(const uint32_t *)b);
+}
+
+static void sort_by_cost(uint32_t *idx, size_t n, const int64_t *rows,
+			 unsigned n_events, const char *const *names,
+			 const struct report_opts *o)
+{
+	cmp_o = o;
+	cmp_rows = rows;
+	cmp_n = n_events;
+	cmp_names = names;
+	qsort(idx, n, sizeof(*idx), cmp_idx);
+}
+
+static bool passes(const struct printer *pr, const int64_t *row)
+{
+	const struct report_opts *o = pr->o;
+	for (unsigned k = 0; k < o->n_sort; k++) {
+		double t = o->sort_threshold[k];
+		unsigned e = o->sort[k];
+		if (t < 0)
+			continue;
+		double v = (double)prof_val(row[e]), tot = (double)pr->tot[e];
+		if (v < 0)
+			v = -v;
+		if (tot < 0)
+			tot = -tot;
+		if (v >= t / 100.0 * tot)
+			return true;
+	}
+	return false;
+}
+
+struct trow {
+	const char *prefix;
+	const int64_t *row, *cum;
+	char *label;
+	bool blank_before;
+};
+
+struct table {
+	struct trow *r;
+	size_t n, cap;
+};
+
+static void table_add(struct table *t, const char *prefix, const int64_t *row,
+		      const int64_t *cum, char *label, bool blank_before)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 64;
+		t->r = xreallocarray(t->r, t->cap, sizeof(*t->r));
+	}
+	t->r[t->n++] = (struct trow){ prefix, row, cum, label, blank_before };
+}
+
+/* The File:function (BY_FILE) or Function:file summary.  Returns the ids of
+ * the files that pass the threshold (BY_FILE only), in printed order,
+ * terminated by UINT32_MAX. */
+static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
+				  bool by_file, int *rc)
+{
+	const struct profile *p = pr->p;
+	unsigned n = p->n_events;
+	struct strtab const *outer_tab = by_file ? &p->files : &p->fns;
+	struct strtab const *inner_tab = by_file ? &p->fns : &p->files;
+	uint32_t n_groups = outer_tab->n;
+
+	/* Group functions by outer key (counting sort). */
+	uint32_t *start = xcalloc(n_groups + 2, sizeof(*start));
+	uint32_t *members = xcalloc(p->n_fn + 1, sizeof(*members));
+	for (uint32_t i = 0; i < p->n_fn; i++)
+		start[(by_file ? p->fn[i].file : p->fn[i].name) + 1]++;
+	for (uint32_t g = 0; g < n_groups; g++)
+		start[g + 1] += start[g];
+	uint32_t *fill = xcalloc(n_groups + 1, sizeof(*fill));
+	memcpy(fill, start, n_groups * sizeof(*fill));
+	for (uint32_t i = 0; i < p->n_fn; i++)
+		members[fill[by_file ? p->fn[i].file : p->fn[i].name]++] = i;
+	free(fill);
+
+	int64_t *grows = absent_rows(n_groups, n);
+	for (uint32_t g = 0; g < n_groups; g++)
+		for (uint32_t k = start[g]; k < start[g + 1]; k++)
+			if (add_row(grows + (size_t)g * n,
+				    fn_rows + (size_t)members[k] * n, n))
+				*rc = -1;
+
+	/* Names to break ties: outer names, and inner names per function. */
+	const char **fn_inner = xcalloc(p->n_fn + 1, sizeof(*fn_inner));
+	for (uint32_t i = 0; i < p->n_fn; i++)
+		fn_inner[i] = inner_tab->str[by_file ? p->fn[i].name
+						     : p->fn[i].file];
+
+	uint32_t *gorder = xcalloc(n_groups + 1, sizeof(*gorder));
+	uint32_t n_nonempty = 0;
+	for (uint32_t g = 0; g < n_groups; g++)
+		if (start[g + 1] > start[g])
+			gorder[n_nonempty++] = g;
+	sort_by_cost(gorder, n_nonempty, grows, n,
+		     (const char *const *)outer_tab->str, pr->o);
+
+	struct table t = { 0 };
+	uint32_t *chosen = xcalloc(n_nonempty + 1, sizeof(*chosen));
+	uint32_t n_chosen = 0, n_below = 0;
+	int64_t *cums = absent_rows(n_nonempty + 1, n);
+	int64_t *folds = absent_rows(n_nonempty + 1, n);
+	int64_t *cum = absent_rows(1, n);
+	for (uint32_t k = 0; k < n_nonempty; k++) {
+		uint32_t g = gorder[k];
+		const int64_t *grow = grows + (size_t)g * n;
+		if (!passes(pr, grow)) {
+			n_below++;
+			add_row(folds + (size_t)n_nonempty * n, grow, n);
+			continue;
+		}
+		chosen[n_chosen] = g;
+		int64_t *c = cums + (size_t)n_chosen * n;
+		n_chosen++;
+		add_row(cum, grow, n);
+		memcpy(c, cum, n * sizeof(*c));
+
+		uint32_t *m = members + start[g];
+		uint32_t nm = start[g + 1] - start[g];
+		const char *oname = outer_tab->str[g];
+		if (nm == 1) {
+			table_add(&t, by_file ? "< " : "> ", grow, c,
+				  xasprintf("%s:%s", oname, fn_inner[m[0]]),
+				  true);
+			continue;
+		}
+		table_add(&t, by_file ? "< " : "> ", grow, c,
+			  xasprintf("%s:", oname), true);
+		sort_by_cost(m, nm, fn_rows, n, fn_inner, pr->o);
+		uint32_t folded = 0;
+		int64_t *fold = folds + (size_t)k * n;
+		for (uint32_t i = 0; i < nm; i++) {
+			const int64_t *r = fn_rows + (size_t)m[i] * n;
+			if (passes(pr, r)) {
+				table_add(&t, "  ", r, NULL,
+					  xasprintf("  %s", fn_inner[m[i]]),
+					  false);
+			} else {
+				folded++;
+				add_row(fold, r, n);
+			}
+		}
+		if (folded)
+			table_add(&t, "  ", fold, NULL,
+				  xasprintf("  <%u %s below threshold>", folded,
+					    by_file ? (folded == 1 ? "function" : "functions")
+						    : (folded == 1 ? "file" : "files")),
+				  false);
+	}
+	if (n_below)
+		table_add(&t, "  ", folds + (size_t)n_nonempty * n, NULL,
+			  xasprintf("<%u %s below threshold>", n_below,
+				    by_file ? (n_below == 1 ? "file" : "files")
+					    : (n_below == 1 ? "function"
+							    : "functions")),
+			  true);
+
+	pr_reset(pr);
+	for (size_t i = 0; i < t.n; i++)
+		pr_widen(pr, t.r[i].row, t.r[i].cum);
+	pr_settle(pr);
+	fancy(pr->out, by_file ? "File:function summary" :
+		       "Function:file summary", NULL);
+	pr_header(pr, "  ", by_file ? " file:function" : " function:file");
+	for (size_t i = 0; i < t.n; i++) {
+		if (t.r[i].blank_before)
+			fputc('\n', pr->out);
+		pr_row(pr, t.r[i].prefix, t.r[i].row, t.r[i].cum, t.r[i].label,
+		       strlen(t.r[i].label));
+		free(t.r[i].label);
+	}
+	fputc('\n', pr->out);
+	free(t.r);
+	free(cums);
+	free(folds);
+	free(cum);
+	free(gorder);
+	free(fn_inner);
+	free(grows);
+	free(members);
+	free(start);
+	chosen[n_chosen] = UINT32_MAX;
+	return chosen;
+}
+
+/* ---- annotated source ----------------------------------------------------- */
+
+struct ann_sums {
+	int64_t *known, *unknown, *unreadable, *below, *nofile;
+};
+
+static const struct profile *line_prof;
+
+static int cmp_line(const void *a, const void *b)
+{
+	uint32_t x = line_prof->cc[*(const uint32_t *)a].line;
+	uint32_t y = line_prof->cc[*(const uint32_t *)b].line;
+	return (x > y) - (x < y);
+}
+
+static char *read_whole(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = xmalloc(cap);
+	size_t k;
+	while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += k;
+		if (n == cap) {
+			cap *= 2;
+			buf = xreallocarray(buf, cap, 1);
+		}
+	}
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+static char *find_source(const struct report_opts *o, const char *name,
+			 size_t *len, char **found)
+{
+	char *buf = read_whole(name, len);
+	if (buf) {
+		*found = xstrdup(name);
+		return buf;
+	}
+	if (name[0] == '/')
+		return NULL;
+	for (unsigned i = 0; i < o->n_include; i++) {
+		char *path = xasprintf("%s/%s", o->include[i], name);
+		buf = read_whole(path, len);
+		if (buf) {
+			*found = path;
+			return buf;
+		}
+		free(path);
+	}
+	return NULL;
+}
+
+static void warning_banner(FILE *out, const char *msg1, const char *arg1,
+			   const char *msg2, const char *arg2,
+			   const char *msg3)
+{
+	const char *at = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@";
+	fprintf(out, "%s\n@@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@\n%s\n",
+		at, at);
+	fprintf(out, "@ %s%s%s%s%s\n", msg1, arg1, msg2, arg2 ? arg2 : "",
+		msg3 ? msg3 : "");
+	fprintf(out, "%s\n\n", at);
+}
+
+/* Annotate one file; LINES/ROWS are its cost centres merged by line. */
+static void annotate_file(struct printer *pr, const char *path,
+			  const char *src, size_t src_len,
+			  const uint32_t *lines, const int64_t *rows,
+			  uint32_t n_lines, struct ann_sums *sums)
+{
+	FILE *out = pr->out;
+	unsigned n = pr->p->n_events;
+	const struct report_opts *o = pr->o;
+	struct stat st;
+
+	/* Where each source line starts; line k is [ls[k-1], ls[k]). */
+	size_t nsrc = 0;
+	for (size_t i = 0; i < src_len; i++)
+		nsrc += src[i] == '\n';
+	if (src_len && src[src_len - 1] != '\n')
+		nsrc++;
+	size_t *ls = xcalloc(nsrc + 2, sizeof(*ls));
+	size_t k = 1;
+	for (size_t i = 0; i < src_len; i++)
+		if (src[i] == '\n')
+			ls[k++] = i + 1;
+	if (k <= nsrc)
+		ls[k] = src_len + 1;	/* the unterminated last line */
+
+	fancy(out, "Annotated source file: ", path);
+	if (pr->p->have_mtime && !stat(path, &st) &&
+	    (st.st_mtim.tv_sec > pr->p->oldest_mtime.tv_sec ||
+	     (st.st_mtim.tv_sec == pr->p->oldest_mtime.tv_sec &&
+	      st.st_mtim.tv_nsec > pr->p->oldest_mtime.tv_nsec)))
+		warning_banner(out, "Source file '", path,
+			       "' is newer than the profile data.\n"
+			       "@ Annotations may not be correct.", NULL,
+			       NULL);
+
+	pr_reset(pr);
+	for (uint32_t i = 0; i < n_lines; i++)
+		pr_widen(pr, rows + (size_t)i * n, NULL);
+	pr_settle(pr);
+	pr_header(pr, "", "");
+	fputc('\n', out);
+
+	uint32_t i = 0;
+	if (n_lines && lines[0] == 0) {
+		pr_row(pr, "", rows, NULL, "<unknown (line 0)>", 18);
+		fputc('\n', out);
+		add_row(sums->unknown, rows, n);
+		i = 1;
+	}
+	uint32_t first_bogus = i;
+	while (first_bogus < n_lines && lines[first_bogus] <= nsrc)
+		first_bogus++;
+
+	uint64_t ctx = o->context;
+	while (i < first_bogus) {
+		uint64_t lo = lines[i] > ctx ? lines[i] - ctx : 1;
+		uint64_t hi = lines[i] + ctx;
+		uint32_t j = i;
+		while (j + 1 < first_bogus && lines[j + 1] <= hi + ctx + 1)
+			hi = lines[++j] + ctx;
+		if (hi > nsrc)
+			hi = nsrc;
+		if (lo > 1)
+			fprintf(out, "-- line %" PRIu64 " ----------------------------------------\n", lo);
+		for (uint64_t l = lo; l <= hi; l++) {
+			const char *s = src + ls[l - 1];
+			size_t len = ls[l] - ls[l - 1] - 1;
+			if (i <= j && lines[i] == l) {
+				const int64_t *r = rows + (size_t)i * n;
+				pr_row(pr, "", r, NULL, s, len);
+				add_row(sums->known, r, n);
+				i++;
+			} else {
+				pr_row(pr, "", NULL, NULL, s, len);
+			}
+		}
+		if (hi < nsrc)
+			fprintf(out, "-- line %" PRIu64 " ----------------------------------------\n", hi);
+	}
+	if (first_bogus < n_lines) {
+		fputc('\n', out);
+		for (i = first_bogus; i < n_lines; i++) {
+			char label[48];
+			const int64_t *r = rows + (size_t)i * n;
+			int l = snprintf(label, sizeof(label),
+					 "<bogus line %" PRIu32 ">", lines[i]);
+			pr_row(pr, "", r, NULL, label, l);
+			add_row(sums->known, r, n);
+		}
+		fputc('\n', out);
+		warning_banner(out, "@ Information recorded about lines past "
+			       "the end of '", path, "'.", NULL, NULL);
+	} else {
+		fputc('\n', out);
+	}
+	free(ls);
+}
+
+static int annotate_files(struct printer *pr, const uint32_t *chosen,
+			  struct ann_sums *sums)
+{
+	const struct profile *p = pr->p;
+	const struct report_opts *o = pr->o;
+	unsigned n = p->n_events;
+	uint32_t nfiles = p->files.n;
+
+	/* Cost centres grouped by file (counting sort). */
+	uint32_t *start = xcalloc(nfiles + 2, sizeof(*start));
+	uint32_t *byfile = xcalloc(p->n_cc + 1, sizeof(*byfile));
+	for (uint32_t i = 0; i < p->n_cc; i++)
+		start[p->fn[p->cc[i].fn].file + 1]++;
+	for (uint32_t f = 0; f < nfiles; f++)
+		start[f + 1] += start[f];
+	uint32_t *fill = xcalloc(nfiles + 1, sizeof(*fill));
+	memcpy(fill, start, nfiles * sizeof(*fill));
+	for (uint32_t i = 0; i < p->n_cc; i++)
+		byfile[fill[p->fn[p->cc[i].fn].file]++] = i;
+	free(fill);
+
+	bool *is_chosen = xcalloc(nfiles + 1, sizeof(*is_chosen));
+	char **missing = xcalloc(nfiles + 1, sizeof(*missing));
+	unsigned n_missing = 0;
+	int rc = 0;
+
+	for (const uint32_t *c = chosen; *c != UINT32_MAX; c++) {
+		uint32_t f = *c;
+		const char *name = p->files.str[f];
+		if (!strcmp(name, "???"))
+			continue;
+		is_chosen[f] = true;
+		uint32_t *ccs = byfile + start[f];
+		uint32_t nc = start[f + 1] - start[f];
+		size_t len;
+		char *found = NULL;
+		char *src = find_source(o, name, &len, &found);
+		if (!src) {
+			missing[n_missing++] = (char *)name;
+			for (uint32_t i = 0; i < nc; i++)
+				if (add_row(sums->unreadable,
+					    prof_cc_counts(p, ccs[i]), n))
+					rc = -1;
+			continue;
+		}
+		line_prof = p;
+		qsort(ccs, nc, sizeof(*ccs), cmp_line);
+		uint32_t *lines = xcalloc(nc + 1, sizeof(*lines));
+		int64_t *rows = absent_rows(nc + 1, n);
+		uint32_t nl = 0;
+		for (uint32_t i = 0; i < nc; i++) {
+			uint32_t line = p->cc[ccs[i]].line;
+			if (!nl || lines[nl - 1] != line)
+				lines[nl++] = line;
+			if (add_row(rows + (size_t)(nl - 1) * n,
+				    prof_cc_counts(p, ccs[i]), n))
+				rc = -1;
+		}
+		annotate_file(pr, found, src, len, lines, rows, nl, sums);
+		free(lines);
+		free(rows);
+		free(src);
+		free(found);
+	}
+	for (uint32_t f = 0; f < nfiles; f++) {
+		if (is_chosen[f])
+			continue;
+		int64_t *dst = strcmp(p->files.str[f], "???") ? sums->below
+							      : sums->nofile;
+		for (uint32_t k = start[f]; k < start[f + 1]; k++)
+			if (add_row(dst, prof_cc_counts(p, byfile[k]), n))
+				rc = -1;
+	}
+	if (n_missing) {
+		fancy(pr->out, "Source files that could not be found", NULL);
+		for (unsigned i = 0; i < n_missing; i++)
+			fprintf(pr->out, "%s\n", missing[i]);
+		if (!o->n_include)
+			fputs("(use -I DIR to add a directory to search)\n",
+			      pr->out);
+		fputc('\n', pr->out);
+	}
+	free(missing);
+	free(is_chosen);
+	free(byfile);
+	free(start);
+	return rc;
+}
+
+static void print_ann_summary(struct printer *pr, struct ann_sums *s)
+{
+	static const char *const labels[] = {
+		"  annotated: files known & above threshold & readable, line numbers known",
+		"  annotated: files known & above threshold & readable, line numbers unknown",
+		"unannotated: files known & above threshold & unreadable",
+		"unannotated: files known & below threshold",
+		"unannotated: files unknown",
+	};
+	int64_t *rows[] = { s->known, s->unknown, s->unreadable, s->below,
+			    s->nofile };
+	unsigned n = pr->p->n_events;
+
+	/* Show zeros, not dots, for the empty categories. */
+	for (unsigned k = 0; k < 5; k++)
+		for (unsigned e = 0; e < n; e++)
+			rows[k][e] = prof_val(rows[k][e]);
+	fancy(pr->out, "Annotation summary", NULL);
+	pr_reset(pr);
+	for (unsigned k = 0; k < 5; k++)
+		pr_widen(pr, rows[k], NULL);
+	pr_settle(pr);
+	pr_header(pr, "", "");
+	fputc('\n', pr->out);
+	for (unsigned k = 0; k < 5; k++)
+		pr_row(pr, "", rows[k], NULL, labels[k], strlen(labels[k]));
+	fputc('\n', pr->out);
+}
+
+int report_print(FILE *out, const struct profile *p,
+		 const struct report_opts *o)
+{
+	unsigned n = p->n_events;
+	int64_t *tot = xcalloc(n + 1, sizeof(*tot));
+	struct printer pr;
+	int rc = 0;
+
+	if (prof_totals(p, tot)) {
+		free(tot);
+		return -1;
+	}
+	/* Per-function totals. */
+	int64_t *fn_rows = absent_rows(p->n_fn + 1, n);
+	for (uint32_t i = 0; i < p->n_cc; i++)
+		if (add_row(fn_rows + (size_t)p->cc[i].fn * n,
+			    prof_cc_counts(p, i), n))
+			rc = -1;
+
+	pr_init(&pr, out, p, o, tot);
+	print_metadata(out, p, o);
+	print_totals(&pr);
+	uint32_t *chosen = print_fn_summary(&pr, fn_rows, true, &rc);
+	free(print_fn_summary(&pr, fn_rows, false, &rc));
+	if (o->annotate) {
+		struct ann_sums s;
+		int64_t *all = absent_rows(5, n);
+		s.known = all;
+		s.unknown = all + n;
+		s.unreadable = all + 2 * n;
+		s.below = all + 3 * n;
+		s.nofile = all + 4 * n;
+		if (annotate_files(&pr, chosen, &s))
+			rc = -1;
+		print_ann_summary(&pr, &s);
+		free(all);
+	}
+	free(chosen);
+	free(fn_rows);
+	pr_free(&pr);
+	free(tot);
+	return rc;
+}
