@@ -35,9 +35,12 @@
  *   address, disabled ones at [rsp] (VEX substitutes a safe address).
  *   AVX-512 gathers and scatters (which valgrind does not run) access the
  *   elements enabled in their k mask.
- * - fxsave/fxrstor: one 512-byte access; xsave family: one access of the
- *   XSAVE area size for the enabled features (CPUID 0xd.0 EBX).  (VEX
- *   splits these into many stores; see the report for the difference.)
+ * - fxsave/fxrstor: one 512-byte access; xsave family: one access over
+ *   the XSAVE area the instruction uses: 576 bytes of legacy area and
+ *   header, plus the components in edx:eax & XCR0 (standard format: up to
+ *   the end of the highest; xsavec/xsaves: the sum of their sizes; sizes
+ *   and offsets from CPUID 0xd).  VEX splits these into many stores and
+ *   does not run xsavec at all, so Cachegrind differs here.
  * - rep string instructions: ptrace traps once per iteration.  VEX turns
  *   one execution into: exit if rcx == 0 (a Bc), one element, then back
  *   to itself (rep), or for repe/repne a second Bc taken when the repeat
@@ -83,6 +86,8 @@ struct tmpl {
 enum {
 	RF_MEM = 1 << 0,	/* t holds the explicit memory operand */
 	RF_PRE_READ = 1 << 1,	/* read t before the modify (lock, xchg) */
+	RF_XSAVE = 1 << 2,	/* size from edx:eax, standard format */
+	RF_XSAVEC = 1 << 3,	/* size from edx:eax, compacted format */
 };
 
 enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
@@ -115,7 +120,10 @@ struct decoder {
 	struct drec **slots;	/* open addressing, linear probing */
 	size_t cap;		/* power of two */
 	size_t count;
-	uint32_t xsave_size;	/* CPUID 0xd.0 EBX */
+	uint64_t xcr0;
+	/* CPUID 0xd.i for components 2..18: size, offset, 64-byte aligned */
+	uint32_t comp_size[19], comp_off[19];
+	bool comp_align[19];
 	/* XSAVE standard-format component offsets (CPUID 0xd.i EBX) */
 	uint32_t off_ymmh, off_opmask, off_zmmh, off_hi16;
 	uint8_t *xbuf;
@@ -221,15 +229,29 @@ static void xsave_layout(struct decoder *d)
 	unsigned int a, b, c, dx;
 
 	/* Defaults: the standard layout of current Intel CPUs. */
-	d->xsave_size = 576 + 256;
+	d->xcr0 = 7;
+	d->comp_size[2] = 256;
+	d->comp_off[2] = 576;
 	d->off_ymmh = 576;
 	d->off_opmask = 1088;
 	d->off_zmmh = 1152;
 	d->off_hi16 = 1664;
 	d->xbuf_len = 4096;
+	if (!__get_cpuid(1, &a, &b, &c, &dx) || !(c & bit_OSXSAVE))
+		return;
+	uint32_t lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	d->xcr0 = ((uint64_t)hi << 32) | lo;
 	if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &dx) || b == 0)
 		return;
-	d->xsave_size = b;
+	for (unsigned int i = 2; i < 19; i++) {
+		unsigned int ea_, eb, ec, ed;
+		if (__get_cpuid_count(0xd, i, &ea_, &eb, &ec, &ed)) {
+			d->comp_size[i] = ea_;
+			d->comp_off[i] = eb;
+			d->comp_align[i] = ec & 2;
+		}
+	}
 	if (c > d->xbuf_len && c <= 65536)
 		d->xbuf_len = c;
 	if (__get_cpuid_count(0xd, 2, &a, &b, &c, &dx) && b)
@@ -491,7 +513,9 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 		}
 		r->t.kind = kind;
 		if (s->size == SZ_XSAVE)
-			r->t.size = d->xsave_size;
+			r->flags |= RF_XSAVE;
+		else if (s->size == SZ_XSAVEC)
+			r->flags |= RF_XSAVEC;
 		else if (s->size)
 			r->t.size = s->size;
 		r->flags |= RF_MEM;
@@ -659,6 +683,28 @@ static inline void add_acc(struct step_events *ev, uint64_t addr, uint32_t size,
 	}
 }
 
+/* The bytes an xsave-family instruction touches for edx:eax. */
+static uint32_t xsave_extent(const struct decoder *d, const struct user_regs_struct *u,
+			     bool compacted)
+{
+	uint64_t rfbm = (((u->rdx & 0xffffffffull) << 32) | (u->rax & 0xffffffffull)) &
+			d->xcr0;
+	uint32_t size = 576;
+
+	for (unsigned int i = 2; i < 19; i++) {
+		if (!(rfbm & (1ull << i)) || !d->comp_size[i])
+			continue;
+		if (compacted) {
+			if (d->comp_align[i])
+				size = (size + 63) & ~63u;
+			size += d->comp_size[i];
+		} else if (d->comp_off[i] + d->comp_size[i] > size) {
+			size = d->comp_off[i] + d->comp_size[i];
+		}
+	}
+	return size;
+}
+
 /* Bytes OFF..OFF+LEN of vector register REG (0..31) from the XSAVE
  * standard format, zero when the component is in its init state.  An
  * element never crosses a 16-byte lane. */
@@ -819,9 +865,12 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	case SC_GEN:
 		if (r->flags & RF_MEM) {
 			uint64_t a = ea(&r->t, regs, before);
+			uint32_t size = r->t.size;
+			if (r->flags & (RF_XSAVE | RF_XSAVEC))
+				size = xsave_extent(d, before, r->flags & RF_XSAVEC);
 			if (r->flags & RF_PRE_READ)
-				add_acc(ev, a, r->t.size, ACC_READ);
-			add_acc(ev, a, r->t.size, r->t.kind);
+				add_acc(ev, a, size, ACC_READ);
+			add_acc(ev, a, size, r->t.kind);
 		}
 		break;
 	case SC_PUSH:

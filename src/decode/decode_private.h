@@ -38,8 +38,9 @@ enum {
 #define KIND_NONE 0xff		/* the operand is not accessed (lea, nop) */
 #define KIND_UNKNOWN 0xfe	/* not known: the instruction is unknown */
 
-/* Fixed sizes that need the CPU: struct sem.size */
-#define SZ_XSAVE 0xffff
+/* Sizes that depend on the CPU and on edx:eax: struct sem.size */
+#define SZ_XSAVE 0xffff		/* standard format (xsave, xsaveopt, xrstor) */
+#define SZ_XSAVEC 0xfffe	/* compacted format (xsavec, xsaves) */
 
 struct sem {
 	uint8_t cls;	/* enum sem_class */

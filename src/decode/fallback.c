@@ -239,8 +239,18 @@ static bool evex_insn(const struct vex_info *v, struct fb_insn *fb)
 
 	if (v->form != 4)
 		return false;
-	if (v->map == 2) {
+	if (v->map == 1) {
 		switch (v->opcode) {
+		case 0x64: case 0x65: name = "vpcmpgt b/w"; break;
+		case 0x74: case 0x75: name = "vpcmpeq b/w"; break;
+		case 0x66: name = "vpcmpgtd"; can_bcast = true; break;
+		case 0x76: name = "vpcmpeqd"; can_bcast = true; break;
+		default: return false;
+		}
+	} else if (v->map == 2) {
+		switch (v->opcode) {
+		case 0x29: name = "vpcmpeqq"; can_bcast = true; break;
+		case 0x37: name = "vpcmpgtq"; can_bcast = true; break;
 		case 0x26: name = "vptestm/nm b/w"; break;
 		case 0x27: name = "vptestm/nm d/q"; can_bcast = true; break;
 		case 0x64: name = "vpblendm d/q"; can_bcast = true; break;

@@ -135,14 +135,18 @@ static const struct sem table[X86_INS_ENDING] = {
 	NONE(FCMOVU),
 
 	/* processor state images.  fxsave: 512 bytes by the SDM (VEX splits
-	 * it into 18 stores of 464 bytes in all); xsave*: the area size for
-	 * the enabled features, CPUID 0xd.0 EBX, also for the compacted
-	 * forms (an upper bound: they skip init-state components) */
+	 * it into 18 stores of 464 bytes in all).  xsave*: the legacy area
+	 * and header (576 bytes) plus the components requested in edx:eax
+	 * and enabled in XCR0: standard format up to the end of the highest
+	 * one, compacted format the sum of their sizes (CPUID 0xd.i).
+	 * xrstor* use the standard extent (an upper bound for compacted
+	 * images, whose layout is in memory).  Init-state optimisation of
+	 * xsaveopt/xsavec is ignored: the whole extent counts. */
 	STSZ(FXSAVE, 512), LDSZ(FXRSTOR, 512), STSZ(FXSAVE64, 512),
 	LDSZ(FXRSTOR64, 512),
-	STSZ(XSAVE, SZ_XSAVE), STSZ(XSAVEC, SZ_XSAVE), STSZ(XSAVEOPT, SZ_XSAVE),
-	STSZ(XSAVES, SZ_XSAVE), LDSZ(XRSTOR, SZ_XSAVE), LDSZ(XRSTORS, SZ_XSAVE),
-	STSZ(XSAVE64, SZ_XSAVE), STSZ(XSAVEC64, SZ_XSAVE),
+	STSZ(XSAVE, SZ_XSAVE), STSZ(XSAVEC, SZ_XSAVEC), STSZ(XSAVEOPT, SZ_XSAVE),
+	STSZ(XSAVES, SZ_XSAVEC), LDSZ(XRSTOR, SZ_XSAVE), LDSZ(XRSTORS, SZ_XSAVE),
+	STSZ(XSAVE64, SZ_XSAVE), STSZ(XSAVEC64, SZ_XSAVEC),
 	STSZ(XSAVEOPT64, SZ_XSAVE), LDSZ(XRSTOR64, SZ_XSAVE),
 	STSZ(STMXCSR, 4), LDSZ(LDMXCSR, 4), STSZ(VSTMXCSR, 4),
 	LDSZ(VLDMXCSR, 4),
