@@ -438,17 +438,21 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 	int64_t *cums = absent_rows(n_nonempty + 1, n);
 	int64_t *folds = absent_rows(n_nonempty + 1, n);
 	int64_t *cum = absent_rows(1, n);
+	uint32_t n_rows = 0, total_below = 0;
+	for (uint32_t k = 0; k < n_nonempty; k++)
+		total_below += !passes(pr, grows + (size_t)gorder[k] * n);
 	for (uint32_t k = 0; k < n_nonempty; k++) {
 		uint32_t g = gorder[k];
 		const int64_t *grow = grows + (size_t)g * n;
-		if (!passes(pr, grow)) {
+		bool pass = passes(pr, grow);
+		if (!pass && total_below > 1) {
 			n_below++;
 			add_row(folds + (size_t)n_nonempty * n, grow, n);
 			continue;
 		}
-		chosen[n_chosen] = g;
-		int64_t *c = cums + (size_t)n_chosen * n;
-		n_chosen++;
+		if (pass)
+			chosen[n_chosen++] = g;
+		int64_t *c = cums + (size_t)n_rows++ * n;
 		add_row(cum, grow, n);
 		memcpy(c, cum, n * sizeof(*c));
 
@@ -464,11 +468,15 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 		table_add(&t, by_file ? "< " : "> ", grow, c,
 			  xasprintf("%s:", oname), true);
 		sort_by_cost(m, nm, fn_rows, n, fn_inner, pr->o);
-		uint32_t folded = 0;
+		uint32_t folded = 0, n_pass = 0;
 		int64_t *fold = folds + (size_t)k * n;
+		for (uint32_t i = 0; i < nm; i++)
+			n_pass += passes(pr, fn_rows + (size_t)m[i] * n);
 		for (uint32_t i = 0; i < nm; i++) {
 			const int64_t *r = fn_rows + (size_t)m[i] * n;
-			if (passes(pr, r)) {
+			/* Folding a single entry would hide its name for
+			 * nothing. */
+			if (n_pass + 1 >= nm || passes(pr, r)) {
 				table_add(&t, "  ", r, NULL,
 					  xasprintf("  %s", fn_inner[m[i]]),
 					  false);
@@ -684,7 +692,7 @@ static void annotate_file(struct printer *pr, const char *path,
 			add_row(sums->known, r, n);
 		}
 		fputc('\n', out);
-		warning_banner(out, "@ Information recorded about lines past "
+		warning_banner(out, "Information recorded about lines past "
 			       "the end of '", path, "'.", NULL, NULL);
 	} else {
 		fputc('\n', out);
