@@ -34,6 +34,18 @@ int cgout_write(FILE *out, const struct cgout_meta *meta,
 		const struct cost_table *costs, struct symbols *syms,
 		uint64_t *totals);
 
+/* The seam under cgout_write, for callers (and tests) that resolved the
+ * pcs themselves: one cost centre per element, merged and sorted here
+ * (CCS is reordered).  Each row has meta->n_events counters. */
+struct cgout_cc {
+	struct src_loc loc;
+	const uint64_t *row;
+};
+
+int cgout_write_resolved(FILE *out, const struct cgout_meta *meta,
+			 struct cgout_cc *ccs, size_t n_ccs,
+			 uint64_t *totals);
+
 /* Expand %p (PID) and %q{VAR} (environment) in a file name pattern as
  * valgrind does; %% is a percent sign.  Returns a malloc'd string, or NULL
  * with a message in ERR (bad %-sequence, unset variable). */

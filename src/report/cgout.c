@@ -1,1 +1,423 @@
-/* placeholder: being written */
+/* Cachegrind-format profiles and Cachegrind's end-of-run summary.
+ *
+ * The writer resolves each distinct pc once (through symbols.c, whose
+ * answers are cached per pc), sorts the (file, fn, line) cost centres and
+ * merges equal ones while writing.  Counts are plain decimal numbers, 0
+ * for zero, as Cachegrind 3.19 writes them; lines whose counts are all zero
+ * are left out.
+ *
+ * The summary reproduces cg_main.c's cg_fini of valgrind 3.19: column
+ * widths come from the largest number of each column, with thousands
+ * separators; rates are printed with valgrind's own %f, which truncates and
+ * then rounds up only when the rest is strictly above one half. */
+#include "cgout.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+static int cmp_cc(const void *a, const void *b)
+{
+	const struct cgout_cc *x = a, *y = b;
+	int c = strcmp(x->loc.file, y->loc.file);
+
+	if (c)
+		return c;
+	c = strcmp(x->loc.fn, y->loc.fn);
+	if (c)
+		return c;
+	if (x->loc.line != y->loc.line)
+		return x->loc.line < y->loc.line ? -1 : 1;
+	return 0;
+}
+
+static bool same_loc(const struct src_loc *a, const struct src_loc *b)
+{
+	return a->line == b->line && !strcmp(a->file, b->file)
+		&& !strcmp(a->fn, b->fn);
+}
+
+int cgout_write_resolved(FILE *out, const struct cgout_meta *meta,
+			 struct cgout_cc *ccs, size_t n_ccs, uint64_t *totals)
+{
+	unsigned ne = meta->n_events;
+	uint64_t *sum = xcalloc(ne ? ne : 1, sizeof(*sum));
+	const char *cur_file = NULL, *cur_fn = NULL;
+
+	memset(totals, 0, ne * sizeof(*totals));
+	qsort(ccs, n_ccs, sizeof(*ccs), cmp_cc);
+
+	if (meta->desc)
+		for (const char *const *d = meta->desc; *d; d++)
+			fprintf(out, "desc: %s\n", *d);
+	fprintf(out, "cmd: %s\n", meta->cmd ? meta->cmd : "");
+	fputs("events:", out);
+	for (unsigned e = 0; e < ne; e++)
+		fprintf(out, " %s", meta->events[e]);
+	fputc('\n', out);
+
+	for (size_t i = 0; i < n_ccs; ) {
+		size_t j = i;
+		bool nonzero = false;
+
+		memset(sum, 0, ne * sizeof(*sum));
+		for (; j < n_ccs && same_loc(&ccs[i].loc, &ccs[j].loc); j++)
+			for (unsigned e = 0; e < ne; e++)
+				sum[e] += ccs[j].row[e];
+		for (unsigned e = 0; e < ne; e++) {
+			totals[e] += sum[e];
+			nonzero |= sum[e] != 0;
+		}
+		if (nonzero) {
+			const struct src_loc *l = &ccs[i].loc;
+
+			if (!cur_file || strcmp(cur_file, l->file)) {
+				fprintf(out, "fl=%s\n", l->file);
+				cur_file = l->file;
+				cur_fn = NULL;
+			}
+			if (!cur_fn || strcmp(cur_fn, l->fn)) {
+				fprintf(out, "fn=%s\n", l->fn);
+				cur_fn = l->fn;
+			}
+			fprintf(out, "%u", l->line);
+			for (unsigned e = 0; e < ne; e++)
+				fprintf(out, " %" PRIu64, sum[e]);
+			fputc('\n', out);
+		}
+		i = j;
+	}
+
+	fputs("summary:", out);
+	for (unsigned e = 0; e < ne; e++)
+		fprintf(out, " %" PRIu64, totals[e]);
+	fputc('\n', out);
+	free(sum);
+
+	errno = 0;
+	if (fflush(out) != 0 || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int cgout_write(FILE *out, const struct cgout_meta *meta,
+		const struct cost_table *costs, struct symbols *syms,
+		uint64_t *totals)
+{
+	size_t n = costs_count(costs);
+	struct cgout_cc *ccs;
+	int ret;
+
+	if (costs_n_events(costs) != meta->n_events) {
+		errno = EINVAL;
+		return -1;
+	}
+	ccs = xcalloc(n ? n : 1, sizeof(*ccs));
+	for (size_t i = 0; i < n; i++) {
+		sym_lookup(syms, costs_pc_at(costs, i), &ccs[i].loc);
+		ccs[i].row = costs_row_at(costs, i);
+	}
+	ret = cgout_write_resolved(out, meta, ccs, n, totals);
+	free(ccs);
+	return ret;
+}
+
+/* ---- file names ---- */
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static void sb_add(struct strbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->s = xreallocarray(b->s, b->cap, 1);
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+/* %n: "a file sequence number unique for this process" (valgrind's
+ * manual); valgrind counts per expansion, from 1. */
+static unsigned name_seq;
+
+char *cgout_expand_name(const char *pattern, int pid, char *err,
+			size_t errlen)
+{
+	struct strbuf b = { 0 };
+	char num[32];
+
+	if (!pattern || !*pattern) {
+		snprintf(err, errlen, "No filename given");
+		return NULL;
+	}
+	sb_add(&b, "", 0);
+	for (const char *p = pattern; *p; p++) {
+		if (*p != '%') {
+			sb_add(&b, p, 1);
+			continue;
+		}
+		switch (*++p) {
+		case '%':
+			sb_add(&b, "%", 1);
+			break;
+		case 'p':
+			snprintf(num, sizeof(num), "%d", pid);
+			sb_add(&b, num, strlen(num));
+			break;
+		case 'n':
+			snprintf(num, sizeof(num), "%u", ++name_seq);
+			sb_add(&b, num, strlen(num));
+			break;
+		case 'q': {
+			const char *name, *end, *val;
+			char *var;
+
+			if (p[1] != '{') {
+				snprintf(err, errlen,
+					 "Expected '{' after '%%q'");
+				goto fail;
+			}
+			name = p + 2;
+			end = strchr(name, '}');
+			if (!end) {
+				snprintf(err, errlen,
+					 "Missing '}' in %%q specifier");
+				goto fail;
+			}
+			var = xasprintf("%.*s", (int)(end - name), name);
+			val = getenv(var);
+			if (!val) {
+				snprintf(err, errlen,
+					 "Environment variable '%s' is not set",
+					 var);
+				free(var);
+				goto fail;
+			}
+			free(var);
+			sb_add(&b, val, strlen(val));
+			p = end;
+			break;
+		}
+		default:
+			snprintf(err, errlen,
+				 "Expected 'p' or 'q' or '%%' after '%%'");
+			goto fail;
+		}
+	}
+	return b.s;
+fail:
+	free(b.s);
+	return NULL;
+}
+
+/* ---- the end-of-run summary ---- */
+
+/* Cachegrind's ULong_width: digits plus room for the commas. */
+static int ulong_width(uint64_t n)
+{
+	int w = 0;
+
+	while (n > 0) {
+		n /= 10;
+		w++;
+	}
+	if (w == 0)
+		w = 1;
+	return w + (w - 1) / 3;
+}
+
+/* valgrind's "%,*llu": right-aligned in WIDTH, commas every 3 digits. */
+static void put_commas(FILE *out, int width, uint64_t n)
+{
+	char buf[40];
+	int i = sizeof(buf) - 1, digits = 0;
+
+	buf[i] = '\0';
+	do {
+		if (digits && digits % 3 == 0)
+			buf[--i] = ',';
+		buf[--i] = (char)('0' + n % 10);
+		n /= 10;
+		digits++;
+	} while (n);
+	fprintf(out, "%*s", width, buf + i);
+}
+
+/* valgrind's "%*.Nf" (m_debuglog.c): the fraction is truncated, then
+ * rounded up only when what was cut off is strictly more than a half. */
+static void put_vgfloat(FILE *out, int width, int prec, double val)
+{
+	uint64_t factor = 1, ip, frval;
+	double frac;
+	char buf[64];
+
+	for (int i = 0; i < prec; i++)
+		factor *= 10;
+	ip = (uint64_t)val;
+	frac = val - (double)ip;
+	frval = (uint64_t)(frac * (double)factor);
+	if (frac * (double)factor - (double)frval > 0.5)
+		frval++;
+	if (frval == factor)
+		ip++;
+	frval %= factor;
+	snprintf(buf, sizeof(buf), "%" PRIu64 ".%0*" PRIu64, ip, prec, frval);
+	fprintf(out, "%*s", width, buf);
+}
+
+enum { EV_Ir, EV_I1mr, EV_ILmr, EV_Dr, EV_D1mr, EV_DLmr, EV_Dw, EV_D1mw,
+       EV_DLmw, EV_Bc, EV_Bcm, EV_Bi, EV_Bim, EV_N };
+
+static const char *const std_events[EV_N] = {
+	"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw",
+	"Bc", "Bcm", "Bi", "Bim",
+};
+
+void cgout_print_summary(FILE *out, const char *prefix, unsigned n_events,
+			 const char *const *events, const uint64_t *totals)
+{
+	uint64_t v[EV_N] = { 0 };
+	bool have[EV_N] = { false };
+	bool cache = false, branch = false;
+	int l1, l2, l3;
+	uint64_t d_a, d_m1, d_mL, ll, ll_r, ll_w, ll_m, ll_mr, ll_mw;
+	uint64_t ir_a, dr_a, dw_a, b_b, b_mp, bc_b, bi_b;
+
+	if (!prefix)
+		prefix = "";
+	for (unsigned e = 0; e < n_events; e++)
+		for (int k = 0; k < EV_N; k++)
+			if (!strcmp(events[e], std_events[k])) {
+				v[k] = totals[e];
+				have[k] = true;
+			}
+	for (int k = EV_I1mr; k <= EV_DLmw; k++)
+		cache |= have[k];
+	for (int k = EV_Bc; k <= EV_Bim; k++)
+		branch |= have[k];
+
+	l1 = ulong_width(v[EV_Ir]);
+	l2 = ulong_width(v[EV_Dr] > v[EV_Bc] ? v[EV_Dr] : v[EV_Bc]);
+	l3 = ulong_width(v[EV_Dw] > v[EV_Bi] ? v[EV_Dw] : v[EV_Bi]);
+
+	fprintf(out, "%sI   refs:      ", prefix);
+	put_commas(out, l1, v[EV_Ir]);
+	fputc('\n', out);
+
+	if (cache) {
+		fprintf(out, "%sI1  misses:    ", prefix);
+		put_commas(out, l1, v[EV_I1mr]);
+		fprintf(out, "\n%sLLi misses:    ", prefix);
+		put_commas(out, l1, v[EV_ILmr]);
+		ir_a = v[EV_Ir] ? v[EV_Ir] : 1;
+		fprintf(out, "\n%sI1  miss rate: ", prefix);
+		put_vgfloat(out, l1, 2, (double)v[EV_I1mr] * 100.0 / (double)ir_a);
+		fprintf(out, "%%\n%sLLi miss rate: ", prefix);
+		put_vgfloat(out, l1, 2, (double)v[EV_ILmr] * 100.0 / (double)ir_a);
+		fprintf(out, "%%\n%s\n", prefix);
+
+		d_a = v[EV_Dr] + v[EV_Dw];
+		d_m1 = v[EV_D1mr] + v[EV_D1mw];
+		d_mL = v[EV_DLmr] + v[EV_DLmw];
+		const struct {
+			const char *label;
+			uint64_t all, rd, wr;
+		} drows[] = {
+			{ "D   refs:      ", d_a, v[EV_Dr], v[EV_Dw] },
+			{ "D1  misses:    ", d_m1, v[EV_D1mr], v[EV_D1mw] },
+			{ "LLd misses:    ", d_mL, v[EV_DLmr], v[EV_DLmw] },
+		};
+		for (size_t i = 0; i < 3; i++) {
+			fprintf(out, "%s%s", prefix, drows[i].label);
+			put_commas(out, l1, drows[i].all);
+			fputs("  (", out);
+			put_commas(out, l2, drows[i].rd);
+			fputs(" rd   + ", out);
+			put_commas(out, l3, drows[i].wr);
+			fputs(" wr)\n", out);
+		}
+		d_a = d_a ? d_a : 1;
+		dr_a = v[EV_Dr] ? v[EV_Dr] : 1;
+		dw_a = v[EV_Dw] ? v[EV_Dw] : 1;
+		fprintf(out, "%sD1  miss rate: ", prefix);
+		put_vgfloat(out, l1, 1, (double)d_m1 * 100.0 / (double)d_a);
+		fputs("% (", out);
+		put_vgfloat(out, l2, 1, (double)v[EV_D1mr] * 100.0 / (double)dr_a);
+		fputs("%     + ", out);
+		put_vgfloat(out, l3, 1, (double)v[EV_D1mw] * 100.0 / (double)dw_a);
+		fprintf(out, "%%  )\n%sLLd miss rate: ", prefix);
+		put_vgfloat(out, l1, 1, (double)d_mL * 100.0 / (double)d_a);
+		fputs("% (", out);
+		put_vgfloat(out, l2, 1, (double)v[EV_DLmr] * 100.0 / (double)dr_a);
+		fputs("%     + ", out);
+		put_vgfloat(out, l3, 1, (double)v[EV_DLmw] * 100.0 / (double)dw_a);
+		fprintf(out, "%%  )\n%s\n", prefix);
+
+		/* The LL rate divides by the totals bumped to 1 above, as
+		 * cg_fini does. */
+		ll = v[EV_D1mr] + v[EV_D1mw] + v[EV_I1mr];
+		ll_r = v[EV_D1mr] + v[EV_I1mr];
+		ll_w = v[EV_D1mw];
+		ll_m = v[EV_DLmr] + v[EV_DLmw] + v[EV_ILmr];
+		ll_mr = v[EV_DLmr] + v[EV_ILmr];
+		ll_mw = v[EV_DLmw];
+		fprintf(out, "%sLL refs:       ", prefix);
+		put_commas(out, l1, ll);
+		fputs("  (", out);
+		put_commas(out, l2, ll_r);
+		fputs(" rd   + ", out);
+		put_commas(out, l3, ll_w);
+		fprintf(out, " wr)\n%sLL misses:     ", prefix);
+		put_commas(out, l1, ll_m);
+		fputs("  (", out);
+		put_commas(out, l2, ll_mr);
+		fputs(" rd   + ", out);
+		put_commas(out, l3, ll_mw);
+		fprintf(out, " wr)\n%sLL miss rate:  ", prefix);
+		put_vgfloat(out, l1, 1,
+			    (double)ll_m * 100.0 / (double)(ir_a + d_a));
+		fputs("% (", out);
+		put_vgfloat(out, l2, 1,
+			    (double)ll_mr * 100.0 / (double)(ir_a + dr_a));
+		fputs("%     + ", out);
+		put_vgfloat(out, l3, 1, (double)ll_mw * 100.0 / (double)dw_a);
+		fputs("%  )\n", out);
+	}
+
+	if (branch) {
+		/* As cg_fini: zero branch counts become 1 before printing. */
+		bc_b = v[EV_Bc] ? v[EV_Bc] : 1;
+		bi_b = v[EV_Bi] ? v[EV_Bi] : 1;
+		b_b = bc_b + bi_b;
+		b_mp = v[EV_Bcm] + v[EV_Bim];
+		fprintf(out, "%s\n%sBranches:      ", prefix, prefix);
+		put_commas(out, l1, b_b);
+		fputs("  (", out);
+		put_commas(out, l2, bc_b);
+		fputs(" cond + ", out);
+		put_commas(out, l3, bi_b);
+		fprintf(out, " ind)\n%sMispredicts:   ", prefix);
+		put_commas(out, l1, b_mp);
+		fputs("  (", out);
+		put_commas(out, l2, v[EV_Bcm]);
+		fputs(" cond + ", out);
+		put_commas(out, l3, v[EV_Bim]);
+		fprintf(out, " ind)\n%sMispred rate:  ", prefix);
+		put_vgfloat(out, l1, 1, (double)b_mp * 100.0 / (double)b_b);
+		fputs("% (", out);
+		put_vgfloat(out, l2, 1, (double)v[EV_Bcm] * 100.0 / (double)bc_b);
+		fputs("%     + ", out);
+		put_vgfloat(out, l3, 1, (double)v[EV_Bim] * 100.0 / (double)bi_b);
+		fputs("%   )\n", out);
+	}
+}
