@@ -441,11 +441,13 @@ static int rd_fail(struct reader *r, const char *fmt, ...)
 	return -1;
 }
 
-/* A printable excerpt of S for messages. */
+/* A printable excerpt of S for messages: at most SIZE - 1 bytes, with
+ * "..." when cut short. */
 static const char *excerpt(char *buf, size_t size, const char *s, size_t n)
 {
-	size_t o = 0;
-	for (size_t i = 0; i < n && o + 5 < size; i++) {
+	size_t o = 0, i;
+
+	for (i = 0; i < n && o + 8 < size; i++) {
 		unsigned char c = s[i];
 		if (c >= 0x20 && c < 0x7f) {
 			buf[o++] = c;
@@ -454,10 +456,9 @@ static const char *excerpt(char *buf, size_t size, const char *s, size_t n)
 			o += 4;
 		}
 	}
-	if (o + 5 >= size && n)
-		strcpy(buf + o, "...");
-	else
-		buf[o] = '\0';
+	if (i < n)
+		memcpy(buf + o, "...", 3), o += 3;
+	buf[o] = '\0';
 	return buf;
 }
 
