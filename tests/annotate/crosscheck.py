@@ -6,7 +6,7 @@ checks that cg_annotate reads our --output-profile (merge and diff).
 Usage: crosscheck.py ANNOTATE SRCDIR.  Exit 77 when valgrind is missing."""
 import os, re, shutil, subprocess, sys, tempfile
 
-ann, srcdir = sys.argv[1], sys.argv[2]
+ann, srcdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 cg = shutil.which('cg_annotate')
 if not shutil.which('valgrind') or not cg or not shutil.which('gcc'):
     print('valgrind, cg_annotate or gcc missing'); sys.exit(77)
