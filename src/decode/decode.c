@@ -399,11 +399,11 @@ static bool is_simd(const cs_detail *det)
 
 /* Gathers, scatters, masked moves: registers from the raw encoding. */
 static bool build_vector(struct drec *r, const struct sem *s, const uint8_t *buf,
-			 size_t n, const cs_x86 *x, int memop)
+			 size_t n, int memop, unsigned int scale)
 {
 	struct vex_info v;
 
-	if (memop < 0 || !vex_parse(buf, n, &v) || v.modrm_off + 1 >= n)
+	if (memop < 0 || !vex_parse(buf, n, &v) || v.modrm_off >= n)
 		return false;
 	r->evex = v.form == 4;
 	r->esize = s->esize;
@@ -418,6 +418,8 @@ static bool build_vector(struct drec *r, const struct sem *s, const uint8_t *buf
 		r->t.size = s->esize;
 		return true;
 	}
+	if (v.modrm_off + 1 >= n)
+		return false;
 	uint8_t modrm = buf[v.modrm_off];
 	uint8_t sib = buf[v.modrm_off + 1];
 	if ((modrm >> 6) == 3 || (modrm & 7) != 4)
@@ -433,7 +435,7 @@ static bool build_vector(struct drec *r, const struct sem *s, const uint8_t *buf
 	r->idx_size = (s->flags & SF_Q_INDEX) ? 8 : 4;
 	r->nelem = (uint8_t)(v.vl / ((s->flags & SF_Q_INDEX) ? 8 : s->esize));
 	r->t.index = SLOT_NONE;		/* the vector index is added per element */
-	r->t.scale = (uint8_t)(x->operands[memop].mem.scale ? x->operands[memop].mem.scale : 1);
+	r->t.scale = (uint8_t)(scale ? scale : 1);
 	r->t.kind = s->cls == SC_SCATTER ? ACC_WRITE : ACC_READ;
 	r->t.size = s->esize;
 	return true;
@@ -568,7 +570,8 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 	case SC_GATHER:
 	case SC_SCATTER:
 	case SC_MASKMOV:
-		if (!build_vector(r, s, buf, n, x, memop)) {
+		if (!build_vector(r, s, buf, n, memop,
+				  memop >= 0 ? (unsigned int)x->operands[memop].mem.scale : 1)) {
 			r->insn.unknown = true;
 			r->insn.needs_xstate = false;
 			r->flags = 0;
@@ -579,7 +582,8 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 	}
 }
 
-static void build_from_fallback(struct drec *r, const struct fb_insn *fb)
+static void build_from_fallback(struct drec *r, const struct fb_insn *fb,
+				const uint8_t *buf, size_t n)
 {
 	r->insn.len = fb->len;
 	r->insn.id = X86_INS_INVALID;
@@ -602,6 +606,22 @@ static void build_from_fallback(struct drec *r, const struct fb_insn *fb)
 	r->t.addr32 = fb->addr32;
 	r->t.kind = fb->kind;
 	r->t.size = fb->size;
+	if (fb->vsib) {
+		/* EVEX gathers/scatters Capstone rejects (index zmm16..31) */
+		struct sem s = {
+			.cls = fb->kind == ACC_WRITE ? SC_SCATTER : SC_GATHER,
+			.esize = (uint8_t)fb->size,
+			.flags = fb->q_index ? SF_Q_INDEX : 0,
+		};
+		r->t.index = SLOT_NONE;
+		r->cls = s.cls;
+		r->flags = 0;
+		if (!build_vector(r, &s, buf, n, 0, fb->scale)) {
+			r->insn.unknown = true;
+			r->insn.needs_xstate = false;
+			r->flags = 0;
+		}
+	}
 }
 
 const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
@@ -638,7 +658,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 			*err = "cannot decode the instruction";
 			return NULL;
 		}
-		build_from_fallback(r, &fb);
+		build_from_fallback(r, &fb, buf, (size_t)got);
 	}
 	if ((d->count + 1) * 2 > d->cap && map_grow(d) < 0) {
 		free(r);

@@ -103,6 +103,8 @@ struct fb_insn {
 	bool addr32;
 	uint8_t seg;		/* 0, 1 fs, 2 gs */
 	int64_t disp;
+	bool vsib;		/* EVEX gather (kind read) or scatter (write) */
+	bool q_index;		/* with qword indices */
 	char text[40];
 };
 

@@ -260,6 +260,17 @@ static bool evex_insn(const struct vex_info *v, struct fb_insn *fb)
 		case 0x58: name = "vpbroadcastd"; size = 4; break;
 		case 0x59: name = "vpbroadcastq"; size = 8; break;
 		case 0x7a: case 0x7b: case 0x7c: name = "vpbroadcast r"; break;
+		case 0x90: case 0x91: case 0x92: case 0x93:
+		case 0xa0: case 0xa1: case 0xa2: case 0xa3:
+			/* VSIB: the elements are done in decode.c; disp8 * N
+			 * with N the element size */
+			name = v->opcode < 0xa0 ? "vgather" : "vscatter";
+			fb->vsib = true;
+			fb->q_index = v->opcode & 1;
+			snprintf(fb->text, sizeof(fb->text), "%s", name);
+			fb->kind = v->opcode < 0xa0 ? ACC_READ : ACC_WRITE;
+			fb->size = esize;
+			return fb->has_mem;
 		default: return false;
 		}
 	} else if (v->map == 3) {

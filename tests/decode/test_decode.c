@@ -1,0 +1,666 @@
+/* Table-driven test of src/decode: instruction bytes (assembled with GNU
+ * as, the encodings are facts) plus registers in, accesses, fetches and
+ * branch outcomes out.  The expectations are worked out by hand from the
+ * Intel SDM, and where Cachegrind's VEX translation differs from it, from
+ * valgrind 3.19 Lackey --trace-mem=yes runs of the same instructions
+ * (marked "Lackey").  No ptrace: a fake target serves the bytes and a
+ * synthetic XSAVE image. */
+#include "decode.h"
+
+#include <cpuid.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Register values used by the rows */
+#define RBX 0x600000001000ull
+#define RSP 0x7ffc00002000ull
+#define RBP 0x7ffc00003000ull
+#define RSI 0x500000000100ull
+#define RDI 0x500000000800ull
+#define RAX 0x600000004000ull
+#define FSB 0x7f0000001000ull
+#define GSB 0x7f0000009000ull
+
+#define ZF 0x40ull
+
+enum { NEED_NONE, NEED_AVX512, NEED_XCR0_AVX, NEED_XCR0_AVX512 };
+
+struct exp_acc {
+	uint8_t kind;
+	uint64_t addr;
+	uint32_t size;		/* 0 ends the list */
+};
+
+struct row {
+	const char *what;
+	uint8_t code[15];
+	uint8_t code_len;
+	struct user_regs_struct r;	/* rip is set to the row's pc */
+	bool same_rip;			/* after the trap rip == pc (rep) */
+	uint64_t after_off;		/* after rip = pc + after_off, if set */
+	uint64_t after_eflags;
+	uint8_t n_fetch;		/* 0 means 1 */
+	bool pcrel;			/* acc[0].addr is relative to pc */
+	struct exp_acc acc[17];
+	uint8_t n_cond;
+	bool cond[3];
+	bool indirect;
+	bool unknown;
+	int need;
+};
+
+#define CODE(...) .code = { __VA_ARGS__ }, .code_len = sizeof((uint8_t[]){ __VA_ARGS__ })
+#define R_(a, s) { ACC_READ, (a), (s) }
+#define W_(a, s) { ACC_WRITE, (a), (s) }
+#define M_(a, s) { ACC_MODIFY, (a), (s) }
+#define P_(a, s) { ACC_PREFETCH, (a), (s) }
+#define NT_(a, s) { ACC_NT_WRITE, (a), (s) }
+#define REGS(...) .r = { .rsp = RSP, .rbp = RBP, __VA_ARGS__ }
+
+static const struct row rows[] = {
+	/* explicit loads and stores of every width */
+	{ "mov al,[rbx]", CODE(0x8a, 0x03), REGS(.rbx = RBX), .acc = { R_(RBX, 1) } },
+	{ "mov ax,[rbx+2]", CODE(0x66, 0x8b, 0x43, 0x02), REGS(.rbx = RBX),
+	  .acc = { R_(RBX + 2, 2) } },
+	{ "mov eax,[rbx+rcx*4+8]", CODE(0x8b, 0x44, 0x8b, 0x08), REGS(.rbx = RBX, .rcx = 3),
+	  .acc = { R_(RBX + 12 + 8, 4) } },
+	/* negative displacement and index 1 */
+	{ "mov al,[rbx+rcx-8]", CODE(0x8a, 0x44, 0x0b, 0xf8), REGS(.rbx = RBX, .rcx = 2),
+	  .acc = { R_(RBX - 6, 1) } },
+	{ "mov [rbx],rax", CODE(0x48, 0x89, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 8) } },
+	{ "movzx eax,word [rbx]", CODE(0x0f, 0xb7, 0x03), REGS(.rbx = RBX), .acc = { R_(RBX, 2) } },
+	/* read-modify-write of one location: one ACC_MODIFY (one Dr) */
+	{ "add [rbx],eax", CODE(0x01, 0x03), REGS(.rbx = RBX), .acc = { M_(RBX, 4) } },
+	{ "inc byte [rbx]", CODE(0xfe, 0x03), REGS(.rbx = RBX), .acc = { M_(RBX, 1) } },
+	{ "neg qword [rbx]", CODE(0x48, 0xf7, 0x1b), REGS(.rbx = RBX), .acc = { M_(RBX, 8) } },
+	{ "shl dword [rbx],1", CODE(0xd1, 0x23), REGS(.rbx = RBX), .acc = { M_(RBX, 4) } },
+	{ "adc [rbx],rax", CODE(0x48, 0x11, 0x03), REGS(.rbx = RBX), .acc = { M_(RBX, 8) } },
+	{ "xor [rbx],ax", CODE(0x66, 0x31, 0x03), REGS(.rbx = RBX), .acc = { M_(RBX, 2) } },
+	/* setcc only writes */
+	{ "sete [rbx]", CODE(0x0f, 0x94, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 1) } },
+	{ "cmp [rbx],eax", CODE(0x39, 0x03), REGS(.rbx = RBX), .acc = { R_(RBX, 4) } },
+	/* Capstone flags test [m],imm read-write: it only reads */
+	{ "test byte [rbx],1", CODE(0xf6, 0x03, 0x01), REGS(.rbx = RBX), .acc = { R_(RBX, 1) } },
+	/* Lackey: lock add = load, then CAS: L then M */
+	{ "lock add [rbx],eax", CODE(0xf0, 0x01, 0x03), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 4), M_(RBX, 4) } },
+	{ "xadd [rbx],eax", CODE(0x0f, 0xc1, 0x03), REGS(.rbx = RBX), .acc = { M_(RBX, 4) } },
+	/* Lackey: xchg (implicitly locked) = load, then CAS */
+	{ "xchg [rbx],rcx", CODE(0x48, 0x87, 0x0b), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 8), M_(RBX, 8) } },
+	/* Capstone says read only; cmpxchg always writes (SDM): one CAS */
+	{ "cmpxchg [rbx],ecx", CODE(0x0f, 0xb1, 0x0b), REGS(.rbx = RBX), .acc = { M_(RBX, 4) } },
+	{ "lock cmpxchg [rbx],rcx", CODE(0xf0, 0x48, 0x0f, 0xb1, 0x0b), REGS(.rbx = RBX),
+	  .acc = { M_(RBX, 8) } },
+	{ "cmpxchg16b [rbx]", CODE(0x48, 0x0f, 0xc7, 0x0b), REGS(.rbx = RBX),
+	  .acc = { M_(RBX, 16) } },
+	{ "cmpxchg8b [rbx]", CODE(0x0f, 0xc7, 0x0b), REGS(.rbx = RBX), .acc = { M_(RBX, 8) } },
+
+	/* stores Capstone 4.0.2 reports as reads */
+	{ "movups [rbx],xmm0", CODE(0x0f, 0x11, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 16) } },
+	{ "movdqa [rbx],xmm1", CODE(0x66, 0x0f, 0x7f, 0x0b), REGS(.rbx = RBX),
+	  .acc = { W_(RBX, 16) } },
+	{ "vmovdqu [rbx],ymm0", CODE(0xc5, 0xfe, 0x7f, 0x03), REGS(.rbx = RBX),
+	  .acc = { W_(RBX, 32) } },
+	/* a 32-byte load is one access of 32 bytes */
+	{ "vmovdqu ymm0,[rbx]", CODE(0xc5, 0xfe, 0x6f, 0x03), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 32) } },
+	{ "vmovdqa [rbx],ymm0", CODE(0xc5, 0xfd, 0x7f, 0x03), REGS(.rbx = RBX),
+	  .acc = { W_(RBX, 32) } },
+	{ "vmovdqu64 [rbx],zmm0", CODE(0x62, 0xf1, 0xfe, 0x48, 0x7f, 0x03), REGS(.rbx = RBX),
+	  .acc = { W_(RBX, 64) } },
+	/* k-masked store: one access of the full vector (our rule) */
+	{ "vmovdqu64 [rbx]{k1},zmm0", CODE(0x62, 0xf1, 0xfe, 0x49, 0x7f, 0x03),
+	  REGS(.rbx = RBX), .acc = { W_(RBX, 64) } },
+	{ "vmovdqu8 zmm4,[rax]", CODE(0x62, 0xf1, 0x7f, 0x48, 0x6f, 0x20), REGS(.rax = RAX),
+	  .acc = { R_(RAX, 64) } },
+	{ "vmovups [rbx],ymm0", CODE(0xc5, 0xfc, 0x11, 0x03), REGS(.rbx = RBX),
+	  .acc = { W_(RBX, 32) } },
+	{ "movntdq [rbx],xmm0", CODE(0x66, 0x0f, 0xe7, 0x03), REGS(.rbx = RBX),
+	  .acc = { NT_(RBX, 16) } },
+	{ "vmovntdq [rbx],ymm0", CODE(0xc5, 0xfd, 0xe7, 0x03), REGS(.rbx = RBX),
+	  .acc = { NT_(RBX, 32) } },
+	{ "movnti [rbx],eax", CODE(0x0f, 0xc3, 0x03), REGS(.rbx = RBX), .acc = { NT_(RBX, 4) } },
+	{ "movq [rbx],xmm0", CODE(0x66, 0x0f, 0xd6, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 8) } },
+	{ "vmovq [rbx],xmm0", CODE(0xc5, 0xf9, 0xd6, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 8) } },
+	{ "vmovd [rbx],xmm0", CODE(0xc5, 0xf9, 0x7e, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 4) } },
+	{ "vmovss [rbx],xmm0", CODE(0xc5, 0xfa, 0x11, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 4) } },
+	{ "vmovsd [rbx],xmm0", CODE(0xc5, 0xfb, 0x11, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 8) } },
+	{ "pextrq [rbx],xmm0,1", CODE(0x66, 0x48, 0x0f, 0x3a, 0x16, 0x03, 0x01), REGS(.rbx = RBX),
+	  .acc = { W_(RBX, 8) } },
+	{ "pextrb [rbx],xmm0,1", CODE(0x66, 0x0f, 0x3a, 0x14, 0x03, 0x01), REGS(.rbx = RBX),
+	  .acc = { W_(RBX, 1) } },
+	{ "movhps [rbx],xmm0", CODE(0x0f, 0x17, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 8) } },
+	{ "movlps [rbx],xmm0", CODE(0x0f, 0x13, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 8) } },
+	{ "vextracti128 [rbx],ymm0,1", CODE(0xc4, 0xe3, 0x7d, 0x39, 0x03, 0x01), REGS(.rbx = RBX),
+	  .acc = { W_(RBX, 16) } },
+	/* x87: m80, m32, m64 */
+	{ "fstp tbyte [rbx+16]", CODE(0xdb, 0x7b, 0x10), REGS(.rbx = RBX),
+	  .acc = { W_(RBX + 16, 10) } },
+	{ "fistp dword [rbx]", CODE(0xdb, 0x1b), REGS(.rbx = RBX), .acc = { W_(RBX, 4) } },
+	{ "fisttp qword [rbx]", CODE(0xdd, 0x0b), REGS(.rbx = RBX), .acc = { W_(RBX, 8) } },
+	{ "fld tbyte [rbx]", CODE(0xdb, 0x2b), REGS(.rbx = RBX), .acc = { R_(RBX, 10) } },
+	{ "fild qword [rbx]", CODE(0xdf, 0x2b), REGS(.rbx = RBX), .acc = { R_(RBX, 8) } },
+	{ "fst dword [rbx]", CODE(0xd9, 0x13), REGS(.rbx = RBX), .acc = { W_(RBX, 4) } },
+	{ "stmxcsr [rbx]", CODE(0x0f, 0xae, 0x1b), REGS(.rbx = RBX), .acc = { W_(RBX, 4) } },
+	{ "fnstcw [rbx]", CODE(0xd9, 0x3b), REGS(.rbx = RBX), .acc = { W_(RBX, 2) } },
+	{ "fldcw [rbx]", CODE(0xd9, 0x2b), REGS(.rbx = RBX), .acc = { R_(RBX, 2) } },
+	{ "fnstsw [rbx]", CODE(0xdd, 0x3b), REGS(.rbx = RBX), .acc = { W_(RBX, 2) } },
+	/* 64-bit mode environment 28 bytes, full state 108 (SDM, Lackey) */
+	{ "fnstenv [rbx]", CODE(0xd9, 0x33), REGS(.rbx = RBX), .acc = { W_(RBX, 28) } },
+	{ "fldenv [rbx]", CODE(0xd9, 0x23), REGS(.rbx = RBX), .acc = { R_(RBX, 28) } },
+	{ "fnsave [rbx]", CODE(0xdd, 0x33), REGS(.rbx = RBX), .acc = { W_(RBX, 108) } },
+	{ "frstor [rbx]", CODE(0xdd, 0x23), REGS(.rbx = RBX), .acc = { R_(RBX, 108) } },
+	{ "movbe [rbx],eax", CODE(0x0f, 0x38, 0xf1, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 4) } },
+	{ "movbe eax,[rbx]", CODE(0x0f, 0x38, 0xf0, 0x03), REGS(.rbx = RBX), .acc = { R_(RBX, 4) } },
+	/* state images: fxsave 512 bytes */
+	{ "fxsave [rax]", CODE(0x0f, 0xae, 0x00), REGS(.rax = RAX), .acc = { W_(RAX, 512) } },
+	{ "fxrstor [rax]", CODE(0x0f, 0xae, 0x08), REGS(.rax = RAX), .acc = { R_(RAX, 512) } },
+	/* xsave with edx:eax = 3 (x87, SSE): legacy area + header = 576 */
+	{ "xsave [rbx] eax=3", CODE(0x0f, 0xae, 0x23), REGS(.rbx = RBX, .rax = 3),
+	  .acc = { W_(RBX, 576) } },
+	/* eax=7 adds AVX, standard offset 576 size 256 (SDM 13.4): 832 */
+	{ "xsave [rbx] eax=7", CODE(0x0f, 0xae, 0x23), REGS(.rbx = RBX, .rax = 7, .rdx = 0),
+	  .acc = { W_(RBX, 832) }, .need = NEED_XCR0_AVX },
+	/* rdx's upper half and eax's are ignored (edx:eax only) */
+	{ "xrstor [rbx] eax=7", CODE(0x0f, 0xae, 0x2b),
+	  REGS(.rbx = RBX, .rax = 0xffffffff00000007ull, .rdx = 0xffffffff00000000ull),
+	  .acc = { R_(RBX, 832) }, .need = NEED_XCR0_AVX },
+	/* xsavec, compacted, eax=0xe6 (SSE, AVX, opmask, ZMM_Hi256,
+	 * Hi16_ZMM): 576 + 256 + 64 + 512 + 1024 */
+	{ "xsavec [rbx] eax=0xe6", CODE(0x0f, 0xc7, 0x23), REGS(.rbx = RBX, .rax = 0xe6),
+	  .acc = { W_(RBX, 2432) }, .need = NEED_XCR0_AVX512 },
+
+	/* stack traffic, 8 bytes */
+	{ "push rax", CODE(0x50), REGS(.rax = 1), .acc = { W_(RSP - 8, 8) } },
+	{ "push 0x12", CODE(0x6a, 0x12), REGS(.rax = 1), .acc = { W_(RSP - 8, 8) } },
+	/* Lackey: load [m], then store at rsp-8 */
+	{ "push [rbx]", CODE(0xff, 0x33), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 8), W_(RSP - 8, 8) } },
+	{ "pop rax", CODE(0x58), REGS(.rax = 1), .acc = { R_(RSP, 8) } },
+	{ "pop [rbx+8]", CODE(0x8f, 0x43, 0x08), REGS(.rbx = RBX),
+	  .acc = { R_(RSP, 8), W_(RBX + 8, 8) } },
+	/* SDM POP: an rsp base is taken after the increment */
+	{ "pop [rsp+8]", CODE(0x8f, 0x44, 0x24, 0x08), REGS(.rbx = RBX),
+	  .acc = { R_(RSP, 8), W_(RSP + 16, 8) } },
+	{ "pushfq", CODE(0x9c), REGS(.rax = 1), .acc = { W_(RSP - 8, 8) } },
+	{ "popfq", CODE(0x9d), REGS(.rax = 1), .acc = { R_(RSP, 8) } },
+	/* direct call: return address, no branch event */
+	{ "call rel32", CODE(0xe8, 0xfb, 0x00, 0x00, 0x00), REGS(.rax = 1),
+	  .after_off = 0x100, .acc = { W_(RSP - 8, 8) } },
+	{ "call rax", CODE(0xff, 0xd0), REGS(.rax = 0x401234), .after_off = 0x777,
+	  .acc = { W_(RSP - 8, 8) }, .indirect = true },
+	/* Lackey: load the target, then push */
+	{ "call [rbx]", CODE(0xff, 0x13), REGS(.rbx = RBX), .after_off = 0x999,
+	  .acc = { R_(RBX, 8), W_(RSP - 8, 8) }, .indirect = true },
+	{ "ret", CODE(0xc3), REGS(.rax = 1), .after_off = 0x55, .acc = { R_(RSP, 8) } },
+	{ "ret 8", CODE(0xc2, 0x08, 0x00), REGS(.rax = 1), .after_off = 0x55,
+	  .acc = { R_(RSP, 8) } },
+	/* leave: rsp = rbp, pop rbp */
+	{ "leave", CODE(0xc9), REGS(.rax = 1), .acc = { R_(RBP, 8) } },
+	{ "enter 16,0", CODE(0xc8, 0x10, 0x00, 0x00), REGS(.rax = 1),
+	  .acc = { W_(RSP - 8, 8) } },
+	/* SDM ENTER level 2: push rbp; push [rbp-8]; push frame temp */
+	{ "enter 16,2", CODE(0xc8, 0x10, 0x00, 0x02), REGS(.rax = 1),
+	  .acc = { W_(RSP - 8, 8), R_(RBP - 8, 8), W_(RSP - 16, 8), W_(RSP - 24, 8) } },
+
+	/* rep strings.  Count 0: one fetch, nothing accessed, the rcx == 0
+	 * exit taken */
+	{ "rep movsb rcx=0", CODE(0xf3, 0xa4), REGS(.rsi = RSI, .rdi = RDI, .rcx = 0),
+	  .n_cond = 1, .cond = { true } },
+	/* count 1: one element, the exit not taken; finished, so one more
+	 * execution (fetch 2) whose exit is taken (Lackey: I L S I) */
+	{ "rep movsb rcx=1", CODE(0xf3, 0xa4), REGS(.rsi = RSI, .rdi = RDI, .rcx = 1),
+	  .n_fetch = 2, .acc = { R_(RSI, 1), W_(RDI, 1) }, .n_cond = 2, .cond = { false, true } },
+	/* mid-loop: rip stays */
+	{ "rep movsb mid", CODE(0xf3, 0xa4), REGS(.rsi = RSI, .rdi = RDI, .rcx = 5),
+	  .same_rip = true, .acc = { R_(RSI, 1), W_(RDI, 1) }, .n_cond = 1, .cond = { false } },
+	{ "rep stosq rcx=0", CODE(0xf3, 0x48, 0xab), REGS(.rdi = RDI, .rcx = 0),
+	  .n_cond = 1, .cond = { true } },
+	{ "rep stosq rcx=1", CODE(0xf3, 0x48, 0xab), REGS(.rdi = RDI, .rcx = 1),
+	  .n_fetch = 2, .acc = { W_(RDI, 8) }, .n_cond = 2, .cond = { false, true } },
+	{ "rep stosq mid", CODE(0xf3, 0x48, 0xab), REGS(.rdi = RDI, .rcx = 3), .same_rip = true,
+	  .acc = { W_(RDI, 8) }, .n_cond = 1, .cond = { false } },
+	/* repe cmpsb: Lackey loads [rdi] before [rsi] */
+	{ "repe cmpsb rcx=0", CODE(0xf3, 0xa6), REGS(.rsi = RSI, .rdi = RDI, .rcx = 0),
+	  .n_cond = 1, .cond = { true } },
+	/* count 1, equal (ZF=1): repeat condition held, rcx hit 0: extra */
+	{ "repe cmpsb rcx=1 equal", CODE(0xf3, 0xa6), REGS(.rsi = RSI, .rdi = RDI, .rcx = 1),
+	  .after_eflags = ZF, .n_fetch = 2, .acc = { R_(RDI, 1), R_(RSI, 1) },
+	  .n_cond = 3, .cond = { false, true, true } },
+	/* mid-loop, equal: goes round again */
+	{ "repe cmpsb mid equal", CODE(0xf3, 0xa6), REGS(.rsi = RSI, .rdi = RDI, .rcx = 7),
+	  .same_rip = true, .after_eflags = ZF, .acc = { R_(RDI, 1), R_(RSI, 1) },
+	  .n_cond = 2, .cond = { false, true } },
+	/* mid-loop, unequal: leaves without the extra execution */
+	{ "repe cmpsb mid unequal", CODE(0xf3, 0xa6), REGS(.rsi = RSI, .rdi = RDI, .rcx = 7),
+	  .after_eflags = 0, .acc = { R_(RDI, 1), R_(RSI, 1) },
+	  .n_cond = 2, .cond = { false, false } },
+	{ "repne scasb rcx=0", CODE(0xf2, 0xae), REGS(.rdi = RDI, .rcx = 0),
+	  .n_cond = 1, .cond = { true } },
+	/* count 1, no match (ZF=0): condition held, rcx hit 0: extra */
+	{ "repne scasb rcx=1 nomatch", CODE(0xf2, 0xae), REGS(.rdi = RDI, .rcx = 1),
+	  .after_eflags = 0, .n_fetch = 2, .acc = { R_(RDI, 1) },
+	  .n_cond = 3, .cond = { false, true, true } },
+	/* count 1, match: Lackey shows no second I */
+	{ "repne scasb rcx=1 match", CODE(0xf2, 0xae), REGS(.rdi = RDI, .rcx = 1),
+	  .after_eflags = ZF, .acc = { R_(RDI, 1) }, .n_cond = 2, .cond = { false, false } },
+	{ "repne scasb mid", CODE(0xf2, 0xae), REGS(.rdi = RDI, .rcx = 9), .same_rip = true,
+	  .after_eflags = 0, .acc = { R_(RDI, 1) }, .n_cond = 2, .cond = { false, true } },
+	/* addr32: the count is ecx (0 here) */
+	{ "addr32 rep stosb ecx=0", CODE(0x67, 0xf3, 0xaa),
+	  REGS(.rdi = RDI, .rcx = 0x100000000ull), .n_cond = 1, .cond = { true } },
+	/* addr32: edi, truncated */
+	{ "addr32 rep stosb ecx=2", CODE(0x67, 0xf3, 0xaa),
+	  REGS(.rdi = 0x100001000ull, .rcx = 0x2), .same_rip = true,
+	  .acc = { W_(0x1000, 1) }, .n_cond = 1, .cond = { false } },
+	/* non-rep strings: plain instructions */
+	{ "movsb", CODE(0xa4), REGS(.rsi = RSI, .rdi = RDI), .acc = { R_(RSI, 1), W_(RDI, 1) } },
+	{ "movsq", CODE(0x48, 0xa5), REGS(.rsi = RSI, .rdi = RDI),
+	  .acc = { R_(RSI, 8), W_(RDI, 8) } },
+	{ "lodsd", CODE(0xad), REGS(.rsi = RSI, .rdi = RDI), .acc = { R_(RSI, 4) } },
+	{ "stosw", CODE(0x66, 0xab), REGS(.rsi = RSI, .rdi = RDI), .acc = { W_(RDI, 2) } },
+	{ "scasq", CODE(0x48, 0xaf), REGS(.rsi = RSI, .rdi = RDI), .acc = { R_(RDI, 8) } },
+	{ "cmpsq", CODE(0x48, 0xa7), REGS(.rsi = RSI, .rdi = RDI),
+	  .acc = { R_(RDI, 8), R_(RSI, 8) } },
+
+	/* addressing: rip-relative is the next instruction + disp */
+	{ "mov eax,[rip+0x100]", CODE(0x8b, 0x05, 0x00, 0x01, 0x00, 0x00), REGS(.rax = 1),
+	  .pcrel = true, .acc = { R_(6 + 0x100, 4) } },
+	{ "mov rax,fs:[0x28]", CODE(0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0x00, 0x00, 0x00),
+	  REGS(.fs_base = FSB), .acc = { R_(FSB + 0x28, 8) } },
+	{ "mov rax,gs:[rbx]", CODE(0x65, 0x48, 0x8b, 0x03), REGS(.gs_base = GSB, .rbx = 0x40),
+	  .acc = { R_(GSB + 0x40, 8) } },
+	/* addr32: eax + ebx wraps at 32 bits */
+	{ "mov eax,[eax+ebx]", CODE(0x67, 0x8b, 0x04, 0x18),
+	  REGS(.rax = 0xabcd0000fffffff0ull, .rbx = 0x20), .acc = { R_(0x10, 4) } },
+	{ "mov eax,[eip+0x100]", CODE(0x67, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00), REGS(.rax = 1),
+	  .pcrel = true, .acc = { R_(7 + 0x100, 4) } },
+
+	/* bt [m], reg: Lackey shows one byte at m + (offset >> 3), the
+	 * offset signed in the operand size: -70 >> 3 = -9 */
+	{ "bt [rbx],rax -70", CODE(0x48, 0x0f, 0xa3, 0x03), REGS(.rbx = RBX, .rax = (uint64_t)-70),
+	  .acc = { R_(RBX - 9, 1) } },
+	{ "bts [rbx],rax 70", CODE(0x48, 0x0f, 0xab, 0x03), REGS(.rbx = RBX, .rax = 70),
+	  .acc = { M_(RBX + 8, 1) } },
+	/* eax = -40 as 32 bits (upper half of rax clear): byte -5 */
+	{ "bt [rbx],eax -40", CODE(0x0f, 0xa3, 0x03), REGS(.rbx = RBX, .rax = 0xffffffd8ull),
+	  .acc = { R_(RBX - 5, 1) } },
+	{ "btc [rbx],ax 20", CODE(0x66, 0x0f, 0xbb, 0x03), REGS(.rbx = RBX, .rax = 0x10014),
+	  .acc = { M_(RBX + 2, 1) } },
+	/* ax = 0xfff0 = -16: byte -2 */
+	{ "btc [rbx],ax -16", CODE(0x66, 0x0f, 0xbb, 0x03), REGS(.rbx = RBX, .rax = 0xfff0),
+	  .acc = { M_(RBX - 2, 1) } },
+	/* immediate offset: the operand itself (Lackey: L 8) */
+	{ "bt qword [rbx],3", CODE(0x48, 0x0f, 0xba, 0x23, 0x03), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 8) } },
+	/* Lackey: lock bts = byte load, then CAS */
+	{ "lock bts [rbx],rax", CODE(0xf0, 0x48, 0x0f, 0xab, 0x03), REGS(.rbx = RBX, .rax = 70),
+	  .acc = { R_(RBX + 8, 1), M_(RBX + 8, 1) } },
+
+	/* no access */
+	{ "lea rax,[rbx+8]", CODE(0x48, 0x8d, 0x43, 0x08), REGS(.rbx = RBX) },
+	{ "nop dword [rax+rax]", CODE(0x0f, 0x1f, 0x04, 0x00), REGS(.rax = RAX) },
+	{ "cs nopw [rax+rax]", CODE(0x2e, 0x66, 0x0f, 0x1f, 0x04, 0x00), REGS(.rax = RAX) },
+	{ "prefetcht0 [rbx]", CODE(0x0f, 0x18, 0x0b), REGS(.rbx = RBX), .acc = { P_(RBX, 1) } },
+	{ "clflush [rbx]", CODE(0x0f, 0xae, 0x3b), REGS(.rbx = RBX), .acc = { P_(RBX, 1) } },
+	/* Lackey: maskmovdqu is M 16 at rdi (VEX loads, merges, stores) */
+	{ "maskmovdqu xmm0,xmm1", CODE(0x66, 0x0f, 0xf7, 0xc1), REGS(.rdi = RDI),
+	  .acc = { M_(RDI, 16) } },
+	/* xlatb: al = [rbx + al], al zero-extended */
+	{ "xlatb", CODE(0xd7), REGS(.rbx = RBX, .rax = 0x12345683), .acc = { R_(RBX + 0x83, 1) } },
+
+	/* AVX2 gathers.  ymm1 dword indices {0,1,2,-1,4,5,6,7}, ymm2 mask
+	 * dwords {80000000,0,ffffffff,80000001,0,7fffffff,0,0}: sign bits
+	 * on elements 0, 2, 3.  Lackey: VEX loads every element, the
+	 * disabled ones from [rsp]. */
+	{ "vgatherdps ymm0,[rbx+ymm1*4],ymm2", CODE(0xc4, 0xe2, 0x6d, 0x92, 0x04, 0x8b),
+	  REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 4), R_(RSP, 4), R_(RBX + 8, 4), R_(RBX - 4, 4),
+		   R_(RSP, 4), R_(RSP, 4), R_(RSP, 4), R_(RSP, 4) } },
+	{ "vpgatherdd xmm0,[rbx+xmm1*4+0x10],xmm2",
+	  CODE(0xc4, 0xe2, 0x69, 0x90, 0x44, 0x8b, 0x10), REGS(.rbx = RBX),
+	  .acc = { R_(RBX + 0x10, 4), R_(RSP, 4), R_(RBX + 0x18, 4), R_(RBX + 0xc, 4) } },
+	/* qword indices ymm3 {-2, 3, 16, 1}, scale 8, mask xmm2 */
+	{ "vgatherqps xmm0,[rbx+ymm3*8],xmm2", CODE(0xc4, 0xe2, 0x6d, 0x93, 0x04, 0xdb),
+	  REGS(.rbx = RBX),
+	  .acc = { R_(RBX - 16, 4), R_(RSP, 4), R_(RBX + 128, 4), R_(RBX + 8, 4) } },
+	/* vmaskmovps: only the enabled elements (Lackey), 4 bytes each */
+	{ "vmaskmovps [rbx],ymm2,ymm0", CODE(0xc4, 0xe2, 0x6d, 0x2e, 0x03), REGS(.rbx = RBX),
+	  .acc = { W_(RBX, 4), W_(RBX + 8, 4), W_(RBX + 12, 4) } },
+	{ "vmaskmovps ymm0,ymm2,[rbx]", CODE(0xc4, 0xe2, 0x6d, 0x2c, 0x03), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 4), R_(RBX + 8, 4), R_(RBX + 12, 4) } },
+	/* AVX-512: zmm1 indices {0,1,2,-1,4,...,14,-3}, k1 = 0x8005: elements
+	 * 0, 2, 15 */
+	{ "vgatherdps zmm0{k1},[rax+zmm1*4]", CODE(0x62, 0xf2, 0x7d, 0x49, 0x92, 0x04, 0x88),
+	  REGS(.rax = RAX), .acc = { R_(RAX, 4), R_(RAX + 8, 4), R_(RAX - 12, 4) },
+	  .need = NEED_AVX512 },
+	{ "vpscatterdd [rax+zmm1*4]{k1},zmm0", CODE(0x62, 0xf2, 0x7d, 0x49, 0xa0, 0x04, 0x88),
+	  REGS(.rax = RAX), .acc = { W_(RAX, 4), W_(RAX + 8, 4), W_(RAX - 12, 4) },
+	  .need = NEED_AVX512 },
+	/* zmm17 (Hi16_ZMM) indices {100, x, -16, ..., 7}; disp8 0x10 * 4 */
+	{ "vgatherdps zmm0{k1},[rax+zmm17*4+0x40]",
+	  CODE(0x62, 0xf2, 0x7d, 0x41, 0x92, 0x44, 0x88, 0x10), REGS(.rax = RAX),
+	  .acc = { R_(RAX + 0x40 + 400, 4), R_(RAX + 0x40 - 64, 4), R_(RAX + 0x40 + 28, 4) },
+	  .need = NEED_AVX512 },
+
+	/* branches */
+	{ "je taken", CODE(0x74, 0x1e), REGS(.rax = 1), .after_off = 0x20,
+	  .n_cond = 1, .cond = { true } },
+	{ "je not taken", CODE(0x74, 0x1e), REGS(.rax = 1), .n_cond = 1, .cond = { false } },
+	/* target == fall through: cannot be seen taken, counts not taken */
+	{ "je degenerate", CODE(0x74, 0x00), REGS(.rax = 1), .n_cond = 1, .cond = { false } },
+	{ "jrcxz taken", CODE(0xe3, 0x0e), REGS(.rcx = 0), .after_off = 0x10,
+	  .n_cond = 1, .cond = { true } },
+	{ "loop not taken", CODE(0xe2, 0x0e), REGS(.rcx = 1), .n_cond = 1, .cond = { false } },
+	{ "loop taken", CODE(0xe2, 0x0e), REGS(.rcx = 5), .after_off = 0x10,
+	  .n_cond = 1, .cond = { true } },
+	{ "jmp rax", CODE(0xff, 0xe0), REGS(.rax = 0x1234), .after_off = 0x321, .indirect = true },
+	{ "jmp [rbx]", CODE(0xff, 0x23), REGS(.rbx = RBX), .after_off = 0x321,
+	  .acc = { R_(RBX, 8) }, .indirect = true },
+	{ "jmp rel32", CODE(0xe9, 0xfb, 0x00, 0x00, 0x00), REGS(.rax = 1), .after_off = 0x100 },
+	{ "syscall", CODE(0x0f, 0x05), REGS(.rax = 39) },
+	/* not in the table: fetch only, flagged */
+	{ "rdmsr (unknown)", CODE(0x0f, 0x32), REGS(.rax = 1), .unknown = true },
+
+	/* bytes Capstone 4.0.2 cannot decode (our fallback) */
+	{ "kmovd eax,k0", CODE(0xc5, 0xfb, 0x93, 0xc0), REGS(.rax = 1) },
+	{ "kmovq k1,[rbx]", CODE(0xc4, 0xe1, 0xf8, 0x90, 0x0b), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 8) } },
+	{ "kmovd [rbx+8],k1", CODE(0xc4, 0xe1, 0xf9, 0x91, 0x4b, 0x08), REGS(.rbx = RBX),
+	  .acc = { W_(RBX + 8, 4) } },
+	/* EVEX disp8 * N, N = 64 for a full zmm operand */
+	{ "vpcmpneqb k0{k2},zmm4,[rbx+0x40]",
+	  CODE(0x62, 0xf3, 0x5d, 0x4a, 0x3f, 0x43, 0x01, 0x04), REGS(.rbx = RBX),
+	  .acc = { R_(RBX + 0x40, 64) } },
+	{ "vpbroadcastb zmm3,[rax]", CODE(0x62, 0xf2, 0x7d, 0x48, 0x78, 0x18), REGS(.rax = RAX),
+	  .acc = { R_(RAX, 1) } },
+	{ "vpcmpeqb k6{k1},zmm3,[r11]", CODE(0x62, 0xd1, 0x65, 0x49, 0x74, 0x33),
+	  REGS(.r11 = RBX), .acc = { R_(RBX, 64) } },
+	{ "kortestd k4,k2", CODE(0xc4, 0xe1, 0xf9, 0x98, 0xe2), REGS(.rax = 1) },
+	/* broadcast: one element is read */
+	{ "vpaddd zmm0,zmm0,[rax]{1to16}", CODE(0x62, 0xf1, 0x7d, 0x58, 0xfe, 0x00),
+	  REGS(.rax = RAX), .acc = { R_(RAX, 4) } },
+};
+
+/* ---- the fake target ---- */
+
+static const uint8_t *cur_code;
+static size_t cur_len;
+static uint64_t cur_pc;
+static uint8_t xstate[16384];
+static int read_calls;
+
+static ssize_t fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	read_calls++;
+	if (addr != cur_pc)
+		return -EFAULT;
+	/* a short read, as at the end of a mapping */
+	size_t n = cur_len < len ? cur_len : len;
+	memcpy(buf, cur_code, n);
+	return (ssize_t)n;
+}
+
+static ssize_t fake_xstate(void *ctx, void *buf, size_t len)
+{
+	(void)ctx;
+	size_t n = len < sizeof(xstate) ? len : sizeof(xstate);
+	memcpy(buf, xstate, n);
+	return (ssize_t)n;
+}
+
+static unsigned int comp_off(unsigned int i)
+{
+	unsigned int a, b, c, d;
+
+	if (!__get_cpuid_count(0xd, i, &a, &b, &c, &d))
+		return 0;
+	return b;
+}
+
+static uint64_t xcr0(void)
+{
+	unsigned int a, b, c, d;
+	uint32_t lo, hi;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+		return 0;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static void put32(unsigned int off, int32_t v)
+{
+	memcpy(xstate + off, &v, 4);
+}
+
+static void put64(unsigned int off, int64_t v)
+{
+	memcpy(xstate + off, &v, 8);
+}
+
+/* The vector registers the rows use, in XSAVE standard format: XMM i at
+ * 160 + 16 i, the upper halves at CPUID 0xd.2 EBX + 16 i, k at 0xd.5 +
+ * 8 k, ZMM_Hi256 at 0xd.6 + 32 i, Hi16_ZMM at 0xd.7 + 64 (i - 16);
+ * XSTATE_BV at 512 (SDM vol. 1, 13.4). */
+static bool build_xstate(void)
+{
+	unsigned int ymmh = comp_off(2), kreg = comp_off(5), zmmh = comp_off(6),
+		     hi16 = comp_off(7);
+	static const int32_t idx1[16] = { 0, 1, 2, -1, 4, 5, 6, 7,
+					  8, 9, 10, 11, 12, 13, 14, -3 };
+	static const uint32_t mask2[8] = { 0x80000000u, 0, 0xffffffffu, 0x80000001u,
+					   0, 0x7fffffffu, 0, 0 };
+	static const int64_t idx3[4] = { -2, 3, 16, 1 };
+
+	memset(xstate, 0, sizeof(xstate));
+	put64(512, 0xe7);	/* x87, SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM */
+	if (!ymmh)
+		return false;
+	for (unsigned int i = 0; i < 4; i++) {
+		put32(160 + 16 * 1 + 4 * i, idx1[i]);
+		put32(ymmh + 16 * 1 + 4 * i, idx1[4 + i]);
+		put32(160 + 16 * 2 + 4 * i, (int32_t)mask2[i]);
+		put32(ymmh + 16 * 2 + 4 * i, (int32_t)mask2[4 + i]);
+	}
+	put64(160 + 16 * 3, idx3[0]);
+	put64(160 + 16 * 3 + 8, idx3[1]);
+	put64(ymmh + 16 * 3, idx3[2]);
+	put64(ymmh + 16 * 3 + 8, idx3[3]);
+	if (!kreg || !zmmh || !hi16)
+		return true;
+	for (unsigned int i = 0; i < 8; i++)
+		put32(zmmh + 32 * 1 + 4 * i, idx1[8 + i]);
+	put64(kreg + 8 * 1, 0x8005);
+	/* zmm17: element 0 in the low 16 bytes, 15 in the last 4 */
+	put32(hi16 + 64 * 1 + 0, 100);
+	put32(hi16 + 64 * 1 + 8, -16);
+	put32(hi16 + 64 * 1 + 60, 7);
+	return true;
+}
+
+static const char *kind_name(unsigned int k)
+{
+	static const char *const names[] = { "R", "W", "M", "P", "NT" };
+	return k < 5 ? names[k] : "?";
+}
+
+static int check_row(struct decoder *d, const struct row *row, uint64_t pc, bool have512,
+		     uint64_t x0)
+{
+	const char *err = NULL;
+	int bad = 0;
+
+	if ((row->need == NEED_AVX512 && !have512) ||
+	    (row->need == NEED_XCR0_AVX && (x0 & 7) != 7) ||
+	    (row->need == NEED_XCR0_AVX512 && (x0 & 0xe7) != 0xe7)) {
+		printf("skip %s\n", row->what);
+		return 0;
+	}
+	cur_code = row->code;
+	cur_len = row->code_len;
+	cur_pc = pc;
+	const struct insn *in = decode_insn(d, pc, &err);
+	if (!in) {
+		printf("FAIL %s: decode_insn: %s\n", row->what, err);
+		return 1;
+	}
+	if (in->len != row->code_len) {
+		printf("FAIL %s: len %u, want %u\n", row->what, in->len, row->code_len);
+		bad = 1;
+	}
+	if (in->unknown != row->unknown) {
+		printf("FAIL %s: unknown %d (%s)\n", row->what, in->unknown, in->text);
+		bad = 1;
+	}
+	struct user_regs_struct b = row->r, a = row->r;
+	b.rip = pc;
+	a.rip = row->same_rip ? pc : row->after_off ? pc + row->after_off : pc + row->code_len;
+	a.eflags = row->after_eflags;
+	struct step_events ev;
+	memset(&ev, 0xa5, sizeof(ev));
+	int ret = decode_step(d, in, &b, &a, &ev);
+	if (ret != 0) {
+		printf("FAIL %s: decode_step %d\n", row->what, ret);
+		return 1;
+	}
+	unsigned int want_fetch = row->n_fetch ? row->n_fetch : 1;
+	if (ev.n_fetch != want_fetch) {
+		printf("FAIL %s: n_fetch %u, want %u\n", row->what, ev.n_fetch, want_fetch);
+		bad = 1;
+	}
+	unsigned int n = 0;
+	while (n < 17 && row->acc[n].size)
+		n++;
+	if (ev.n_acc != n) {
+		printf("FAIL %s: %u accesses, want %u\n", row->what, ev.n_acc, n);
+		bad = 1;
+	}
+	for (unsigned int i = 0; i < n && i < ev.n_acc; i++) {
+		uint64_t want = row->acc[i].addr + (row->pcrel && i == 0 ? pc : 0);
+		if (ev.acc[i].kind != row->acc[i].kind || ev.acc[i].addr != want ||
+		    ev.acc[i].size != row->acc[i].size) {
+			printf("FAIL %s: access %u is %s %#" PRIx64 ",%u, want %s %#" PRIx64 ",%u\n",
+			       row->what, i, kind_name(ev.acc[i].kind), ev.acc[i].addr,
+			       ev.acc[i].size, kind_name(row->acc[i].kind), want,
+			       row->acc[i].size);
+			bad = 1;
+		}
+	}
+	if (ev.n_cond != row->n_cond) {
+		printf("FAIL %s: %u cond outcomes, want %u\n", row->what, ev.n_cond, row->n_cond);
+		bad = 1;
+	} else {
+		for (unsigned int i = 0; i < ev.n_cond; i++) {
+			if (ev.cond_taken[i] != row->cond[i]) {
+				printf("FAIL %s: cond %u is %d\n", row->what, i, ev.cond_taken[i]);
+				bad = 1;
+			}
+		}
+	}
+	if (ev.indirect != row->indirect || (row->indirect && ev.ind_target != a.rip)) {
+		printf("FAIL %s: indirect %d target %#" PRIx64 "\n", row->what, ev.indirect,
+		       ev.ind_target);
+		bad = 1;
+	}
+	return bad;
+}
+
+/* The cache: same record per pc, invalidation drops it, growth keeps
+ * records where they are. */
+static int check_cache(struct decoder *d)
+{
+	static const uint8_t nop[] = { 0x90 };
+	const char *err;
+	int bad = 0;
+
+	cur_code = nop;
+	cur_len = 1;
+	size_t base = decode_cached_count(d);
+	cur_pc = 0x900000;
+	const struct insn *a = decode_insn(d, cur_pc, &err);
+	int calls = read_calls;
+	const struct insn *b = decode_insn(d, cur_pc, &err);
+	if (!a || a != b || read_calls != calls) {
+		printf("FAIL cache: second lookup decoded again\n");
+		bad = 1;
+	}
+	if (decode_cached_count(d) != base + 1) {
+		printf("FAIL cache: count %zu\n", decode_cached_count(d));
+		bad = 1;
+	}
+	/* fill beyond the initial table size */
+	const struct insn *keep[3000];
+	for (unsigned int i = 0; i < 3000; i++) {
+		cur_pc = 0xa00000 + i;
+		keep[i] = decode_insn(d, cur_pc, &err);
+		if (!keep[i] || keep[i]->pc != cur_pc) {
+			printf("FAIL cache: decode %u\n", i);
+			return 1;
+		}
+	}
+	for (unsigned int i = 0; i < 3000; i++) {
+		cur_pc = 0xa00000 + i;
+		if (decode_insn(d, cur_pc, &err) != keep[i]) {
+			printf("FAIL cache: record %u moved or lost\n", i);
+			return 1;
+		}
+	}
+	/* drop [0xa00000, 0xa00800): 2048 records, the rest stay */
+	size_t before = decode_cached_count(d);
+	decode_invalidate(d, 0xa00000, 0xa00800);
+	if (decode_cached_count(d) != before - 2048) {
+		printf("FAIL cache: invalidate left %zu of %zu\n", decode_cached_count(d), before);
+		bad = 1;
+	}
+	for (unsigned int i = 2048; i < 3000; i++) {
+		cur_pc = 0xa00000 + i;
+		calls = read_calls;
+		if (decode_insn(d, cur_pc, &err) != keep[i] || read_calls != calls) {
+			printf("FAIL cache: record %u lost by invalidate\n", i);
+			return 1;
+		}
+	}
+	cur_pc = 0xa00000;
+	calls = read_calls;
+	if (!decode_insn(d, cur_pc, &err) || read_calls != calls + 1) {
+		printf("FAIL cache: invalidated pc not decoded again\n");
+		bad = 1;
+	}
+	cur_pc = 0x900000;
+	decode_invalidate(d, 0x900000, 0x900001);
+	cur_pc = 0x123;		/* the target reads fail elsewhere */
+	err = NULL;
+	if (decode_insn(d, 0x900000, &err) || !err) {
+		printf("FAIL cache: unreadable pc decoded\n");
+		bad = 1;
+	}
+	return bad;
+}
+
+int main(void)
+{
+	struct decode_target t = { .read_mem = fake_read, .read_xstate = fake_xstate };
+	const char *err = NULL;
+	struct decoder *d = decode_new(&t, &err);
+	int bad = 0;
+
+	if (!d) {
+		printf("decode_new: %s\n", err);
+		return 1;
+	}
+	bool have512 = build_xstate() && comp_off(7) != 0;
+	uint64_t x0 = xcr0();
+	size_t n = sizeof(rows) / sizeof(rows[0]);
+	for (size_t i = 0; i < n; i++)
+		bad |= check_row(d, &rows[i], 0x400000 + 0x1000 * i, have512, x0);
+	bad |= check_cache(d);
+	decode_free(d);
+	printf("%zu rows: %s\n", n, bad ? "FAILED" : "ok");
+	return bad ? 1 : 0;
+}
