@@ -380,6 +380,17 @@ static void set_text(char *out, size_t size, const char *mnem, const char *ops)
 
 static bool is_simd(const cs_detail *det)
 {
+	/* Capstone leaves some (vsqrtss) without a group: a vector register
+	 * operand says SIMD too. */
+	for (unsigned int i = 0; i < det->x86.op_count; i++) {
+		const cs_x86_op *op = &det->x86.operands[i];
+		if (op->type == X86_OP_REG &&
+		    ((op->reg >= X86_REG_XMM0 && op->reg <= X86_REG_XMM31) ||
+		     (op->reg >= X86_REG_YMM0 && op->reg <= X86_REG_YMM31) ||
+		     (op->reg >= X86_REG_ZMM0 && op->reg <= X86_REG_ZMM31) ||
+		     (op->reg >= X86_REG_MM0 && op->reg <= X86_REG_MM7)))
+			return true;
+	}
 	for (unsigned int i = 0; i < det->groups_count; i++) {
 		switch (det->groups[i]) {
 		case X86_GRP_SSE1: case X86_GRP_SSE2: case X86_GRP_SSE3:

@@ -278,6 +278,14 @@ static bool evex_insn(const struct vex_info *v, struct fb_insn *fb)
 		case 0x3e: case 0x3f: name = "vpcmp[u] b/w"; break;
 		case 0x1e: case 0x1f: name = "vpcmp[u] d/q"; can_bcast = true; break;
 		case 0x25: name = "vpternlog d/q"; can_bcast = true; break;
+		case 0x19: case 0x39: case 0x1b: case 0x3b:
+			/* vextract[if]32x4/64x2 (16 bytes), 32x8/64x4 (32):
+			 * a store to memory */
+			snprintf(fb->text, sizeof(fb->text), "vextract%c",
+				 v->opcode & 0x20 ? 'i' : 'f');
+			fb->kind = ACC_WRITE;
+			fb->size = v->opcode & 2 ? 32 : 16;
+			return true;
 		default: return false;
 		}
 	} else {

@@ -381,6 +381,12 @@ static const struct row rows[] = {
 	{ "vpcmpeqb k6{k1},zmm3,[r11]", CODE(0x62, 0xd1, 0x65, 0x49, 0x74, 0x33),
 	  REGS(.r11 = RBX), .acc = { R_(RBX, 64) } },
 	{ "kortestd k4,k2", CODE(0xc4, 0xe1, 0xf9, 0x98, 0xe2), REGS(.rax = 1) },
+	/* SIMD rule: a memory source is read (Capstone gives no group) */
+	{ "vsqrtss xmm0,xmm0,[rbx]", CODE(0xc5, 0xfa, 0x51, 0x03), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 4) } },
+	/* a 32-byte store; disp8 1 * N 32 */
+	{ "vextracti32x8 [rbx+0x20],zmm0,1", CODE(0x62, 0xf3, 0x7d, 0x48, 0x3b, 0x43, 0x01, 0x01),
+	  REGS(.rbx = RBX), .acc = { W_(RBX + 0x20, 32) } },
 	/* broadcast: one element is read */
 	{ "vpaddd zmm0,zmm0,[rax]{1to16}", CODE(0x62, 0xf1, 0x7d, 0x58, 0xfe, 0x00),
 	  REGS(.rax = RAX), .acc = { R_(RAX, 4) } },
