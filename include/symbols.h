@@ -47,7 +47,8 @@ enum sym_resolve_result {
  *   lib.so:symbol (lib.so matched against the module's file name: a
  *   basename prefix, so "libc.so" and "libc.so.6" both work).
  * A symbol is looked up in the main executable first, then in every other
- * module in load order. */
+ * module in load order.  On SYM_FOUND, ERR is empty or holds a warning
+ * worth printing (an IFUNC symbol: its address is the resolver's). */
 enum sym_resolve_result sym_resolve(struct symbols *s, const char *loc,
 				    uint64_t *addr, char *err, size_t errlen);
 

@@ -8,10 +8,11 @@
  *   "./csu/../csu/libc-start.c", directory 0 ("./csu") gives
  *   "./csu/./csu/init-first.c".  libdw joins directory and name, so we only
  *   prefix comp_dir when its result is relative.
- * - Only is_stmt rows of the line table count: a row covers the addresses
- *   up to the next is_stmt row (or the end of its sequence), as valgrind's
- *   readdwarf.c records them; libdw's dwfl_module_getsrc would also use
- *   the is_stmt = 0 rows, so we search the CU's line table ourselves.
+ * - Every row of the line table counts, is_stmt or not (gcc -O2 puts a
+ *   ret on a non-stmt row of the next line: valgrind charges that line); a
+ *   row covers the addresses up to the next row, so of several rows at one
+ *   address the last one names it.  We search the CU's sorted line table
+ *   ourselves to get exactly that rule.
  * - fn= is the ELF function symbol containing the pc, after valgrind's
  *   canonicalisation of its symbol table (storage.c): among aliases of one
  *   [address, size) the shortest name not counting an "@VERSION" suffix
@@ -70,8 +71,7 @@ struct symbols {
 	Dwfl *dwfl;
 	char *exe;			/* /proc/PID/exe target */
 
-	struct modinfo *mods;		/* main executable first, then by
-					 * address */
+	struct modinfo *mods;		/* in search order (cmp_mod) */
 	size_t n_mods;
 
 	struct pc_entry *pcs;		/* open addressing, pc -> loc */
@@ -354,19 +354,39 @@ static int collect_module(Dwfl_Module *mod, void **userdata,
 		.low = start,
 		.high = end,
 	};
+	/* libdwfl calls the vdso "[vdso: PID]"; valgrind and maps say
+	 * "[vdso]". */
+	if (!strncmp(m->name, "[vdso", 5))
+		m->name = intern(s, "[vdso]");
 	m->base = base_name(m->name);
 	m->is_main = s->exe && !strcmp(m->name, s->exe);
 	return DWARF_CB_OK;
 }
 
+/* Search order, close to the dynamic linker's global scope: the
+ * executable, the libraries in load order (ld.so maps them top-down, so by
+ * descending address), ld.so itself, then the vdso. */
+static int mod_rank(const struct modinfo *m)
+{
+	if (m->is_main)
+		return 0;
+	if (m->name[0] == '[')
+		return 3;
+	if (!strncmp(m->base, "ld-linux", 8) || !strncmp(m->base, "ld.so", 5)
+	    || !strncmp(m->base, "ld64.so", 7))
+		return 2;
+	return 1;
+}
+
 static int cmp_mod(const void *pa, const void *pb)
 {
 	const struct modinfo *a = pa, *b = pb;
+	int ra = mod_rank(a), rb = mod_rank(b);
 
-	if (a->is_main != b->is_main)
-		return a->is_main ? -1 : 1;
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
 	if (a->low != b->low)
-		return a->low < b->low ? -1 : 1;
+		return a->low > b->low ? -1 : 1;
 	return 0;
 }
 
@@ -487,9 +507,9 @@ static const char *cg_file_name(struct symbols *s, Dwarf_Die *cu,
 	return r;
 }
 
-/* The is_stmt row covering PC (a CU-relative address), as valgrind's
- * line table has it, or NULL. */
-static Dwarf_Line *stmt_line(Dwarf_Lines *lines, size_t n, Dwarf_Addr pc)
+/* The row covering PC (a CU-relative address), as valgrind's line table
+ * has it, or NULL. */
+static Dwarf_Line *covering_line(Dwarf_Lines *lines, size_t n, Dwarf_Addr pc)
 {
 	size_t lo = 0, hi = n;
 
@@ -505,13 +525,12 @@ static Dwarf_Line *stmt_line(Dwarf_Lines *lines, size_t n, Dwarf_Addr pc)
 		else
 			hi = mid;
 	}
-	while (lo > 0) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, --lo);
-		bool flag;
+	if (lo > 0) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, lo - 1);
+		bool end;
 
-		if (dwarf_lineendsequence(l, &flag) == 0 && flag)
-			return NULL;
-		if (dwarf_linebeginstatement(l, &flag) == 0 && flag)
+		/* PC lies past the end of a sequence: in no row */
+		if (dwarf_lineendsequence(l, &end) == 0 && !end)
 			return l;
 	}
 	return NULL;
@@ -530,7 +549,7 @@ static void lookup_line(struct symbols *s, struct modinfo *m, uint64_t pc,
 
 	if (!cu || dwarf_getsrclines(cu, &lines, &n) != 0)
 		return;
-	l = stmt_line(lines, n, pc - bias);
+	l = covering_line(lines, n, pc - bias);
 	if (!l)
 		return;
 	file = dwarf_linesrc(l, NULL, NULL);
