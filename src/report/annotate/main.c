@@ -268,6 +268,8 @@ int main(int argc, char **argv)
 		    (!to_stdout && fclose(out)))
 			perror_msg_and_die("writing %s", output_profile);
 		prof_free(&prof);
+		free(include);
+		free(files);
 		return 0;
 	}
 
