@@ -1,11 +1,16 @@
 # Aggregate a Lackey-format access trace ("I  0401000,3", " L addr,size",
 # " S ...", " M ...") per pc, for the pcs inside the given functions.
-#   awk -f lackey-agg.awk RANGES TRACE
+#   awk [-v segs="LO-HI ..."] -f lackey-agg.awk RANGES TRACE
 # RANGES: lines "start size name" in hex (nm -S). Every other line of a
 # valgrind log (==pid== banners) is ignored. A data line belongs to the
 # last "I" line before it. Prints, one per line (sort them to compare):
 #   pc X 0 COUNT            the instruction at pc ran COUNT times
-#   pc KIND SIZE COUNT      it made COUNT accesses of KIND (L S M) and SIZE
+#   pc KIND SIZE ADDR COUNT it made COUNT accesses of KIND (L S M), SIZE
+#                           and, when the address lies in one of `segs` (the
+#                           executable's own LOAD segments, hex: at the same
+#                           place natively and under valgrind, non-PIE), at
+#                           ADDR; else ADDR is "-" (stack, heap, libraries
+#                           are elsewhere under valgrind)
 # pcs are printed as lower-case hex without leading zeros.
 function hexval(s,    i, v, c) {
 	v = 0
@@ -24,6 +29,13 @@ function norm(s) {
 	sub(/^0+/, "", s)
 	return s == "" ? "0" : s
 }
+BEGIN {
+	ns = split(segs, sg, " ")
+	for (i = 1; i <= ns; i++) {
+		split(sg[i], b, "-")
+		slo[i] = hexval(b[1]); shi[i] = hexval(b[2])
+	}
+}
 FNR == NR {
 	nr++
 	lo[nr] = hexval($1)
@@ -41,19 +53,28 @@ FNR == NR {
 			break
 		}
 	if (cur != "")
-		cnt[cur, "X", 0]++
+		cnt[cur, "X", 0, "-"]++
 	next
 }
 /^ [LSM] [0-9a-fA-F]+,[0-9]+$/ {
 	if (cur == "")
 		next
 	split($2, a, ",")
-	cnt[cur, $1, a[2]]++
+	ad = "-"
+	if (ns) {
+		v = hexval(a[1])
+		for (i = 1; i <= ns; i++)
+			if (v >= slo[i] && v < shi[i]) {
+				ad = norm(a[1])
+				break
+			}
+	}
+	cnt[cur, $1, a[2], ad]++
 	next
 }
 END {
 	for (k in cnt) {
 		split(k, p, SUBSEP)
-		print p[1], p[2], p[3], cnt[k]
+		print p[1], p[2], p[3], p[4], cnt[k]
 	}
 }
