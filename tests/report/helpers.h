@@ -85,7 +85,7 @@ static char *make_tmpdir(void)
 }
 
 /* The line of SRC holding MARKER, or 0. */
-static unsigned marker_line(const char *src, const char *marker)
+static __attribute__((unused)) unsigned marker_line(const char *src, const char *marker)
 {
 	FILE *f = fopen(src, "r");
 	char line[512];
