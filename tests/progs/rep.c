@@ -57,9 +57,11 @@ __attribute__((noinline)) long work(void)
 	rep_movsb(b, a + 1, n3001);
 	rep_movsq(b, a, n512);
 	rep_stosq(a + 4096, 0x0101010101010101ul, n300);
+	rep_stosb(b, 1, n1000);
 	b[700] = 9;
-	r = repe_cmpsb(a + 4096, b, n1000);	/* stops at the first difference */
-	r += repne_scasb(a, 7, n100);		/* finds a[3] */
+	r = repe_cmpsb(a + 4096, b, n1000);	/* stops after b[700] */
+	a[2500] = 9;
+	r += repne_scasb(a, 9, n3001);		/* stops after a[2500] */
 	return r;
 }
 
