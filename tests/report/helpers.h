@@ -13,7 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int failures;
+#define TEST_UNUSED __attribute__((unused))
+#define CT_FMT_UNUSED __attribute__((unused, format(printf, 1, 2)))
+
+static TEST_UNUSED int failures;
 
 #define CHECK(cond, ...) do { \
 	if (!(cond)) { \
@@ -24,7 +27,7 @@ static int failures;
 	} \
 } while (0)
 
-static __attribute__((format(printf, 1, 2))) char *fmt(const char *f, ...)
+static CT_FMT_UNUSED char *fmt(const char *f, ...)
 {
 	va_list ap;
 	char *s;
@@ -37,7 +40,7 @@ static __attribute__((format(printf, 1, 2))) char *fmt(const char *f, ...)
 }
 
 /* Run CMD through the shell; its stdout, malloc'd, or NULL on failure. */
-static char *capture(const char *cmd)
+static TEST_UNUSED char *capture(const char *cmd)
 {
 	FILE *p = popen(cmd, "r");
 	char *buf = NULL;
@@ -65,7 +68,7 @@ static char *capture(const char *cmd)
 	return buf;
 }
 
-static int run(const char *cmd)
+static TEST_UNUSED int run(const char *cmd)
 {
 	int st = system(cmd);
 
@@ -73,7 +76,7 @@ static int run(const char *cmd)
 }
 
 /* A fresh directory under /tmp (removed by the caller with rm -rf). */
-static char *make_tmpdir(void)
+static TEST_UNUSED char *make_tmpdir(void)
 {
 	char *d = strdup("/tmp/ct-report-XXXXXX");
 
@@ -85,7 +88,7 @@ static char *make_tmpdir(void)
 }
 
 /* The line of SRC holding MARKER, or 0. */
-static __attribute__((unused)) unsigned marker_line(const char *src, const char *marker)
+static TEST_UNUSED unsigned marker_line(const char *src, const char *marker)
 {
 	FILE *f = fopen(src, "r");
 	char line[512];
@@ -106,7 +109,7 @@ static __attribute__((unused)) unsigned marker_line(const char *src, const char 
 
 /* Fork and exec PATH traced; returns the pid stopped at its exec SIGTRAP
  * (only the executable, ld.so and the vdso are mapped then). */
-static pid_t start_stopped(const char *path)
+static TEST_UNUSED pid_t start_stopped(const char *path)
 {
 	pid_t pid = fork();
 	int st;
@@ -133,7 +136,7 @@ static pid_t start_stopped(const char *path)
 
 /* Run PID until it reaches ADDR (an int3 planted there), e.g. main: the
  * loader has mapped the libraries by then. */
-static int run_to(pid_t pid, unsigned long addr)
+static TEST_UNUSED int run_to(pid_t pid, unsigned long addr)
 {
 	long word;
 	int st;
@@ -153,7 +156,7 @@ static int run_to(pid_t pid, unsigned long addr)
 	return 0;
 }
 
-static void kill_child(pid_t pid)
+static TEST_UNUSED void kill_child(pid_t pid)
 {
 	if (pid > 0) {
 		kill(pid, SIGKILL);
