@@ -48,7 +48,8 @@ int cgout_write_resolved(FILE *out, const struct cgout_meta *meta,
 	const char *cur_file = NULL, *cur_fn = NULL;
 
 	memset(totals, 0, ne * sizeof(*totals));
-	qsort(ccs, n_ccs, sizeof(*ccs), cmp_cc);
+	if (n_ccs)
+		qsort(ccs, n_ccs, sizeof(*ccs), cmp_cc);
 
 	if (meta->desc)
 		for (const char *const *d = meta->desc; *d; d++)

@@ -194,6 +194,8 @@ static int cmp_fsym(const void *pa, const void *pb)
  * nothing changes. */
 static size_t canonicalise(struct fsym *t, size_t n)
 {
+	if (n == 0)
+		return 0;
 	for (int round = 0; round < 64; round++) {
 		bool changed = false;
 		size_t w = 0;

@@ -150,6 +150,13 @@ static void prof_add(struct profile *p, const char *fl, const char *fn,
 	p->v[p->n++] = (struct cc){ key, ir };
 }
 
+static void prof_free(struct profile *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i].key);
+	free(p->v);
+}
+
 static uint64_t prof_get(const struct profile *p, const char *key)
 {
 	for (size_t i = 0; i < p->n; i++)
@@ -366,8 +373,13 @@ int main(int argc, char **argv)
 	if (!failures) {
 		cmd = fmt("rm -rf '%s'", dir);
 		run(cmd);
+		free(cmd);
 	} else {
 		fprintf(stderr, "files kept in %s\n", dir);
 	}
+	prof_free(&mine);
+	prof_free(&theirs);
+	free(dir);
+	free(srcdir);
 	return failures ? 1 : 0;
 }

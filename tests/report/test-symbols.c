@@ -171,6 +171,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot compile %s\n", src);
 		return 77;
 	}
+	free(cmd);
 	l_loop = marker_line(src, "LINE_LOOP");
 	l_square = marker_line(hdr, "LINE_SQUARE");
 
@@ -259,7 +260,8 @@ int main(int argc, char **argv)
 
 	/* function range, against nm -S */
 	{
-		char *out = capture(fmt("nm -S '%s' | grep ' compute$'", exe));
+		char *q = fmt("nm -S '%s' | grep ' compute$'", exe);
+		char *out = capture(q);
 		unsigned long long lo = 0, size = 0;
 		uint64_t flo, fhi;
 		const char *name = NULL;
@@ -274,6 +276,7 @@ int main(int argc, char **argv)
 		CHECK(sym_function_range(s, 0x10, &flo, &fhi, &name) < 0,
 		      "range of 0x10");
 		free(out);
+		free(q);
 	}
 
 	/* after the loader: libc symbols */
@@ -333,5 +336,11 @@ int main(int argc, char **argv)
 
 	cmd = fmt("rm -rf '%s'", dir);
 	run(cmd);
+	free(cmd);
+	free(dir);
+	free(src);
+	free(hdr);
+	free((char *)exe);
+	free(argv[1]);
 	return failures ? 1 : 0;
 }
