@@ -245,6 +245,19 @@ static void install_signal_handlers(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* Kill the launched target and reap every thread.  With
+ * PTRACE_O_TRACEEXIT even SIGKILL stops each thread at its exit event:
+ * let them go until all are reaped. */
+static void kill_and_reap(pid_t pid)
+{
+	int status;
+	pid_t r;
+	kill(pid, SIGKILL);
+	while ((r = waitpid(-1, &status, __WALL)) > 0 || errno == EINTR)
+		if (r > 0 && WIFSTOPPED(status))
+			ptrace(PTRACE_CONT, r, NULL, NULL);
+}
+
 /* Fork PROG stopped, seize it, let it exec.  Returns at the exec stop. */
 static pid_t launch(const char *path, char **argv, bool stdout_to_stderr)
 {
@@ -279,8 +292,7 @@ static pid_t launch(const char *path, char **argv, bool stdout_to_stderr)
 		    PTRACE_O_TRACECLONE;
 	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)opts) < 0) {
 		int err = errno;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		kill_and_reap(pid);
 		errno = err;
 		perror_msg_and_die("ptrace(PTRACE_SEIZE, %d)", pid);
 	}
@@ -311,8 +323,7 @@ static pid_t launch(const char *path, char **argv, bool stdout_to_stderr)
 				       ei.sig == SIGSTOP ? 0 : ei.sig);
 			break;
 		case TE_INTERRUPTED:
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, __WALL);
+			kill_and_reap(pid);
 			exit(128 + interrupted_by);
 		default:
 			tracee_restart(t, PTRACE_CONT, 0);
@@ -364,9 +375,7 @@ static bool resolve_loc(const char *what, const char *loc, uint64_t *addr,
 static noreturn void cleanup_target_and_die(void)
 {
 	if (target_pid > 0) {
-		kill(target_pid, SIGKILL);
-		while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
-			;
+		kill_and_reap(target_pid);
 	}
 	if (out_file && out_file != stdout) {
 		fclose(out_file);
@@ -422,6 +431,7 @@ static void collect_desc(void)
 		fprintf(m, "desc: Region: the whole run\n");
 	if (partial_reason)
 		fprintf(m, "desc: Partial profile: %s\n", partial_reason);
+	/* Every line above starts with "desc: ", which cgout_write adds. */
 	fclose(m);
 	size_t n = 0;
 	for (char *p = buf; *p; p++)
@@ -433,7 +443,7 @@ static void collect_desc(void)
 		if (!nl)
 			break;
 		*nl = 0;
-		desc_lines[n++] = p;
+		desc_lines[n++] = strncmp(p, "desc: ", 6) ? p : p + 6;
 	}
 }
 

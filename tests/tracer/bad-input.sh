@@ -2,8 +2,10 @@
 # Bad input: a one-line error naming the problem, exit status 1 or 2, no
 # process left behind, and no crash.
 . "$(dirname "$0")/lib.sh"
-build loop
-cp loop loopstrip && strip loopstrip
+# A name of our own, so that the leftover check sees only our processes.
+P=bi$$
+build loop && mv loop $P
+cp $P ${P}s && strip ${P}s
 printf '#!/bin/sh\necho hi\n' > noexec.sh && chmod -x noexec.sh
 
 expect_error() {	# expect_error WHAT REGEX CMD...
@@ -30,30 +32,30 @@ expect_error "not executable" "noexec.sh.*not executable" \
 	"$CT" -q -- ./noexec.sh
 expect_error "directory" "is a directory" "$CT" -q -- /tmp
 expect_error "no program" "no program" "$CT" -q
-expect_error "unknown option" "unknown option" "$CT" --frobnicate -- ./loop
+expect_error "unknown option" "unknown option" "$CT" --frobnicate -- ./$P
 expect_error "unknown start symbol" \
-	"'wrok' not found.*loop.*did you mean 'work'" \
-	"$CT" -q --start=wrok -- ./loop 1
-no_leftover loop "unknown start symbol"
+	"'wrok' not found in $P.*did you mean.*'work'" \
+	"$CT" -q --start=wrok -- ./$P 1
+no_leftover $P "unknown start symbol"
 expect_error "unknown library symbol" "nosuchfunc.*not found" \
-	"$CT" -q --start=libc.so.6:nosuchfunc -- ./loop 1
-no_leftover loop "unknown library symbol"
+	"$CT" -q --start=libc.so.6:nosuchfunc -- ./$P 1
+no_leftover $P "unknown library symbol"
 expect_error "stripped binary" "symbol" \
-	"$CT" -q --start=work -- ./loopstrip 1
-no_leftover loopstrip "stripped binary"
+	"$CT" -q --start=work -- ./${P}s 1
+no_leftover ${P}s "stripped binary"
 expect_error "bad geometry: sets" "power of two" \
-	"$CT" -q --D1=3000,1,64 -- ./loop 1
+	"$CT" -q --D1=3072,1,64 -- ./$P 1
 expect_error "bad geometry: line" "line" \
-	"$CT" -q --I1=32768,8,8 -- ./loop 1
+	"$CT" -q --I1=32768,8,8 -- ./$P 1
 expect_error "bad geometry: assoc" "assoc" \
-	"$CT" -q --LL=1024,32,64 -- ./loop 1
-expect_error "bad geometry: syntax" "D1" "$CT" -q --D1=32k -- ./loop 1
-expect_error "bad yes/no" "yes or no" "$CT" -q --cache-sim=maybe -- ./loop
+	"$CT" -q --LL=1024,32,64 -- ./$P 1
+expect_error "bad geometry: syntax" "D1" "$CT" -q --D1=32k -- ./$P 1
+expect_error "bad yes/no" "yes or no" "$CT" -q --cache-sim=maybe -- ./$P
 expect_error "unwritable output" "cannot write.*nodir/out" \
-	"$CT" -q -o "$W/nodir/out" -- ./loop 1
-no_leftover loop "unwritable output"
-expect_error "bad %-sequence" "%" "$CT" -q -o 'out.%z' -- ./loop 1
-no_leftover loop "bad %-sequence"
+	"$CT" -q -o "$W/nodir/out" -- ./$P 1
+no_leftover $P "unwritable output"
+expect_error "bad %-sequence" "%" "$CT" -q -o 'out.%z' -- ./$P 1
+no_leftover $P "bad %-sequence"
 expect_error "--stop without --start" "needs --start" \
-	"$CT" -q --stop=work -- ./loop 1
+	"$CT" -q --stop=work -- ./$P 1
 finish

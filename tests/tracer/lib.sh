@@ -13,7 +13,7 @@ build() {	# build NAME: tests/tracer/NAME.c -> ./NAME, non-PIE -O2 -g
 	${CC:-cc} -O2 -g -fno-pie -no-pie -o "$1" "$SRCDIR/tests/tracer/$1.c" ||
 		{ echo "cannot build $1"; exit 1; }
 }
-# No process of ours left: no process named NAME whose parent is this shell.
+# No process of ours left: none named NAME (a name unique to this run).
 no_leftover() {	# no_leftover NAME WHAT
 	sleep 0.2
 	if pgrep -x "$1" >/dev/null; then
