@@ -614,9 +614,11 @@ void sym_lookup(struct symbols *s, uint64_t pc, struct src_loc *loc)
 	m = find_mod(s, pc);
 	if (m) {
 		f = find_fsym(m, pc);
-		if (f)
-			e->loc.fn = is_below_main(display_name(s, f->name))
-				? below_main : display_name(s, f->name);
+		if (f) {
+			const char *name = display_name(s, f->name);
+
+			e->loc.fn = is_below_main(name) ? below_main : name;
+		}
 		lookup_line(s, m, pc, &e->loc);
 	}
 	*loc = e->loc;
@@ -687,10 +689,15 @@ static void suggest_add(struct suggest *sg, struct symbols *s,
 {
 	const char *at = strchr(name, '@');
 	size_t ln = at ? (size_t)(at - name) : strlen(name);
-	size_t d = edit_distance(want, strlen(want), name, ln);
+	size_t lw = strlen(want);
+	size_t d;
 	const char *iname;
 	size_t k;
 
+	/* the distance is at least the difference in length */
+	if ((ln > lw ? ln - lw : lw - ln) > sg->max_dist)
+		return;
+	d = edit_distance(want, lw, name, ln);
 	if (d > sg->max_dist || d == 0)
 		return;
 	if (sg->n == 3 && d > sg->dist[2])
