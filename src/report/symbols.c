@@ -393,42 +393,41 @@ static int cmp_mod(const void *pa, const void *pb)
 }
 
 /* Report the process's mappings to libdwfl; with the <0 (libdw error),
- * >0 (errno), 0 convention of libdwfl. */
+ * >0 (errno), 0 convention of libdwfl.  Our module list is rebuilt even on
+ * failure: dwfl_report_end drops the modules not reported again. */
 static int report(struct symbols *s, char *err, size_t errlen)
 {
 	struct collect_arg c = { .s = s };
-	int r;
+	int r, ret = 0;
 
 	r = dwfl_linux_proc_report(s->dwfl, s->pid);
 	if (r < 0) {
 		snprintf(err, errlen, "reading mappings of %d: %s", s->pid,
 			 dwfl_errmsg(-1));
-		dwfl_report_end(s->dwfl, NULL, NULL);
-		return -1;
-	}
-	if (r > 0) {
+		ret = -1;
+	} else if (r > 0) {
 		snprintf(err, errlen, "reading mappings of %d: %s", s->pid,
 			 strerror(r));
-		dwfl_report_end(s->dwfl, NULL, NULL);
-		return -1;
+		ret = -1;
 	}
-	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
+	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0 && ret == 0) {
 		snprintf(err, errlen, "reading mappings of %d: %s", s->pid,
 			 dwfl_errmsg(-1));
-		return -1;
+		ret = -1;
 	}
 	free_mods(s);
-	if (dwfl_getmodules(s->dwfl, collect_module, &c, 0) < 0) {
+	if (dwfl_getmodules(s->dwfl, collect_module, &c, 0) < 0 && ret == 0) {
 		snprintf(err, errlen, "listing modules of %d: %s", s->pid,
 			 dwfl_errmsg(-1));
-		return -1;
+		ret = -1;
 	}
-	qsort(s->mods, s->n_mods, sizeof(*s->mods), cmp_mod);
+	if (s->n_mods)
+		qsort(s->mods, s->n_mods, sizeof(*s->mods), cmp_mod);
 	/* Cached answers may predate a mapping: forget them. */
 	if (s->pcs)
 		memset(s->pcs, 0, (s->pcs_mask + 1) * sizeof(*s->pcs));
 	s->pcs_used = 0;
-	return 0;
+	return ret;
 }
 
 static struct modinfo *find_mod(struct symbols *s, uint64_t pc)

@@ -307,8 +307,14 @@ int main(int argc, char **argv)
 	addr2line(a_compute, file, sizeof(file), &line);
 	check_lookup(s, a_compute, "compute", file, line);
 
-	sym_close(s);
+	/* the process gone: refresh fails, lookups still answer */
 	kill_child(pid);
+	err[0] = '\0';
+	CHECK(sym_refresh(s, err, sizeof(err)) < 0 && err[0],
+	      "refresh of a dead process: '%s'", err);
+	sym_lookup(s, a_compute, &loc);
+	CHECK(loc.fn && loc.file, "lookup after a failed refresh");
+	sym_close(s);
 
 	/* a stripped copy: no symbol table */
 	cmd = fmt("strip -o '%s.stripped' '%s'", exe, exe);
