@@ -3,8 +3,9 @@
 # breakpoint, detaches, writes the profile so far marked partial, exits
 # 128+signal; the target carries on to its normal end with its normal output.
 . "$(dirname "$0")/lib.sh"
-build loop
-./loop 40 20 > native.out || fail "native run"
+P=int$$		# a name of our own for the process checks
+build loop && mv loop $P
+./$P 40 20 > native.out || fail "native run"
 
 one() {	# one SIG WHEN(stepping|waiting) EXPECTED_RC
 	sig=$1; when=$2; want=$3
@@ -12,10 +13,10 @@ one() {	# one SIG WHEN(stepping|waiting) EXPECTED_RC
 	if [ "$when" = stepping ]; then
 		# The whole run is stepped: it takes seconds, so a signal
 		# after 1 s lands while stepping.
-		"$CT" -q -o p.cg -- ./loop 40 20 >tgt.out 2>err.txt &
+		"$CT" -q -o p.cg -- ./$P 40 20 >tgt.out 2>err.txt &
 	else
 		# The start function never runs before 2 s of sleeps.
-		"$CT" -q -o p.cg --start=work --stop=main -- ./loop 40 100 \
+		"$CT" -q -o p.cg --start=work --stop=main -- ./$P 40 100 \
 			>tgt.out 2>err.txt &
 	fi
 	ct=$!
@@ -27,12 +28,12 @@ one() {	# one SIG WHEN(stepping|waiting) EXPECTED_RC
 		{ fail "$sig $when: exit $rc, expected $want"; cat err.txt; }
 	# The target runs on without us: wait for it to finish.
 	for i in $(seq 1 100); do
-		pgrep -x loop >/dev/null || break
+		pgrep -x $P >/dev/null || break
 		sleep 0.1
 	done
-	if pgrep -x loop >/dev/null; then
+	if pgrep -x $P >/dev/null; then
 		fail "$sig $when: target still running or stopped after 10 s"
-		pkill -9 -x loop
+		pkill -9 -x $P
 	fi
 	cmp -s native.out tgt.out && pass "$sig $when: target output intact" ||
 		fail "$sig $when: target output differs: $(cat tgt.out)"
