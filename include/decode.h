@@ -72,8 +72,9 @@ enum { REP_PLAIN = 1, REP_E, REP_NE };
 /* What one trap did, in Cachegrind's order: one instruction fetch (two
  * when a rep string instruction with count >= 1 finishes: Cachegrind counts
  * its final rcx == 0 check as one more execution), the data accesses, then
- * the conditional branch outcomes (rep string instructions produce one or
- * two per trap too, as VEX translates them to conditional exits). */
+ * the conditional branch outcomes (rep string instructions produce one to
+ * three per trap, locked read-modify-writes one, as VEX translates them to
+ * conditional exits; taken as Cachegrind records them: see decode.c). */
 struct step_events {
 	uint8_t n_fetch;		/* 1 or 2 */
 	uint8_t n_cond;			/* 0..3 */
@@ -107,6 +108,15 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 
 /* Forget cached instructions in [start, end) (exec, munmap, text writes). */
 void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end);
+
+/* Call right before single-stepping INSN (the thread's rip == insn->pc),
+ * and then decode_step for that same step before the next
+ * decode_prepare.  A no-op unless insn->needs_xstate: then it snapshots
+ * the vector registers, which decode_step uses, because gathers and
+ * scatters clear their mask as they complete.  Returns 0, or a negative
+ * errno when the xstate cannot be read (decode_step then reads the state
+ * after the step, as it does without a snapshot). */
+int decode_prepare(struct decoder *d, const struct insn *insn);
 
 /* Fill EV with what INSN did in one trap, given the registers before the
  * trap (BEFORE, rip == insn->pc) and after it (AFTER).  Returns 0, or a

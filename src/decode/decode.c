@@ -13,6 +13,11 @@
  * - lock-prefixed arithmetic (lock add/or/and/sub/xor/inc/dec/neg/not/
  *   xadd/bts/btr/btc) and xchg [m], r (implicitly locked) load first and
  *   then do a CAS: a read, then a modify, of the same location.
+ * - Those locked read-modify-writes go through VEX's casLE: an IRCAS,
+ *   then Exit(CAS failed -> restart this insn), one Bc, not inverted and
+ *   never taken single-threaded.  cmpxchg, cmpxchg8b and cmpxchg16b
+ *   (locked or not) have no such exit, nor do unlocked read-modify-writes
+ *   (Cachegrind --branch-sim=yes per-line Bc, valgrind 3.19).
  * - Reading one place and writing another are separate accesses, read
  *   first: push [m] (read m, write [rsp-8]), pop [m] (read [rsp], write m,
  *   whose address uses rsp+8 as the SDM says), call [m] (read m, write
@@ -34,7 +39,8 @@
  *   bit is set.  AVX2 gathers load every element: enabled ones at their
  *   address, disabled ones at [rsp] (VEX substitutes a safe address).
  *   AVX-512 gathers and scatters (which valgrind does not run) access the
- *   elements enabled in their k mask.
+ *   elements enabled in their k mask.  Masks are read from the state
+ *   before the step (decode_prepare): gathers clear them as they go.
  * - fxsave/fxrstor: one 512-byte access; xsave family: one access over
  *   the XSAVE area the instruction uses: 576 bytes of legacy area and
  *   header, plus the components in edx:eax & XCR0 (standard format: up to
@@ -42,14 +48,17 @@
  *   and offsets from CPUID 0xd).  VEX splits these into many stores and
  *   does not run xsavec at all, so Cachegrind differs here.
  * - rep string instructions: ptrace traps once per iteration.  VEX turns
- *   one execution into: exit if rcx == 0 (a Bc), one element, then back
- *   to itself (rep), or for repe/repne a second Bc taken when the repeat
- *   condition holds after the element.  A rep with count n >= 1 thus runs
- *   n + 1 times under Cachegrind.  Per trap: count 0: one fetch, no
- *   access, Bc taken.  Count >= 1: the element's accesses, Bc not taken,
- *   for repe/repne the condition Bc; and when the trap finished the
- *   instruction because rcx reached 0 (rep, or the condition still held)
- *   one more fetch and a taken Bc.
+ *   one execution into: Exit(rcx == 0 -> next insn) (a Bc), one element,
+ *   then back to itself (rep), or for repe/repne a second Exit(cond ->
+ *   this insn) (a Bc).  Cachegrind records an exit whose destination is
+ *   the fall through as inverted: taken = NOT guard.  So the first Bc is
+ *   taken when the count (rcx, ecx with 0x67) is NOT zero; the second is
+ *   taken when the repeat condition holds after the element.  A rep with
+ *   count n >= 1 thus runs n + 1 times under Cachegrind.  Per trap: count
+ *   0: one fetch, no access, Bc not taken.  Count >= 1: Bc taken, the
+ *   element's accesses, for repe/repne the condition Bc; and when the
+ *   trap finished the instruction because rcx reached 0 (rep, or the
+ *   condition still held) one more fetch and a not-taken Bc (rcx == 0).
  * - jcc, jrcxz, loop*: one Bc, taken iff the next pc is not the fall
  *   through.  jmp/call through a register or memory: one Bi (indirect,
  *   target = the pc after the step).  Direct jmp/call, ret, syscall: none.
@@ -88,6 +97,7 @@ enum {
 	RF_PRE_READ = 1 << 1,	/* read t before the modify (lock, xchg) */
 	RF_XSAVE = 1 << 2,	/* size from edx:eax, standard format */
 	RF_XSAVEC = 1 << 3,	/* size from edx:eax, compacted format */
+	RF_CAS_EXIT = 1 << 4,	/* VEX casLE's restart exit: one Bc, not taken */
 };
 
 enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
@@ -128,6 +138,12 @@ struct decoder {
 	uint32_t off_ymmh, off_opmask, off_zmmh, off_hi16;
 	uint8_t *xbuf;
 	size_t xbuf_len;
+	/* xbuf holds the state before the step of snap_pc (decode_prepare):
+	 * gathers and scatters clear their mask as elements complete, so
+	 * the state after the trap no longer says which were enabled */
+	bool snap_valid;
+	uint64_t snap_pc;
+	size_t snap_len;
 };
 
 static const uint8_t gpr_slots[16] = {
@@ -534,7 +550,7 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 		r->flags |= RF_MEM;
 		if (kind == ACC_MODIFY && (((s->flags & SF_LOCK2) &&
 		    x->prefix[0] == X86_PREFIX_LOCK) || (s->flags & SF_XCHG)))
-			r->flags |= RF_PRE_READ;
+			r->flags |= RF_PRE_READ | RF_CAS_EXIT;
 		return;
 	}
 	case SC_PUSH:
@@ -561,7 +577,7 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 		r->t.kind = s->dst;
 		r->flags |= RF_MEM;
 		if ((s->flags & SF_LOCK2) && x->prefix[0] == X86_PREFIX_LOCK)
-			r->flags |= RF_PRE_READ;
+			r->flags |= RF_PRE_READ | RF_CAS_EXIT;
 		if (x->op_count >= 2 && x->operands[1].type == X86_OP_REG) {
 			unsigned int num, width;
 			if (!cs_gpr(x->operands[1].reg, &num, &width)) {
@@ -783,12 +799,21 @@ static int step_vector(struct decoder *d, const struct drec *r,
 		       const reg_t *regs, const struct user_regs_struct *u,
 		       struct step_events *ev)
 {
-	if (!d->target.read_xstate)
-		return -ENOSYS;
-	ssize_t got = d->target.read_xstate(d->target.ctx, d->xbuf, d->xbuf_len);
-	if (got < 0)
-		return (int)got;
-	size_t xlen = (size_t)got;
+	size_t xlen;
+
+	if (d->snap_valid && d->snap_pc == r->insn.pc) {
+		xlen = d->snap_len;
+	} else {
+		/* No snapshot: the state after the step, right only when the
+		 * mask survives it (masked moves not writing their mask). */
+		if (!d->target.read_xstate)
+			return -ENOSYS;
+		ssize_t got = d->target.read_xstate(d->target.ctx, d->xbuf, d->xbuf_len);
+		if (got < 0)
+			return (int)got;
+		xlen = (size_t)got;
+	}
+	d->snap_valid = false;
 	uint64_t base = ea(&r->t, regs, u);
 	uint64_t kmask = ~0ull;
 
@@ -835,10 +860,13 @@ static void step_string(const struct drec *r, const struct user_regs_struct *b,
 	uint64_t di = r->addr32 ? (uint32_t)b->rdi : b->rdi;
 	uint8_t rep = r->insn.rep;
 
+	/* Exit(count == 0 -> next insn): inverted, taken = count != 0 */
 	if (rep && count == 0) {
-		ev->cond_taken[ev->n_cond++] = true;
+		ev->cond_taken[ev->n_cond++] = false;
 		return;
 	}
+	if (rep)
+		ev->cond_taken[ev->n_cond++] = true;
 	switch (r->str_op) {
 	case STR_MOVS:
 		add_acc(ev, si, r->esize, ACC_READ);
@@ -860,7 +888,6 @@ static void step_string(const struct drec *r, const struct user_regs_struct *b,
 	}
 	if (!rep)
 		return;
-	ev->cond_taken[ev->n_cond++] = false;
 	bool again = true;		/* plain rep jumps back unconditionally */
 	if (rep == REP_E || rep == REP_NE) {
 		bool zf = a->eflags & 0x40;
@@ -868,10 +895,27 @@ static void step_string(const struct drec *r, const struct user_regs_struct *b,
 		ev->cond_taken[ev->n_cond++] = again;
 	}
 	if (a->rip != b->rip && again) {
-		/* rcx reached 0: Cachegrind runs it once more to exit */
+		/* rcx reached 0: Cachegrind runs it once more, and the
+		 * count == 0 exit (inverted) is not taken */
 		ev->n_fetch = 2;
-		ev->cond_taken[ev->n_cond++] = true;
+		ev->cond_taken[ev->n_cond++] = false;
 	}
+}
+
+int decode_prepare(struct decoder *d, const struct insn *insn)
+{
+	if (!insn->needs_xstate)
+		return 0;
+	d->snap_valid = false;
+	if (!d->target.read_xstate)
+		return -ENOSYS;
+	ssize_t got = d->target.read_xstate(d->target.ctx, d->xbuf, d->xbuf_len);
+	if (got < 0)
+		return (int)got;
+	d->snap_pc = insn->pc;
+	d->snap_len = (size_t)got;
+	d->snap_valid = true;
+	return 0;
 }
 
 int decode_step(struct decoder *d, const struct insn *insn,
@@ -889,6 +933,8 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	ev->indirect = false;
 	ev->ind_target = 0;
 	ev->n_acc = 0;
+	if (d->snap_valid && d->snap_pc != insn->pc)
+		d->snap_valid = false;	/* not this step's: stale */
 	if (insn->unknown)
 		return 0;
 
@@ -902,6 +948,8 @@ int decode_step(struct decoder *d, const struct insn *insn,
 			if (r->flags & RF_PRE_READ)
 				add_acc(ev, a, size, ACC_READ);
 			add_acc(ev, a, size, r->t.kind);
+			if (r->flags & RF_CAS_EXIT)
+				ev->cond_taken[ev->n_cond++] = false;
 		}
 		break;
 	case SC_PUSH:
@@ -952,6 +1000,8 @@ int decode_step(struct decoder *d, const struct insn *insn,
 			if (r->flags & RF_PRE_READ)
 				add_acc(ev, a, r->t.size, ACC_READ);
 			add_acc(ev, a, r->t.size, r->t.kind);
+			if (r->flags & RF_CAS_EXIT)
+				ev->cond_taken[ev->n_cond++] = false;
 		}
 		break;
 	case SC_XLAT: {

@@ -84,19 +84,54 @@ static const struct row rows[] = {
 	{ "cmp [rbx],eax", CODE(0x39, 0x03), REGS(.rbx = RBX), .acc = { R_(RBX, 4) } },
 	/* Capstone flags test [m],imm read-write: it only reads */
 	{ "test byte [rbx],1", CODE(0xf6, 0x03, 0x01), REGS(.rbx = RBX), .acc = { R_(RBX, 1) } },
-	/* Lackey: lock add = load, then CAS: L then M */
+	/* Lackey: lock add = load, then CAS: L then M.  Cachegrind: VEX's
+	 * casLE adds Exit(CAS failed -> this insn), one Bc, not taken
+	 * (per-line Bc of lock add/or/adc/sbb/and/sub/xor/inc/dec/not/neg/
+	 * xadd/bts/btr/btc and xchg [m] under cachegrind --branch-sim=yes:
+	 * one per execution; plain add [m], xadd, bts, inc: none) */
 	{ "lock add [rbx],eax", CODE(0xf0, 0x01, 0x03), REGS(.rbx = RBX),
-	  .acc = { R_(RBX, 4), M_(RBX, 4) } },
+	  .acc = { R_(RBX, 4), M_(RBX, 4) }, .n_cond = 1, .cond = { false } },
+	/* Lackey: L 8, M 8 for lock xadd, lock inc, lock bts imm */
+	{ "lock xadd [rbx],rcx", CODE(0xf0, 0x48, 0x0f, 0xc1, 0x0b), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 8), M_(RBX, 8) }, .n_cond = 1, .cond = { false } },
+	{ "lock xadd [rbx],cl", CODE(0xf0, 0x0f, 0xc0, 0x0b), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 1), M_(RBX, 1) }, .n_cond = 1, .cond = { false } },
+	{ "lock inc qword [rbx]", CODE(0xf0, 0x48, 0xff, 0x03), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 8), M_(RBX, 8) }, .n_cond = 1, .cond = { false } },
+	{ "lock neg word [rbx]", CODE(0xf0, 0x66, 0xf7, 0x1b), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 2), M_(RBX, 2) }, .n_cond = 1, .cond = { false } },
+	/* GNU as puts 66 before f0 */
+	{ "lock neg word [rbx] (66 f0)", CODE(0x66, 0xf0, 0xf7, 0x1b), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 2), M_(RBX, 2) }, .n_cond = 1, .cond = { false } },
+	{ "lock and byte [rbx],1", CODE(0xf0, 0x80, 0x23, 0x01), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 1), M_(RBX, 1) }, .n_cond = 1, .cond = { false } },
+	{ "lock bts qword [rbx],3", CODE(0xf0, 0x48, 0x0f, 0xba, 0x2b, 0x03), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 8), M_(RBX, 8) }, .n_cond = 1, .cond = { false } },
 	{ "xadd [rbx],eax", CODE(0x0f, 0xc1, 0x03), REGS(.rbx = RBX), .acc = { M_(RBX, 4) } },
 	/* Lackey: xchg (implicitly locked) = load, then CAS */
 	{ "xchg [rbx],rcx", CODE(0x48, 0x87, 0x0b), REGS(.rbx = RBX),
-	  .acc = { R_(RBX, 8), M_(RBX, 8) } },
+	  .acc = { R_(RBX, 8), M_(RBX, 8) }, .n_cond = 1, .cond = { false } },
+	{ "lock xchg [rbx],rcx", CODE(0xf0, 0x48, 0x87, 0x0b), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 8), M_(RBX, 8) }, .n_cond = 1, .cond = { false } },
+	/* 8- and 16-bit xchg: one Bc each too (Cachegrind) */
+	{ "xchg [rbx],cl", CODE(0x86, 0x0b), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 1), M_(RBX, 1) }, .n_cond = 1, .cond = { false } },
+	{ "xchg [rbx],cx", CODE(0x66, 0x87, 0x0b), REGS(.rbx = RBX),
+	  .acc = { R_(RBX, 2), M_(RBX, 2) }, .n_cond = 1, .cond = { false } },
+	/* registers only: no CAS */
+	{ "xchg ebx,ecx", CODE(0x87, 0xcb), REGS(.rbx = RBX) },
 	/* Capstone says read only; cmpxchg always writes (SDM): one CAS */
 	{ "cmpxchg [rbx],ecx", CODE(0x0f, 0xb1, 0x0b), REGS(.rbx = RBX), .acc = { M_(RBX, 4) } },
 	{ "lock cmpxchg [rbx],rcx", CODE(0xf0, 0x48, 0x0f, 0xb1, 0x0b), REGS(.rbx = RBX),
 	  .acc = { M_(RBX, 8) } },
+	/* cmpxchg* (locked or not): one CAS and no restart exit (Cachegrind:
+	 * 0 Bc on their lines; Lackey: one M) */
 	{ "cmpxchg16b [rbx]", CODE(0x48, 0x0f, 0xc7, 0x0b), REGS(.rbx = RBX),
 	  .acc = { M_(RBX, 16) } },
+	{ "lock cmpxchg16b [rbx]", CODE(0xf0, 0x48, 0x0f, 0xc7, 0x0b), REGS(.rbx = RBX),
+	  .acc = { M_(RBX, 16) } },
+	{ "lock cmpxchg8b [rbx]", CODE(0xf0, 0x0f, 0xc7, 0x0b), REGS(.rbx = RBX),
+	  .acc = { M_(RBX, 8) } },
 	{ "cmpxchg8b [rbx]", CODE(0x0f, 0xc7, 0x0b), REGS(.rbx = RBX), .acc = { M_(RBX, 8) } },
 
 	/* stores Capstone 4.0.2 reports as reads */
@@ -207,56 +242,67 @@ static const struct row rows[] = {
 	{ "enter 16,2", CODE(0xc8, 0x10, 0x00, 0x02), REGS(.rax = 1),
 	  .acc = { W_(RSP - 8, 8), R_(RBP - 8, 8), W_(RSP - 16, 8), W_(RSP - 24, 8) } },
 
-	/* rep strings.  Count 0: one fetch, nothing accessed, the rcx == 0
-	 * exit taken */
+	/* rep strings.  VEX: Exit(rcx == 0 -> next insn), the element, and
+	 * for repe/repne Exit(cond -> this insn).  Cachegrind (cg_main.c)
+	 * records an exit to the fall through as inverted, taken = NOT
+	 * guard, so the first outcome is taken iff the count is NOT zero; the
+	 * second is taken iff the repeat condition holds.  (These rows were
+	 * re-derived from that rule: an earlier version had the first
+	 * outcome's sense reversed, which valgrind's Bcm on tests/progs/rep.c
+	 * showed wrong.)  Count 0: one fetch, nothing accessed, not taken. */
 	{ "rep movsb rcx=0", CODE(0xf3, 0xa4), REGS(.rsi = RSI, .rdi = RDI, .rcx = 0),
-	  .n_cond = 1, .cond = { true } },
-	/* count 1: one element, the exit not taken; finished, so one more
-	 * execution (fetch 2) whose exit is taken (Lackey: I L S I) */
+	  .n_cond = 1, .cond = { false } },
+	/* count 1: taken (rcx != 0), one element; finished, so one more
+	 * execution (fetch 2, Lackey: I L S I) with rcx == 0: not taken */
 	{ "rep movsb rcx=1", CODE(0xf3, 0xa4), REGS(.rsi = RSI, .rdi = RDI, .rcx = 1),
-	  .n_fetch = 2, .acc = { R_(RSI, 1), W_(RDI, 1) }, .n_cond = 2, .cond = { false, true } },
+	  .n_fetch = 2, .acc = { R_(RSI, 1), W_(RDI, 1) }, .n_cond = 2, .cond = { true, false } },
 	/* mid-loop: rip stays */
 	{ "rep movsb mid", CODE(0xf3, 0xa4), REGS(.rsi = RSI, .rdi = RDI, .rcx = 5),
-	  .same_rip = true, .acc = { R_(RSI, 1), W_(RDI, 1) }, .n_cond = 1, .cond = { false } },
+	  .same_rip = true, .acc = { R_(RSI, 1), W_(RDI, 1) }, .n_cond = 1, .cond = { true } },
 	{ "rep stosq rcx=0", CODE(0xf3, 0x48, 0xab), REGS(.rdi = RDI, .rcx = 0),
-	  .n_cond = 1, .cond = { true } },
+	  .n_cond = 1, .cond = { false } },
 	{ "rep stosq rcx=1", CODE(0xf3, 0x48, 0xab), REGS(.rdi = RDI, .rcx = 1),
-	  .n_fetch = 2, .acc = { W_(RDI, 8) }, .n_cond = 2, .cond = { false, true } },
+	  .n_fetch = 2, .acc = { W_(RDI, 8) }, .n_cond = 2, .cond = { true, false } },
 	{ "rep stosq mid", CODE(0xf3, 0x48, 0xab), REGS(.rdi = RDI, .rcx = 3), .same_rip = true,
-	  .acc = { W_(RDI, 8) }, .n_cond = 1, .cond = { false } },
+	  .acc = { W_(RDI, 8) }, .n_cond = 1, .cond = { true } },
 	/* repe cmpsb: Lackey loads [rdi] before [rsi] */
 	{ "repe cmpsb rcx=0", CODE(0xf3, 0xa6), REGS(.rsi = RSI, .rdi = RDI, .rcx = 0),
-	  .n_cond = 1, .cond = { true } },
-	/* count 1, equal (ZF=1): repeat condition held, rcx hit 0: extra */
+	  .n_cond = 1, .cond = { false } },
+	/* count 1, equal (ZF=1): count exit taken, repeat condition held
+	 * (taken), rcx hit 0: the extra execution's count exit not taken */
 	{ "repe cmpsb rcx=1 equal", CODE(0xf3, 0xa6), REGS(.rsi = RSI, .rdi = RDI, .rcx = 1),
 	  .after_eflags = ZF, .n_fetch = 2, .acc = { R_(RDI, 1), R_(RSI, 1) },
-	  .n_cond = 3, .cond = { false, true, true } },
+	  .n_cond = 3, .cond = { true, true, false } },
 	/* mid-loop, equal: goes round again */
 	{ "repe cmpsb mid equal", CODE(0xf3, 0xa6), REGS(.rsi = RSI, .rdi = RDI, .rcx = 7),
 	  .same_rip = true, .after_eflags = ZF, .acc = { R_(RDI, 1), R_(RSI, 1) },
-	  .n_cond = 2, .cond = { false, true } },
+	  .n_cond = 2, .cond = { true, true } },
 	/* mid-loop, unequal: leaves without the extra execution */
 	{ "repe cmpsb mid unequal", CODE(0xf3, 0xa6), REGS(.rsi = RSI, .rdi = RDI, .rcx = 7),
 	  .after_eflags = 0, .acc = { R_(RDI, 1), R_(RSI, 1) },
-	  .n_cond = 2, .cond = { false, false } },
+	  .n_cond = 2, .cond = { true, false } },
 	{ "repne scasb rcx=0", CODE(0xf2, 0xae), REGS(.rdi = RDI, .rcx = 0),
-	  .n_cond = 1, .cond = { true } },
+	  .n_cond = 1, .cond = { false } },
 	/* count 1, no match (ZF=0): condition held, rcx hit 0: extra */
 	{ "repne scasb rcx=1 nomatch", CODE(0xf2, 0xae), REGS(.rdi = RDI, .rcx = 1),
 	  .after_eflags = 0, .n_fetch = 2, .acc = { R_(RDI, 1) },
-	  .n_cond = 3, .cond = { false, true, true } },
+	  .n_cond = 3, .cond = { true, true, false } },
 	/* count 1, match: Lackey shows no second I */
 	{ "repne scasb rcx=1 match", CODE(0xf2, 0xae), REGS(.rdi = RDI, .rcx = 1),
-	  .after_eflags = ZF, .acc = { R_(RDI, 1) }, .n_cond = 2, .cond = { false, false } },
+	  .after_eflags = ZF, .acc = { R_(RDI, 1) }, .n_cond = 2, .cond = { true, false } },
 	{ "repne scasb mid", CODE(0xf2, 0xae), REGS(.rdi = RDI, .rcx = 9), .same_rip = true,
-	  .after_eflags = 0, .acc = { R_(RDI, 1) }, .n_cond = 2, .cond = { false, true } },
-	/* addr32: the count is ecx (0 here) */
+	  .after_eflags = 0, .acc = { R_(RDI, 1) }, .n_cond = 2, .cond = { true, true } },
+	/* addr32: the count is ecx (0 here, though rcx is not) */
 	{ "addr32 rep stosb ecx=0", CODE(0x67, 0xf3, 0xaa),
-	  REGS(.rdi = RDI, .rcx = 0x100000000ull), .n_cond = 1, .cond = { true } },
+	  REGS(.rdi = RDI, .rcx = 0x100000000ull), .n_cond = 1, .cond = { false } },
 	/* addr32: edi, truncated */
 	{ "addr32 rep stosb ecx=2", CODE(0x67, 0xf3, 0xaa),
 	  REGS(.rdi = 0x100001000ull, .rcx = 0x2), .same_rip = true,
-	  .acc = { W_(0x1000, 1) }, .n_cond = 1, .cond = { false } },
+	  .acc = { W_(0x1000, 1) }, .n_cond = 1, .cond = { true } },
+	/* addr32, ecx = 1 with rcx's upper half set: finishes (ecx hits 0) */
+	{ "addr32 rep stosb ecx=1", CODE(0x67, 0xf3, 0xaa),
+	  REGS(.rdi = 0x100001000ull, .rcx = 0x700000001ull), .n_fetch = 2,
+	  .acc = { W_(0x1000, 1) }, .n_cond = 2, .cond = { true, false } },
 	/* non-rep strings: plain instructions */
 	{ "movsb", CODE(0xa4), REGS(.rsi = RSI, .rdi = RDI), .acc = { R_(RSI, 1), W_(RDI, 1) } },
 	{ "movsq", CODE(0x48, 0xa5), REGS(.rsi = RSI, .rdi = RDI),
@@ -299,7 +345,10 @@ static const struct row rows[] = {
 	  .acc = { R_(RBX, 8) } },
 	/* Lackey: lock bts = byte load, then CAS */
 	{ "lock bts [rbx],rax", CODE(0xf0, 0x48, 0x0f, 0xab, 0x03), REGS(.rbx = RBX, .rax = 70),
-	  .acc = { R_(RBX + 8, 1), M_(RBX + 8, 1) } },
+	  .acc = { R_(RBX + 8, 1), M_(RBX + 8, 1) }, .n_cond = 1, .cond = { false } },
+	/* unlocked: no CAS, no Bc (Cachegrind) */
+	{ "bts [rbx],rax 3", CODE(0x48, 0x0f, 0xab, 0x03), REGS(.rbx = RBX, .rax = 3),
+	  .acc = { M_(RBX, 1) } },
 
 	/* no access */
 	{ "lea rax,[rbx+8]", CODE(0x48, 0x8d, 0x43, 0x08), REGS(.rbx = RBX) },
@@ -399,6 +448,7 @@ static size_t cur_len;
 static uint64_t cur_pc;
 static uint8_t xstate[16384];
 static int read_calls;
+static int xstate_calls;
 
 static ssize_t fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
@@ -415,6 +465,7 @@ static ssize_t fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 static ssize_t fake_xstate(void *ctx, void *buf, size_t len)
 {
 	(void)ctx;
+	xstate_calls++;
 	size_t n = len < sizeof(xstate) ? len : sizeof(xstate);
 	memcpy(buf, xstate, n);
 	return (ssize_t)n;
@@ -577,6 +628,138 @@ static int check_row(struct decoder *d, const struct row *row, uint64_t pc, bool
 	return bad;
 }
 
+static int expect_accs(const char *what, const struct step_events *ev,
+		       const struct exp_acc *want, unsigned int n)
+{
+	int bad = 0;
+
+	if (ev->n_acc != n) {
+		printf("FAIL %s: %u accesses, want %u\n", what, ev->n_acc, n);
+		return 1;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		if (ev->acc[i].kind != want[i].kind || ev->acc[i].addr != want[i].addr ||
+		    ev->acc[i].size != want[i].size) {
+			printf("FAIL %s: access %u is %s %#" PRIx64 ",%u, want %s %#" PRIx64 ",%u\n",
+			       what, i, kind_name(ev->acc[i].kind), ev->acc[i].addr,
+			       ev->acc[i].size, kind_name(want[i].kind), want[i].addr,
+			       want[i].size);
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
+/* decode_prepare: a gather clears its mask as it completes, so the state
+ * after the trap shows every element disabled.  The fake target's xstate
+ * changes between decode_prepare and decode_step as the CPU's would; the
+ * accesses must follow the state before the step. */
+static int check_prepare(struct decoder *d, bool have512)
+{
+	static const uint8_t gather[] = { 0xc4, 0xe2, 0x6d, 0x92, 0x04, 0x8b };
+	static const uint8_t kgather[] = { 0x62, 0xf2, 0x7d, 0x49, 0x92, 0x04, 0x88 };
+	static const uint8_t movrr[] = { 0x48, 0x89, 0xd8 };	/* mov rax,rbx */
+	/* the mask of ymm2 before the step: elements 0, 2, 3 (see rows) */
+	static const struct exp_acc pre[8] = {
+		R_(RBX, 4), R_(RSP, 4), R_(RBX + 8, 4), R_(RBX - 4, 4),
+		R_(RSP, 4), R_(RSP, 4), R_(RSP, 4), R_(RSP, 4),
+	};
+	/* the mask after: all clear, every element at [rsp] (VEX's rule) */
+	static const struct exp_acc post[8] = {
+		R_(RSP, 4), R_(RSP, 4), R_(RSP, 4), R_(RSP, 4),
+		R_(RSP, 4), R_(RSP, 4), R_(RSP, 4), R_(RSP, 4),
+	};
+	unsigned int ymmh = comp_off(2);
+	struct user_regs_struct b = { .rbx = RBX, .rsp = RSP, .rax = RAX }, a;
+	struct step_events ev;
+	const char *err;
+	int bad = 0;
+
+	if (!build_xstate())
+		return 0;
+	cur_code = gather;
+	cur_len = sizeof(gather);
+	cur_pc = 0x800000;
+	const struct insn *in = decode_insn(d, cur_pc, &err);
+	cur_code = movrr;
+	cur_len = sizeof(movrr);
+	cur_pc = 0x800100;
+	const struct insn *mov = decode_insn(d, cur_pc, &err);
+	if (!in || !mov || !in->needs_xstate || mov->needs_xstate) {
+		printf("FAIL prepare: decode\n");
+		return 1;
+	}
+	b.rip = in->pc;
+	a = b;
+	a.rip = in->pc + in->len;
+
+	/* no-op for an instruction without vector state */
+	int calls = xstate_calls;
+	if (decode_prepare(d, mov) != 0 || xstate_calls != calls) {
+		printf("FAIL prepare: read xstate for %s\n", mov->text);
+		bad = 1;
+	}
+	if (decode_prepare(d, in) != 0 || xstate_calls != calls + 1) {
+		printf("FAIL prepare: no xstate read for the gather\n");
+		bad = 1;
+	}
+	/* the step: the CPU clears the mask (ymm2) */
+	memset(xstate + 160 + 16 * 2, 0, 16);
+	memset(xstate + ymmh + 16 * 2, 0, 16);
+	calls = xstate_calls;
+	if (decode_step(d, in, &b, &a, &ev) != 0 || xstate_calls != calls) {
+		printf("FAIL prepare: decode_step read the state again\n");
+		bad = 1;
+	}
+	bad |= expect_accs("gather after prepare", &ev, pre, 8);
+	/* the snapshot is used once: without decode_prepare the step sees
+	 * the state after it */
+	if (decode_step(d, in, &b, &a, &ev) != 0)
+		bad = 1;
+	bad |= expect_accs("gather without prepare", &ev, post, 8);
+	/* a snapshot not followed by its own step is not used later */
+	build_xstate();
+	decode_prepare(d, in);
+	memset(xstate + 160 + 16 * 2, 0, 16);
+	memset(xstate + ymmh + 16 * 2, 0, 16);
+	struct user_regs_struct mb = b, ma = b;
+	mb.rip = mov->pc;
+	ma.rip = mov->pc + mov->len;
+	decode_step(d, mov, &mb, &ma, &ev);
+	if (decode_step(d, in, &b, &a, &ev) != 0)
+		bad = 1;
+	bad |= expect_accs("gather after a stale prepare", &ev, post, 8);
+
+	/* AVX-512: k1 = 0x8005 before, 0 after */
+	unsigned int kreg = comp_off(5);
+	if (have512 && kreg) {
+		static const struct exp_acc kpre[3] = {
+			R_(RAX, 4), R_(RAX + 8, 4), R_(RAX - 12, 4),
+		};
+		build_xstate();
+		cur_code = kgather;
+		cur_len = sizeof(kgather);
+		cur_pc = 0x800200;
+		const struct insn *k = decode_insn(d, cur_pc, &err);
+		if (!k) {
+			printf("FAIL prepare: decode k gather\n");
+			return 1;
+		}
+		b.rip = k->pc;
+		a.rip = k->pc + k->len;
+		decode_prepare(d, k);
+		memset(xstate + kreg + 8, 0, 8);
+		if (decode_step(d, k, &b, &a, &ev) != 0)
+			bad = 1;
+		bad |= expect_accs("k gather after prepare", &ev, kpre, 3);
+		if (decode_step(d, k, &b, &a, &ev) != 0)
+			bad = 1;
+		bad |= expect_accs("k gather without prepare", &ev, kpre, 0);
+	}
+	build_xstate();
+	return bad;
+}
+
 /* The cache: same record per pc, invalidation drops it, growth keeps
  * records where they are. */
 static int check_cache(struct decoder *d)
@@ -665,6 +848,7 @@ int main(void)
 	size_t n = sizeof(rows) / sizeof(rows[0]);
 	for (size_t i = 0; i < n; i++)
 		bad |= check_row(d, &rows[i], 0x400000 + 0x1000 * i, have512, x0);
+	bad |= check_prepare(d, have512);
 	bad |= check_cache(d);
 	decode_free(d);
 	printf("%zu rows: %s\n", n, bad ? "FAILED" : "ok");
