@@ -4,7 +4,6 @@
  * else.  Prints the number of steps and the rate.
  *
  *   raw-step PROG [ARGS...] */
-#define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>

@@ -651,32 +651,36 @@ static bool name_matches(const char *name, const char *want)
 	return !strncmp(name, want, n) && (name[n] == '\0' || name[n] == '@');
 }
 
+/* Optimal string alignment distance: Levenshtein plus the transposition
+ * of two adjacent characters as one edit, the commonest typo ("wrok" is
+ * one edit from "work", two from "brk" and "ftok"). */
 static size_t edit_distance(const char *a, size_t la, const char *b,
 			    size_t lb)
 {
-	size_t row[128];
+	size_t r2[128], r1[128], r0[128];	/* rows j-2, j-1, j */
 
-	if (la >= sizeof(row) / sizeof(row[0]))
+	if (la >= sizeof(r0) / sizeof(r0[0]))
 		return SIZE_MAX;
 	for (size_t i = 0; i <= la; i++)
-		row[i] = i;
+		r1[i] = i;
 	for (size_t j = 1; j <= lb; j++) {
-		size_t diag = row[0];
-
-		row[0] = j;
+		r0[0] = j;
 		for (size_t i = 1; i <= la; i++) {
-			size_t up = row[i];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
+			size_t best = r1[i - 1] + (a[i - 1] != b[j - 1]);
 
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[i - 1] + 1 < best)
-				best = row[i - 1] + 1;
-			diag = up;
-			row[i] = best;
+			if (r1[i] + 1 < best)
+				best = r1[i] + 1;
+			if (r0[i - 1] + 1 < best)
+				best = r0[i - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && r2[i - 2] + 1 < best)
+				best = r2[i - 2] + 1;
+			r0[i] = best;
 		}
+		memcpy(r2, r1, (la + 1) * sizeof(r1[0]));
+		memcpy(r1, r0, (la + 1) * sizeof(r0[0]));
 	}
-	return row[la];
+	return r1[la];
 }
 
 struct suggest {

@@ -354,9 +354,13 @@ static uint64_t read_auxv_entry(pid_t pid, unsigned long type)
 static bool resolve_loc(const char *what, const char *loc, uint64_t *addr,
 			bool retry_later)
 {
-	char err[1024];
+	char err[1024] = "";
 	switch (sym_resolve(syms, loc, addr, err, sizeof(err))) {
 	case SYM_FOUND:
+		/* A warning comes with some finds (an IFUNC's address is its
+		 * resolver's). */
+		if (err[0] && !opt_quiet)
+			error_msg("%s: warning: %s", what, err);
 		debug_msg("%s %s = 0x%" PRIx64, what, loc, *addr);
 		return true;
 	case SYM_NOT_YET:

@@ -34,7 +34,7 @@ expect_error "directory" "is a directory" "$CT" -q -- /tmp
 expect_error "no program" "no program" "$CT" -q
 expect_error "unknown option" "unknown option" "$CT" --frobnicate -- ./$P
 expect_error "unknown start symbol" \
-	"'wrok' not found in $P.*did you mean.*'work'" \
+	"'wrok' not found in $P.*did you mean 'work'" \
 	"$CT" -q --start=wrok -- ./$P 1
 no_leftover $P "unknown start symbol"
 expect_error "unknown library symbol" "nosuchfunc.*not found" \
