@@ -70,6 +70,10 @@ int engine_prepare(struct engine *e)
 	}
 	if (e->insn->unknown)
 		report_unknown(e, e->insn);
+	/* A gather clears its mask as it goes: its vector state must be
+	 * read before the step.  A no-op for other instructions; on failure
+	 * decode_step reads the state after the step. */
+	(void)decode_prepare(e->dec, e->insn);
 	return 0;
 }
 

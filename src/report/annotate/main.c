@@ -252,6 +252,9 @@ int main(int argc, char **argv)
 		int sign = diff && i == 0 ? -1 : 1;
 		if (prof_read_fd(&prof, fd, name, sign, check_summary, &perr)) {
 			report_error(&perr);
+			prof_free(&prof);
+			free(include);
+			free(files);
 			return 1;
 		}
 		if (!is_stdin)
