@@ -53,6 +53,24 @@ grep -q 'Branches:' err.txt && pass "summary has branches" ||
 	fail "summary lacks Branches:"
 grep -Eq 'Stepped [0-9]+ instructions' err.txt && pass "stepping rate printed" ||
 	fail "no stepping rate line"
+# The live progress line: on a terminal only, and not with -q.  script(1)
+# gives cachetrace a pseudo-terminal; main() steps ~1.5 s so a refresh
+# (every 0.25 s) must happen.
+if command -v script >/dev/null; then
+	script -qec "'$CT' --start=main -o pty.cg -- ./loop 6" /dev/null \
+		>pty.txt 2>&1
+	grep -aEq 'cachetrace: [0-9]+ instructions, [0-9.]+k steps/s, [0-9.]+ s, in (work|main)' pty.txt &&
+		pass "progress line on a terminal" ||
+		{ fail "no progress line on a terminal"; cat -A pty.txt | head -5; }
+	script -qec "'$CT' -q --start=main -o pty.cg -- ./loop 6" /dev/null \
+		>pty.txt 2>&1
+	grep -aq 'steps/s' pty.txt && fail "-q: progress line still shown" ||
+		pass "-q silences the progress line and summary"
+	"$CT" --start=main -o pty.cg -- ./loop 6 >/dev/null 2>nontty.txt
+	grep -q 'instructions, ' nontty.txt &&
+		fail "progress line written to a non-terminal" ||
+		pass "no progress line when stderr is not a terminal"
+fi
 "$CT" --help | grep -q -- '--start=LOC' && pass "--help" || fail "--help"
 "$CT" --version | grep -Eq '^cachetrace [0-9]' && pass "--version" ||
 	fail "--version"
