@@ -428,11 +428,11 @@ static void collect_desc(void)
 		error_msg_and_die("out of memory");
 	cache_describe(eng.cm, m);
 	if (opt_start)
-		fprintf(m, "desc: Region: --start=%s, %s%s\n", opt_start,
+		fprintf(m, "desc: Region:          --start=%s, %s%s\n", opt_start,
 			opt_stop ? "--stop=" : "stop at the return of the start "
 					       "function", opt_stop ? opt_stop : "");
 	else
-		fprintf(m, "desc: Region: the whole run\n");
+		fprintf(m, "desc: Region:          the whole run\n");
 	if (partial_reason)
 		fprintf(m, "desc: Partial profile: %s\n", partial_reason);
 	/* Every line above starts with "desc: ", which cgout_write adds. */
