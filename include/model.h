@@ -34,6 +34,34 @@ struct model_config {
 	struct cache_geom i1, d1, ll;
 	bool cache_sim;		/* --cache-sim (default yes) */
 	bool branch_sim;	/* --branch-sim (default yes) */
+	const char *branch_model;	/* --branch-model=NAME (NULL: default) */
+	unsigned cores;		/* --cores=N: 0 or 1 is a single core */
+	/* Model-specific options (--cache=SPEC, --prefetch=..., ...), as
+	 * given on the command line, parsed by model_parse_option; models read
+	 * them in their constructors. */
+	char *opt_names[32];
+	char *opt_values[32];
+	unsigned n_opts;
+};
+
+/* The cachetrace front end hands every long option it does not know
+ * ("--NAME=VALUE") to this.  Returns 1 when a model option took it (kept
+ * in CFG), 0 when no model knows NAME, -1 with a message in ERR for a bad
+ * value. */
+int model_parse_option(struct model_config *cfg, const char *name,
+		       const char *value, char *err, size_t errlen);
+/* Print the models and their options for --help. */
+void model_usage(FILE *out);
+
+/* How a model names code and data in its report (stderr summary
+ * sections): the front end fills these from libdw. */
+struct model_resolver {
+	void *ctx;
+	/* "file:line (function)" of a pc into BUF; returns BUF. */
+	const char *(*pc_name)(void *ctx, uint64_t pc, char *buf, size_t len);
+	/* "symbol+off" of a data address, or NULL when unknown. */
+	const char *(*data_name)(void *ctx, uint64_t addr, char *buf,
+				 size_t len);
 };
 
 struct cache_model;
@@ -50,6 +78,15 @@ struct cache_model_ops {
 	/* Write `desc:` lines for the profile header (without a trailing
 	 * blank line); optional. */
 	void (*describe)(const struct cache_model *m, FILE *out);
+	/* The core whose caches the following fetches and accesses go to
+	 * (multi-core models; the tracer calls it when the stepped thread
+	 * changes); optional. */
+	void (*set_core)(struct cache_model *m, unsigned core);
+	/* Extra sections of the end-of-run summary on stderr (false
+	 * sharing, prefetch usefulness...), each line prefixed with PREFIX;
+	 * optional. */
+	void (*report)(const struct cache_model *m, FILE *out,
+		       const char *prefix, const struct model_resolver *res);
 	void (*destroy)(struct cache_model *m);
 };
 
@@ -67,6 +104,12 @@ struct branch_model_ops {
 	/* An indirect jump or call at PC to TARGET. */
 	void (*indirect)(struct branch_model *m, uint64_t pc, uint64_t target,
 			 uint64_t *row);
+	/* A call at PC (direct or indirect) whose return address is RET, and
+	 * a return at PC to TARGET: for return-address stacks; optional. */
+	void (*call)(struct branch_model *m, uint64_t pc, uint64_t ret,
+		     uint64_t *row);
+	void (*ret)(struct branch_model *m, uint64_t pc, uint64_t target,
+		    uint64_t *row);
 	void (*destroy)(struct branch_model *m);
 };
 
@@ -121,6 +164,9 @@ static inline void cache_access(struct cache_model *m,
 }
 
 void cache_describe(const struct cache_model *m, FILE *out);
+void cache_set_core(struct cache_model *m, unsigned core);
+void cache_report(const struct cache_model *m, FILE *out, const char *prefix,
+		  const struct model_resolver *res);
 void cache_destroy(struct cache_model *m);
 
 static inline void branch_cond(struct branch_model *m, uint64_t pc,

@@ -173,3 +173,28 @@ void branch_destroy(struct branch_model *m)
 	if (m && m->ops->destroy)
 		m->ops->destroy(m);
 }
+
+void cache_set_core(struct cache_model *m, unsigned core)
+{
+	if (m && m->ops->set_core)
+		m->ops->set_core(m, core);
+}
+
+void cache_report(const struct cache_model *m, FILE *out, const char *prefix,
+		  const struct model_resolver *res)
+{
+	if (m && m->ops->report)
+		m->ops->report(m, out, prefix, res);
+}
+
+int model_parse_option(struct model_config *cfg, const char *name,
+		       const char *value, char *err, size_t errlen)
+{
+	(void)cfg; (void)name; (void)value; (void)err; (void)errlen;
+	return 0;	/* no model options yet */
+}
+
+void model_usage(FILE *out)
+{
+	fprintf(out, "  --model=NAME            cache model [cachegrind]\n");
+}

@@ -1043,3 +1043,24 @@ enum sym_resolve_result sym_resolve(struct symbols *s, const char *loc,
 	}
 	return resolve_symbol(s, left, colon + 1, addr, err, errlen);
 }
+
+const char *sym_data_name(struct symbols *s, uint64_t addr, char *buf,
+			  size_t len)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	if (!mod)
+		return NULL;
+	/* Any sized symbol covering the address: data objects, TLS aside. */
+	GElf_Sym sym;
+	GElf_Off off;
+	const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL,
+						NULL, NULL);
+	if (!name || (GELF_ST_TYPE(sym.st_info) != STT_OBJECT &&
+		      GELF_ST_TYPE(sym.st_info) != STT_COMMON))
+		return NULL;
+	if (off)
+		snprintf(buf, len, "%s+0x%" PRIx64, name, (uint64_t)off);
+	else
+		snprintf(buf, len, "%s", name);
+	return buf;
+}

@@ -80,6 +80,8 @@ static void usage(void)
 "  --LL=SIZE,ASSOC,LINE    last-level cache\n"
 "  --cache-sim=yes|no      simulate caches [yes]\n"
 "  --branch-sim=yes|no     simulate branch prediction [yes]\n"
+"  --branch-model=NAME     branch predictor [cachegrind]\n"
+"  --cores=N               cores of multi-core models [1]\n"
 "Output:\n"
 "  -o, --cachegrind-out-file=FILE\n"
 "                          profile file [cachegrind.out.%%p]; %%p is the\n"
@@ -123,7 +125,7 @@ static void parse_geom(const char *name, const char *v, struct cache_geom *g)
 enum {
 	OPT_START = 256, OPT_STOP, OPT_I1, OPT_D1, OPT_LL, OPT_CACHE_SIM,
 	OPT_BRANCH_SIM, OPT_TRACE_MEM, OPT_ASLR, OPT_MAX_INSNS, OPT_MODEL,
-	OPT_HELP, OPT_VERSION,
+	OPT_BRANCH_MODEL, OPT_CORES, OPT_HELP, OPT_VERSION,
 };
 
 static int parse_options(int argc, char **argv)
@@ -141,6 +143,8 @@ static int parse_options(int argc, char **argv)
 		{ "aslr", required_argument, NULL, OPT_ASLR },
 		{ "max-instructions", required_argument, NULL, OPT_MAX_INSNS },
 		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "branch-model", required_argument, NULL, OPT_BRANCH_MODEL },
+		{ "cores", required_argument, NULL, OPT_CORES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -169,18 +173,46 @@ static int parse_options(int argc, char **argv)
 			opt_max_insns = parse_count("--max-instructions", optarg);
 			break;
 		case OPT_MODEL: opt_model = optarg; break;
+		case OPT_BRANCH_MODEL: opt_cfg.branch_model = optarg; break;
+		case OPT_CORES:
+			opt_cfg.cores = parse_count("--cores", optarg);
+			if (opt_cfg.cores < 1 || opt_cfg.cores > 1024)
+				error_usage_and_die("--cores: 1 to 1024, not %s",
+						    optarg);
+			break;
 		case 'q': opt_quiet = true; break;
 		case 'd': debug_flag = 1; break;
-		case OPT_HELP: usage(); exit(0);
+		case OPT_HELP:
+			usage();
+			printf("Model options:\n");
+			model_usage(stdout);
+			exit(0);
 		case OPT_VERSION:
 			printf("cachetrace %s\n", CT_VERSION);
 			exit(0);
 		case ':':
 			error_usage_and_die("option '%s' needs a value",
 					    argv[optind - 1]);
-		default:
-			error_usage_and_die("unknown option '%s'",
-					    argv[optind - 1]);
+		default: {
+			/* Model options (--cache=..., ...) belong to the
+			 * models: valgrind style, --NAME=VALUE only. */
+			const char *arg = argv[optind - 1];
+			const char *eq = strchr(arg, '=');
+			if (!strncmp(arg, "--", 2) && eq) {
+				char name[64], err[256];
+				snprintf(name, sizeof(name), "%.*s",
+					 (int)(eq - arg - 2), arg + 2);
+				int r = model_parse_option(&opt_cfg, name,
+							   eq + 1, err,
+							   sizeof(err));
+				if (r > 0)
+					break;
+				if (r < 0)
+					error_usage_and_die("--%s: %s", name,
+							    err);
+			}
+			error_usage_and_die("unknown option '%s'", arg);
+		}
 		}
 	}
 	if (optind >= argc)
@@ -480,6 +512,21 @@ static void write_profile(void)
 	out_file = NULL;
 }
 
+static const char *resolve_pc_name(void *ctx, uint64_t pc, char *buf,
+				   size_t len)
+{
+	struct src_loc loc;
+	sym_lookup(ctx, pc, &loc);
+	snprintf(buf, len, "%s:%u (%s)", loc.file, loc.line, loc.fn);
+	return buf;
+}
+
+static const char *resolve_data_name(void *ctx, uint64_t addr, char *buf,
+				     size_t len)
+{
+	return sym_data_name(ctx, addr, buf, len);
+}
+
 static void print_summary(void)
 {
 	if (summary_printed || !totals || opt_quiet)
@@ -489,6 +536,12 @@ static void print_summary(void)
 	snprintf(prefix, sizeof(prefix), "==%d== ", target_pid);
 	fprintf(stderr, "%s\n", prefix);
 	cgout_print_summary(stderr, prefix, n_events, event_names, totals);
+	const struct model_resolver res = {
+		.ctx = syms,
+		.pc_name = resolve_pc_name,
+		.data_name = resolve_data_name,
+	};
+	cache_report(eng.cm, stderr, prefix, &res);
 	fprintf(stderr, "%s\n%sStepped %" PRIu64 " instructions in %.2f s "
 		"(%.1fk steps/s)%s%s\n", prefix, prefix, eng.steps,
 		region_seconds,

@@ -136,6 +136,11 @@ void engine_account(struct engine *e, const struct user_regs_struct *after)
 			branch_cond(e->bm, in->pc, ev.cond_taken[i], brow);
 		if (ev.indirect)
 			branch_indirect(e->bm, in->pc, ev.ind_target, brow);
+		if ((in->branch == BR_CALL || in->branch == BR_CALL_IND) &&
+		    e->bm->ops->call)
+			e->bm->ops->call(e->bm, in->pc, in->pc + in->len, brow);
+		else if (in->branch == BR_RET && e->bm->ops->ret)
+			e->bm->ops->ret(e->bm, in->pc, after->rip, brow);
 	}
 	e->regs = *after;
 	e->steps++;
