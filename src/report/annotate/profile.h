@@ -1,5 +1,6 @@
-/* cachetrace-annotate: a profile in memory, read from Cachegrind-format
- * files (ours or valgrind's), merged or differenced, written back out.
+/* cachetrace-annotate: a profile in memory, read from Cachegrind-format or
+ * Callgrind-format files (ours or valgrind's), merged or differenced,
+ * written back out.
  *
  * Cost centres are (file, function, line) triples; several inputs are
  * summed into one profile (or, for a diff, B - A).  Names are interned, so a
@@ -34,6 +35,17 @@ struct strtab {
 struct prof_fn {
 	uint32_t file;		/* id in prof.files */
 	uint32_t name;		/* id in prof.fns */
+	/* The function this is a part of: itself, or for code of another
+	 * file inlined into it (Callgrind's fi=/fe=), the (fl= file, name)
+	 * function.  Call edges are between owners. */
+	uint32_t owner;
+};
+
+/* A Callgrind call edge: CALLS calls from CALLER to CALLEE (both owners,
+ * indices in prof.fn), whose inclusive costs are a row of prof.call_counts. */
+struct prof_call {
+	uint32_t caller, callee;
+	int64_t calls;
 };
 
 struct prof_cc {
@@ -68,6 +80,13 @@ struct profile {
 	int64_t *counts;	/* n_cc rows of n_events */
 	uint32_t n_cc, cap_cc;
 	uint32_t *cc_slot, cc_mask;
+
+	/* Call edges, from Callgrind-format inputs. */
+	bool has_calls;		/* some input was in Callgrind format */
+	struct prof_call *call;
+	int64_t *call_counts;	/* n_call rows of n_events */
+	uint32_t n_call, cap_call;
+	uint32_t *call_slot, call_mask;
 
 	/* Name rewrites, applied to every name as it is read. */
 	struct prof_mod mod_file, mod_fn;
@@ -108,6 +127,12 @@ int prof_read_mem(struct profile *p, const char *data, size_t len,
 		  const char *name, int sign, bool check_summary,
 		  struct prof_error *err);
 
+static inline const int64_t *prof_call_counts(const struct profile *p,
+					       uint32_t i)
+{
+	return p->call_counts + (size_t)i * p->n_events;
+}
+
 static inline const int64_t *prof_cc_counts(const struct profile *p,
 					     uint32_t i)
 {
@@ -125,7 +150,8 @@ int prof_totals(const struct profile *p, int64_t *tot);
 /* Indices of all cost centres, sorted by file name, function name, line. */
 uint32_t *prof_sorted_ccs(const struct profile *p);
 
-/* Write P as a Cachegrind-format profile (cg_merge -o).  Returns 0 or -1
+/* Write P as a Cachegrind-format profile (cg_merge -o): self costs only,
+ * call edges are left out.  Returns 0 or -1
  * with errno set. */
 int prof_write(const struct profile *p, FILE *out);
 
