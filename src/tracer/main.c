@@ -49,12 +49,28 @@ static char *out_name;
 static char *cmd_line;
 static struct breakpoint start_bp, entry_bp;
 static uint64_t start_addr, stop_addr;
-static bool region_done;	/* the region ran and the profile is out */
+static bool window_active;	/* a window is being stepped */
+static unsigned windows_done;	/* windows ended */
+static bool released;		/* every thread detached */
 static bool profile_written;
 static const char *partial_reason;	/* why the profile is partial */
 static int target_status = -1;	/* wait status of the target's exit */
 static bool summary_printed;
-static double region_seconds;
+
+static unsigned opt_intervals = 1;	/* windows to trace; 0: no limit */
+static bool opt_threads_all;		/* --threads=all */
+static bool opt_call_stacks;
+static const char *opt_callgrind_out = "callgrind.out.%p";
+static const char *opt_folded_out;
+static const char *opt_folded_event = "Ir";
+static struct core_map_entry {
+	pid_t tid;
+	unsigned core;
+} core_map[256];
+static unsigned n_core_map;
+
+static void end_window(const char *reason);
+static void dispatch_other(struct event_info *ei);
 
 static noreturn void cleanup_target_and_die(void);
 
@@ -73,7 +89,14 @@ static void usage(void)
 "                          the start function returns to its caller)\n"
 "                          LOC: symbol, symbol+OFF, 0xADDR, file.c:LINE,\n"
 "                          lib.so:symbol\n"
-"  --max-instructions=N    end the region after N instructions\n"
+"  --max-instructions=N, --stop-after=N\n"
+"                          end each window after N instructions\n"
+"  --intervals=N           trace N start..stop windows into one profile\n"
+"                          [1]; 0: until interrupted or the target ends\n"
+"  --threads=hit|all       step only the thread that hit the start event\n"
+"                          [hit], or every thread of the target\n"
+"  --core-map=TID:CORE,... the model core of each thread (default: round\n"
+"                          robin in creation order over --cores)\n"
 "Models:\n"
 "  --I1=SIZE,ASSOC,LINE    level-1 instruction cache (default: this host's)\n"
 "  --D1=SIZE,ASSOC,LINE    level-1 data cache\n"
@@ -89,6 +112,11 @@ static void usage(void)
 "                          '-' writes the profile to stdout (the target's\n"
 "                          stdout then goes to stderr)\n"
 "  --trace-mem=FILE        also write every access, in Lackey's format\n"
+"  --call-stacks=yes|no    keep costs per call stack too [no]\n"
+"  --callgrind-out-file=FILE\n"
+"                          the call-stack profile [callgrind.out.%%p]\n"
+"  --folded-out-file=FILE  folded stacks (flame graphs) of --folded-event\n"
+"  --folded-event=EV       [Ir]\n"
 "  -q, --quiet             no progress line, no summary\n"
 "Launch:\n"
 "  --aslr=on|off           address space randomisation for PROG [off]\n"
@@ -125,8 +153,33 @@ static void parse_geom(const char *name, const char *v, struct cache_geom *g)
 enum {
 	OPT_START = 256, OPT_STOP, OPT_I1, OPT_D1, OPT_LL, OPT_CACHE_SIM,
 	OPT_BRANCH_SIM, OPT_TRACE_MEM, OPT_ASLR, OPT_MAX_INSNS, OPT_MODEL,
-	OPT_BRANCH_MODEL, OPT_CORES, OPT_HELP, OPT_VERSION,
+	OPT_BRANCH_MODEL, OPT_CORES, OPT_THREADS, OPT_INTERVALS, OPT_CORE_MAP,
+	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
+	OPT_HELP, OPT_VERSION,
 };
+
+static void parse_core_map(const char *v)
+{
+	char *copy = xstrdup(v), *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':'), *end1, *end2;
+		if (!colon)
+			error_usage_and_die("--core-map: '%s' is not TID:CORE",
+					    tok);
+		long tid = strtol(tok, &end1, 10);
+		long core = strtol(colon + 1, &end2, 10);
+		if (end1 != colon || *end2 || tid <= 0 || core < 0 ||
+		    tok == colon || !colon[1])
+			error_usage_and_die("--core-map: '%s' is not TID:CORE",
+					    tok);
+		if (n_core_map == sizeof(core_map) / sizeof(core_map[0]))
+			error_usage_and_die("--core-map: too many entries");
+		core_map[n_core_map++] = (struct core_map_entry){
+			(pid_t)tid, (unsigned)core };
+	}
+	free(copy);
+}
 
 static int parse_options(int argc, char **argv)
 {
@@ -145,6 +198,15 @@ static int parse_options(int argc, char **argv)
 		{ "model", required_argument, NULL, OPT_MODEL },
 		{ "branch-model", required_argument, NULL, OPT_BRANCH_MODEL },
 		{ "cores", required_argument, NULL, OPT_CORES },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "intervals", required_argument, NULL, OPT_INTERVALS },
+		{ "stop-after", required_argument, NULL, OPT_MAX_INSNS },
+		{ "core-map", required_argument, NULL, OPT_CORE_MAP },
+		{ "call-stacks", required_argument, NULL, OPT_CALL_STACKS },
+		{ "callgrind-out-file", required_argument, NULL,
+		  OPT_CALLGRIND_OUT },
+		{ "folded-out-file", required_argument, NULL, OPT_FOLDED_OUT },
+		{ "folded-event", required_argument, NULL, OPT_FOLDED_EVENT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -174,6 +236,29 @@ static int parse_options(int argc, char **argv)
 			break;
 		case OPT_MODEL: opt_model = optarg; break;
 		case OPT_BRANCH_MODEL: opt_cfg.branch_model = optarg; break;
+		case OPT_THREADS:
+			if (!strcmp(optarg, "all"))
+				opt_threads_all = true;
+			else if (strcmp(optarg, "hit"))
+				error_usage_and_die("--threads: hit or all, "
+						    "not '%s'", optarg);
+			break;
+		case OPT_INTERVALS:
+			opt_intervals = parse_count("--intervals", optarg);
+			break;
+		case OPT_CORE_MAP: parse_core_map(optarg); break;
+		case OPT_CALL_STACKS:
+			opt_call_stacks = parse_yes_no("--call-stacks", optarg);
+			break;
+		case OPT_CALLGRIND_OUT:
+			opt_callgrind_out = optarg;
+			opt_call_stacks = true;
+			break;
+		case OPT_FOLDED_OUT:
+			opt_folded_out = optarg;
+			opt_call_stacks = true;
+			break;
+		case OPT_FOLDED_EVENT: opt_folded_event = optarg; break;
 		case OPT_CORES:
 			opt_cfg.cores = parse_count("--cores", optarg);
 			if (opt_cfg.cores < 1 || opt_cfg.cores > 1024)
@@ -220,6 +305,8 @@ static int parse_options(int argc, char **argv)
 				    "[options] -- PROG [ARGS...])");
 	if (opt_stop && !opt_start)
 		error_usage_and_die("--stop needs --start");
+	if (opt_intervals != 1 && !opt_start)
+		error_usage_and_die("--intervals needs --start");
 	return optind;
 }
 
@@ -465,6 +552,10 @@ static void collect_desc(void)
 					       "function", opt_stop ? opt_stop : "");
 	else
 		fprintf(m, "desc: Region:          the whole run\n");
+	if (opt_start)
+		fprintf(m, "desc: Windows:         %u\n", windows_done);
+	if (opt_threads_all)
+		fprintf(m, "desc: Threads:         all\n");
 	if (partial_reason)
 		fprintf(m, "desc: Partial profile: %s\n", partial_reason);
 	/* Every line above starts with "desc: ", which cgout_write adds. */
@@ -488,6 +579,44 @@ static unsigned n_events;
 
 static uint64_t *totals;
 
+/* The call-stack profiles, written with the flat one (target attached). */
+static void write_call_stacks(void)
+{
+	char err[256];
+	char *name = cgout_expand_name(opt_callgrind_out, target_pid, err,
+				       sizeof(err));
+	FILE *f = name ? fopen(name, "w") : NULL;
+	if (!name)
+		error_msg("--callgrind-out-file=%s: %s", opt_callgrind_out, err);
+	else if (!f)
+		perror_msg("cannot write %s", name);
+	else if (callstack_write_callgrind(eng.cs, f,
+					   (const char *const *)desc_lines,
+					   cmd_line, event_names) < 0 ||
+		 fclose(f) != 0)
+		perror_msg("writing %s", name);
+	free(name);
+	if (!opt_folded_out)
+		return;
+	unsigned ev = n_events;
+	for (unsigned i = 0; i < n_events; i++)
+		if (!strcmp(event_names[i], opt_folded_event))
+			ev = i;
+	if (ev == n_events) {
+		error_msg("--folded-event=%s: no such event", opt_folded_event);
+		return;
+	}
+	name = cgout_expand_name(opt_folded_out, target_pid, err, sizeof(err));
+	f = name ? fopen(name, "w") : NULL;
+	if (!name)
+		error_msg("--folded-out-file=%s: %s", opt_folded_out, err);
+	else if (!f)
+		perror_msg("cannot write %s", name);
+	else if (callstack_write_folded(eng.cs, f, ev) < 0 || fclose(f) != 0)
+		perror_msg("writing %s", name);
+	free(name);
+}
+
 static void write_profile(void)
 {
 	if (profile_written)
@@ -510,6 +639,8 @@ static void write_profile(void)
 	if (out_file != stdout)
 		fclose(out_file);
 	out_file = NULL;
+	if (eng.cs)
+		write_call_stacks();
 }
 
 static const char *resolve_pc_name(void *ctx, uint64_t pc, char *buf,
@@ -542,12 +673,16 @@ static void print_summary(void)
 		.data_name = resolve_data_name,
 	};
 	cache_report(eng.cm, stderr, prefix, &res);
+	double t = eng.t_stepping;
 	fprintf(stderr, "%s\n%sStepped %" PRIu64 " instructions in %.2f s "
-		"(%.1fk steps/s)%s%s\n", prefix, prefix, eng.steps,
-		region_seconds,
-		region_seconds > 0 ? eng.steps / region_seconds / 1000 : 0.0,
-		partial_reason ? "; partial profile: " : "",
-		partial_reason ? partial_reason : "");
+		"(%.1fk steps/s)", prefix, prefix, eng.steps, t,
+		t > 0 ? eng.steps / t / 1000 : 0.0);
+	if (opt_start)
+		fprintf(stderr, ", %u window%s", windows_done,
+			windows_done == 1 ? "" : "s");
+	if (partial_reason)
+		fprintf(stderr, "; partial profile: %s", partial_reason);
+	fputc('\n', stderr);
 }
 
 /* Detach from every thread so that the target runs on natively. */
@@ -570,39 +705,265 @@ static void release_target(void)
 	pid_t any = tracee_first() ? tracee_first()->tid : target_pid;
 	breakpoint_remove(any, &start_bp);
 	breakpoint_remove(any, &entry_bp);
+	for (struct tracee *t = tracee_first(); t; t = t->next)
+		tracee_unpin(t);
+	tracee_unpin_self();
 	tracee_detach_all();
+	released = true;
 }
 
-static void end_region(const char *reason)
+/* Restart stepping thread T for one more instruction. */
+static void step_restart(struct tracee *t)
 {
-	if (region_done)
+	eng.decoding = t;
+	if (engine_prepare(&eng, t) < 0) {
+		bool lead = t == eng.lead;
+		engine_end_thread(&eng, t);
+		tracee_restart(t, PTRACE_CONT, t->inject);
+		t->inject = 0;
+		if (lead)
+			end_window("the next instruction could not be read");
 		return;
-	region_done = true;
-	region_seconds = now_seconds() - eng.t_start;
+	}
+	int sig = t->inject;
+	t->inject = 0;
+	if (tracee_restart(t, PTRACE_SINGLESTEP, sig) < 0)
+		error_msg("cannot step thread %d", t->tid);
+}
+
+/* Thread T, stopped, joins the window: its steps are accounted from now. */
+static void step_thread(struct tracee *t)
+{
+	t->flags &= ~TF_WANT_STEP;
+	if (engine_begin_thread(&eng, t) < 0)
+		return;		/* dying: its exit event follows */
+	step_restart(t);
+}
+
+static bool core_from_map(pid_t tid, unsigned *core)
+{
+	for (unsigned i = 0; i < n_core_map; i++)
+		if (core_map[i].tid == tid) {
+			*core = core_map[i].core;
+			return true;
+		}
+	return false;
+}
+
+static void assign_core(struct tracee *t)
+{
+	unsigned cores = opt_cfg.cores ? opt_cfg.cores : 1;
+	if (!core_from_map(t->tid, &t->core))
+		t->core = t->seq % cores;
+}
+
+static void begin_window(struct tracee *t)
+{
+	eng.lead = t;
+	eng.window_steps = 0;
+	eng.windows++;
+	eng.max_steps = opt_max_insns;
+	eng.t_start = eng.t_last_progress = now_seconds();
+	window_active = true;
+	for (struct tracee *o = tracee_first(); o; o = o->next)
+		assign_core(o);
+	if (engine_begin_thread(&eng, t) < 0) {
+		perror_msg("reading the registers of %d", t->tid);
+		cleanup_target_and_die();
+	}
+	eng.stop_on_return = false;
+	eng.stop_pc = 0;
+	if (opt_start && opt_stop) {
+		eng.stop_pc = stop_addr;
+	} else if (opt_start) {
+		/* At the first instruction of the start function the return
+		 * address is at [rsp]. */
+		uint64_t ret;
+		if (tracee_read_mem(t->tid, t->regs.rsp, &ret, 8) != 8) {
+			error_msg("cannot read the return address of %s",
+				  opt_start);
+			cleanup_target_and_die();
+		}
+		eng.stop_on_return = true;
+		eng.stop_pc = ret;
+		eng.entry_sp = t->regs.rsp;
+	}
+	if (eng.cs && callstack_begin(eng.cs, t->tid, &t->regs) < 0)
+		debug_msg("no initial call stack for thread %d", t->tid);
+	debug_msg("window %u begins at 0x%llx in thread %d", eng.windows,
+		  t->regs.rip, t->tid);
+	if (opt_threads_all) {
+		/* Every other thread joins at its next stop. */
+		for (struct tracee *o = tracee_first(); o; o = o->next) {
+			if (o == t || tracee_stepping(o))
+				continue;
+			if (o->flags & TF_STOPPED) {
+				step_thread(o);
+			} else {
+				o->flags |= TF_WANT_STEP;
+				ptrace(PTRACE_INTERRUPT, o->tid, NULL, NULL);
+			}
+		}
+	}
+	step_restart(t);
+}
+
+static bool all_windows_done(void)
+{
+	return opt_start && opt_intervals && windows_done >= opt_intervals;
+}
+
+/* Leave the window: the lead's stop event, or a reason it ended early.
+ * Stopped stepping threads go on natively; running ones are released at
+ * their next stop (TF_ENDING: that step is still accounted). */
+static void end_window(const char *reason)
+{
+	if (!window_active)
+		return;
+	window_active = false;
+	windows_done++;
+	eng.t_stepping += now_seconds() - eng.t_start;
 	if (reason)
 		partial_reason = reason;
-	engine_end(&eng);
-	write_profile();
+	engine_clear_progress(&eng);
+	if (eng.cs)
+		callstack_end(eng.cs);
+	bool rearm = opt_start && !all_windows_done() && !reason;
+	for (struct tracee *t = tracee_first(); t; t = t->next) {
+		if (!tracee_stepping(t))
+			continue;
+		if (!(t->flags & TF_STOPPED)) {
+			t->flags |= TF_ENDING;
+			continue;
+		}
+		engine_end_thread(&eng, t);
+		if (!rearm && !reason)
+			continue;	/* released with the others below */
+		tracee_restart(t, PTRACE_CONT, t->inject);
+		t->inject = 0;
+	}
+	eng.lead = NULL;
+	tracee_unpin_self();
+	if (rearm) {
+		int rc = breakpoint_insert(target_pid, &start_bp, start_addr);
+		if (rc < 0)
+			error_msg("cannot re-arm the start breakpoint: %s",
+				  strerror(-rc));
+	}
 }
 
-static void finish_interrupted(void)
+/* An event of a thread that is being stepped. */
+static void dispatch_stepping(struct tracee *t, struct event_info *ei)
 {
-	static char reason[64];
-	snprintf(reason, sizeof(reason), "interrupted by %s",
-		 strsignal(interrupted_by));
-	if (!region_done && eng.costs)
-		end_region(reason);
-	release_target();
-	print_summary();
-	exit(128 + interrupted_by);
+	bool ending = t->flags & TF_ENDING;
+	switch (ei->ev) {
+	case TE_TRAP: {
+		bool handler_entry = false;
+		if (t->flags & TF_INJECTED) {
+			/* A signal with a handler was delivered: the kernel
+			 * reports the handler's entry with si_code SIGTRAP
+			 * before running anything. */
+			siginfo_t si;
+			if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 &&
+			    si.si_code == SIGTRAP)
+				handler_entry = true;
+		}
+		struct user_regs_struct after;
+		if (ptrace(PTRACE_GETREGS, t->tid, NULL, &after) < 0)
+			return;		/* dying: its exit event follows */
+		if (handler_entry)
+			engine_moved(&eng, t, &after);
+		else
+			engine_account(&eng, t, &after);
+		if (ending) {
+			t->flags &= ~TF_ENDING;
+			engine_end_thread(&eng, t);
+			tracee_restart(t, PTRACE_CONT, 0);
+			return;
+		}
+		if (t == eng.lead && engine_at_stop(&eng)) {
+			end_window(NULL);
+			return;
+		}
+		step_restart(t);
+		return;
+	}
+	case TE_SIGNAL:
+		/* Nothing executed; deliver the signal with the next step so
+		 * its handler is traced like any code. */
+		t->inject = ei->sig;
+		break;
+	case TE_GROUP_STOP:
+		if (ei->sig == SIGSTOP || ei->sig == SIGTSTP ||
+		    ei->sig == SIGTTIN || ei->sig == SIGTTOU) {
+			/* A job-control stop: stay stopped (PTRACE_LISTEN)
+			 * until SIGCONT, then go on stepping. */
+			tracee_restart(t, PTRACE_LISTEN, 0);
+			return;
+		}
+		break;
+	case TE_CLONE: {
+		unsigned long child;
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) == 0) {
+			struct tracee *c = tracee_add((pid_t)child);
+			assign_core(c);
+			if (opt_threads_all && window_active)
+				c->flags |= TF_WANT_STEP;
+		}
+		/* The clone syscall completed: that was one step. */
+		struct user_regs_struct after;
+		if (ptrace(PTRACE_GETREGS, t->tid, NULL, &after) == 0)
+			engine_account(&eng, t, &after);
+		break;
+	}
+	case TE_EXIT: {
+		/* Exiting with its memory still mapped: if it was in the exit
+		 * syscall, that syscall started (rip is past it) and
+		 * Cachegrind counts it. */
+		struct user_regs_struct now;
+		t->flags |= TF_EXITING;
+		if (t->insn && ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == 0 &&
+		    now.rip == t->regs.rip + t->insn->len)
+			engine_account_fetch_only(&eng, t);
+		bool lead = t == eng.lead;
+		engine_end_thread(&eng, t);
+		if (lead && window_active)
+			end_window(opt_start ? "the target exited inside the "
+					       "window" : NULL);
+		if (t->tid == target_pid || lead)
+			write_profile();	/* still mapped */
+		tracee_restart(t, PTRACE_CONT, 0);
+		return;
+	}
+	case TE_EXEC:
+		engine_end_thread(&eng, t);
+		end_window("the target called exec inside the window");
+		start_bp.inserted = entry_bp.inserted = false;
+		decode_invalidate(eng.dec, 0, UINT64_MAX);
+		tracee_restart(t, PTRACE_CONT, 0);
+		return;
+	default:
+		break;
+	}
+	if (ending) {
+		t->flags &= ~TF_ENDING;
+		engine_end_thread(&eng, t);
+		dispatch_other(ei);
+		return;
+	}
+	step_restart(t);
 }
 
 /* Handle an event of a thread that is not being stepped. */
 static void dispatch_other(struct event_info *ei)
 {
 	struct tracee *t = tracee_find(ei->tid);
-	if (!t)
+	if (!t) {
 		t = tracee_add(ei->tid);	/* a new thread's first stop */
+		assign_core(t);
+		if (opt_threads_all && window_active)
+			t->flags |= TF_WANT_STEP;
+	}
 	if (ei->ev == TE_EXITED) {
 		if (ei->tid == target_pid)
 			target_status = ei->status;
@@ -610,6 +971,11 @@ static void dispatch_other(struct event_info *ei)
 		return;
 	}
 	t->flags |= TF_STOPPED;
+	if ((t->flags & TF_WANT_STEP) && window_active &&
+	    ei->ev == TE_GROUP_STOP && ei->sig == SIGTRAP) {
+		step_thread(t);		/* our PTRACE_INTERRUPT, or its birth */
+		return;
+	}
 	switch (ei->ev) {
 	case TE_SIGNAL:
 		tracee_restart(t, PTRACE_CONT, ei->sig);
@@ -623,11 +989,20 @@ static void dispatch_other(struct event_info *ei)
 		break;
 	case TE_CLONE: {
 		unsigned long child;
-		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) == 0)
-			tracee_add((pid_t)child);
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) == 0) {
+			struct tracee *c = tracee_add((pid_t)child);
+			assign_core(c);
+			if (opt_threads_all && window_active)
+				c->flags |= TF_WANT_STEP;
+		}
 		tracee_restart(t, PTRACE_CONT, 0);
 		break;
 	}
+	case TE_EXIT:
+		if (ei->tid == target_pid && eng.windows)
+			write_profile();	/* the last moment it is mapped */
+		tracee_restart(t, PTRACE_CONT, 0);
+		break;
 	case TE_EXEC:
 		/* The old image is gone, and our breakpoints with it. */
 		start_bp.inserted = entry_bp.inserted = false;
@@ -645,167 +1020,39 @@ static void dispatch_other(struct event_info *ei)
 	}
 }
 
-static void begin_region(struct tracee *t)
+static void finish_interrupted(void)
 {
-	eng.max_steps = opt_max_insns;
-	if (engine_begin(&eng, t) < 0) {
-		perror_msg("reading the registers of %d", t->tid);
-		cleanup_target_and_die();
-	}
-	if (opt_start && opt_stop) {
-		eng.stop_pc = stop_addr;
-	} else if (opt_start) {
-		/* At the first instruction of the start function the return
-		 * address is at [rsp]. */
-		uint64_t ret;
-		if (tracee_read_mem(t->tid, eng.regs.rsp, &ret, 8) != 8) {
-			error_msg("cannot read the return address of %s",
-				  opt_start);
-			cleanup_target_and_die();
-		}
-		eng.stop_on_return = true;
-		eng.stop_pc = ret;
-		eng.entry_sp = eng.regs.rsp;
-	}
-	debug_msg("region begins at 0x%llx in thread %d", eng.regs.rip, t->tid);
+	static char reason[64];
+	snprintf(reason, sizeof(reason), "interrupted by %s",
+		 strsignal(interrupted_by));
+	if (window_active)
+		end_window(reason);
+	else if (!partial_reason)
+		partial_reason = reason;
+	write_profile();
+	release_target();
+	print_summary();
+	exit(128 + interrupted_by);
 }
 
-/* Step T until the stop event.  Events of other threads are dispatched on
- * the way, so that no thread the stepped one waits for stays stopped. */
-static void step_region(struct tracee *t)
+static void arm_start(struct tracee *t)
 {
-	int inject = 0;
-	for (;;) {
-		if (interrupted_by)
-			finish_interrupted();
-		if (engine_prepare(&eng) < 0) {
-			end_region("the next instruction could not be read");
-			return;
-		}
-		if (tracee_restart(t, PTRACE_SINGLESTEP, inject) < 0) {
-			end_region("the stepped thread could not be restarted");
-			return;
-		}
-		inject = 0;
-		struct event_info ei;
-		for (;;) {
-			tracee_next_event(&ei);
-			if (ei.ev == TE_INTERRUPTED)
-				finish_interrupted();
-			if (ei.ev == TE_NONE)
-				continue;
-			if (ei.tid == t->tid)
-				break;
-			dispatch_other(&ei);
-		}
-		if (ei.ev != TE_EXITED)
-			t->flags |= TF_STOPPED;
-		switch (ei.ev) {
-		case TE_TRAP: {
-			bool handler_entry = false;
-			if (t->flags & TF_INJECTED) {
-				/* A signal with a handler was delivered: the
-				 * kernel reports the handler's entry with
-				 * si_code SIGTRAP before running anything. */
-				siginfo_t si;
-				if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL,
-					   &si) == 0 && si.si_code == SIGTRAP)
-					handler_entry = true;
-			}
-			struct user_regs_struct after;
-			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &after) < 0) {
-				end_region("the stepped thread vanished");
-				return;
-			}
-			if (handler_entry)
-				eng.regs = after;
-			else
-				engine_account(&eng, &after);
-			if (engine_at_stop(&eng)) {
-				end_region(NULL);
-				return;
-			}
-			break;
-		}
-		case TE_SIGNAL:
-			/* Nothing executed; deliver the signal with the next
-			 * step so its handler is traced like any code. */
-			inject = ei.sig;
-			break;
-		case TE_GROUP_STOP:
-			/* Stay stopped until SIGCONT (kernel: PTRACE_LISTEN),
-			 * then go on stepping. */
-			if (ei.sig != SIGTRAP) {
-				tracee_restart(t, PTRACE_LISTEN, 0);
-				for (;;) {
-					tracee_next_event(&ei);
-					if (ei.ev == TE_INTERRUPTED)
-						finish_interrupted();
-					if (ei.ev == TE_NONE)
-						continue;
-					if (ei.tid != t->tid) {
-						dispatch_other(&ei);
-						continue;
-					}
-					break;
-				}
-				if (ei.ev == TE_EXITED) {
-					target_status = ei.status;
-					tracee_remove(t->tid);
-					end_region("the target was killed");
-					return;
-				}
-				t->flags |= TF_STOPPED;
-				if (ei.ev == TE_SIGNAL)
-					inject = ei.sig;
-			}
-			break;
-		case TE_EXIT: {
-			/* The thread is exiting with its memory still mapped:
-			 * if it was in the exit syscall, that syscall started
-			 * (rip is past it) and Cachegrind counts it. */
-			struct user_regs_struct now;
-			t->flags |= TF_EXITING;
-			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == 0 &&
-			    now.rip == eng.regs.rip + eng.insn->len)
-				engine_account_fetch_only(&eng);
-			end_region(opt_start ? "the target exited inside the "
-					       "region" : NULL);
-			return;
-		}
-		case TE_EXEC:
-			end_region("the target called exec inside the region");
-			start_bp.inserted = entry_bp.inserted = false;
-			decode_invalidate(eng.dec, 0, UINT64_MAX);
-			return;
-		case TE_CLONE: {
-			unsigned long child;
-			if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL,
-				   &child) == 0)
-				tracee_add((pid_t)child);
-			/* The clone syscall completed: it was one step. */
-			struct user_regs_struct after;
-			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &after) == 0)
-				engine_account(&eng, &after);
-			break;
-		}
-		case TE_EXITED:
-			if (ei.tid == target_pid)
-				target_status = ei.status;
-			tracee_remove(t->tid);
-			end_region("the target was killed inside the region");
-			return;
-		default:
-			break;
-		}
+	int rc = breakpoint_insert(t->tid, &start_bp, start_addr);
+	if (rc < 0) {
+		errno = -rc;
+		perror_msg("--start: cannot set a breakpoint at 0x%" PRIx64,
+			   start_addr);
+		cleanup_target_and_die();
 	}
 }
 
 static void on_trap(struct event_info *ei)
 {
 	struct tracee *t = tracee_find(ei->tid);
-	if (!t)
+	if (!t) {
 		t = tracee_add(ei->tid);
+		assign_core(t);
+	}
 	t->flags |= TF_STOPPED;
 	struct user_regs_struct r;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) < 0) {
@@ -825,95 +1072,126 @@ static void on_trap(struct event_info *ei)
 		if (opt_stop && !stop_addr)
 			resolve_loc("--stop", opt_stop, &stop_addr, false);
 		if (start_addr == entry_bp.addr) {
-			begin_region(t);
-			step_region(t);
+			begin_window(t);
 			return;
 		}
-		int rc = breakpoint_insert(t->tid, &start_bp, start_addr);
-		if (rc < 0) {
-			errno = -rc;
-			perror_msg("--start: cannot set a breakpoint at 0x%"
-				   PRIx64, start_addr);
-			cleanup_target_and_die();
-		}
+		arm_start(t);
 		tracee_restart(t, PTRACE_CONT, 0);
 		return;
 	}
 	if (start_bp.inserted && r.rip == start_bp.addr + 1) {
 		breakpoint_remove(t->tid, &start_bp);
 		set_rip(t->tid, start_bp.addr);
-		begin_region(t);
-		step_region(t);
+		if (window_active) {
+			/* Another thread is in a window: this hit is not one.
+			 * Step it over the start with the breakpoint out. */
+			tracee_restart(t, PTRACE_CONT, 0);
+			return;
+		}
+		begin_window(t);
 		return;
 	}
 	dispatch_other(ei);
 }
 
-/* Run until the region is done and the target released, or it exits. */
+static void dispatch(struct event_info *ei)
+{
+	switch (ei->ev) {
+	case TE_NONE:
+		break;
+	case TE_INTERRUPTED:
+		finish_interrupted();
+		break;
+	case TE_TRAP: {
+		struct tracee *t = tracee_find(ei->tid);
+		if (t && tracee_stepping(t)) {
+			t->flags |= TF_STOPPED;
+			dispatch_stepping(t, ei);
+		} else {
+			on_trap(ei);
+		}
+		break;
+	}
+	case TE_EXITED: {
+		struct tracee *t = tracee_find(ei->tid);
+		if (t && tracee_stepping(t)) {
+			bool lead = t == eng.lead;
+			engine_end_thread(&eng, t);
+			if (lead)
+				end_window("the target was killed inside the "
+					   "window");
+		}
+		dispatch_other(ei);
+		break;
+	}
+	default: {
+		struct tracee *t = tracee_find(ei->tid);
+		if (t && tracee_stepping(t)) {
+			t->flags |= TF_STOPPED;
+			dispatch_stepping(t, ei);
+		} else {
+			dispatch_other(ei);
+		}
+		break;
+	}
+	}
+}
+
+/* Until the windows are done and the target released, or it is gone. */
 static void run(void)
 {
 	struct tracee *t = tracee_find(target_pid);
 	if (!opt_start) {
-		begin_region(t);
-		step_region(t);
+		begin_window(t);
 	} else {
 		bool found = resolve_loc("--start", opt_start, &start_addr,
 					 true);
 		if (opt_stop && found)
 			found = resolve_loc("--stop", opt_stop, &stop_addr,
 					    true);
-		struct breakpoint *bp = found ? &start_bp : &entry_bp;
-		uint64_t at = found ? start_addr
-				    : read_auxv_entry(target_pid, AT_ENTRY);
-		if (!at) {
-			error_msg("cannot find the entry point of the program");
-			cleanup_target_and_die();
-		}
-		int rc = breakpoint_insert(target_pid, bp, at);
-		if (rc < 0) {
-			errno = -rc;
-			perror_msg("--start: cannot set a breakpoint at 0x%"
-				   PRIx64, at);
-			cleanup_target_and_die();
+		if (found) {
+			arm_start(t);
+		} else {
+			uint64_t at = read_auxv_entry(target_pid, AT_ENTRY);
+			int rc = at ? breakpoint_insert(target_pid, &entry_bp,
+							at) : -ENOENT;
+			if (rc < 0) {
+				error_msg("cannot stop the program at its "
+					  "entry point to resolve %s",
+					  opt_start);
+				cleanup_target_and_die();
+			}
 		}
 		tracee_restart(t, PTRACE_CONT, 0);
 	}
-	while (!region_done) {
+	for (;;) {
+		if (interrupted_by)
+			finish_interrupted();
+		if (!window_active && all_windows_done())
+			break;
+		if (!tracee_first())
+			break;		/* every thread is gone */
 		struct event_info ei;
 		tracee_next_event(&ei);
-		switch (ei.ev) {
-		case TE_NONE:
-			if (!tracee_first())
-				goto done;
+		if (ei.ev == TE_NONE && errno == ECHILD)
 			break;
-		case TE_INTERRUPTED:
-			finish_interrupted();
-			break;
-		case TE_TRAP:
-			on_trap(&ei);
-			break;
-		case TE_EXITED:
-			dispatch_other(&ei);
-			if (ei.tid == target_pid) {
-				partial_reason = "the target exited before "
-						 "the start event";
-				goto done;
-			}
-			break;
-		default:
-			dispatch_other(&ei);
-			break;
-		}
+		dispatch(&ei);
 	}
-done:
-	if (!region_done) {
-		if (!opt_quiet)
-			error_msg("warning: %s (--start=%s); no instructions "
-				  "were traced", partial_reason, opt_start);
+	if (!eng.windows && !opt_quiet)
+		error_msg("warning: the target exited before the start event "
+			  "(--start=%s); no instructions were traced",
+			  opt_start);
+	if (!eng.windows && !partial_reason)
+		partial_reason = "the target exited before the start event";
+	else if (opt_start && eng.windows && !all_windows_done() &&
+		 !partial_reason && opt_intervals)
+		partial_reason = "the target exited before all the windows "
+				 "were traced";
+	if (tracee_first()) {
 		write_profile();
-	}
-	if (tracee_first())
 		release_target();
+	}
+	write_profile();
 }
 
 static int wait_target_exit(void)
@@ -972,19 +1250,20 @@ static void setup_models(void)
 	for (unsigned i = 0; bm && i < bm->n_events; i++)
 		event_names[cm->n_events + i] = bm->event_names[i];
 	eng.costs = costs_new(n_events);
+	eng.n_events = n_events;
 }
 
 static ssize_t read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct engine *e = ctx;
-	pid_t tid = e->stepped ? e->stepped->tid : target_pid;
+	pid_t tid = e->decoding ? e->decoding->tid : target_pid;
 	return tracee_read_mem(tid, addr, buf, len);
 }
 
 static ssize_t read_xstate_cb(void *ctx, void *buf, size_t len)
 {
 	struct engine *e = ctx;
-	pid_t tid = e->stepped ? e->stepped->tid : target_pid;
+	pid_t tid = e->decoding ? e->decoding->tid : target_pid;
 	struct iovec iov = { buf, len };
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) < 0)
 		return -errno;
@@ -1027,6 +1306,14 @@ int main(int argc, char **argv)
 	}
 	eng.syms = syms;
 	eng.progress = !opt_quiet && isatty(2);
+	if (opt_call_stacks) {
+		eng.cs = callstack_new(n_events, syms);
+		if (!eng.cs) {
+			error_msg("call stacks are not available in this build");
+			cleanup_target_and_die();
+		}
+		eng.scratch = xcalloc(n_events, sizeof(*eng.scratch));
+	}
 
 	run();
 	if (eng.trace_mem)

@@ -25,15 +25,24 @@ double now_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int engine_begin(struct engine *e, struct tracee *t)
+int engine_begin_thread(struct engine *e, struct tracee *t)
 {
-	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &e->regs) < 0)
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs) < 0)
 		return -errno;
-	e->stepped = t;
 	t->flags |= TF_STEPPING;
-	e->t_start = e->t_last_progress = now_seconds();
-	tracee_pin(t->tid);
+	t->insn = NULL;
+	tracee_pin(t);
 	return 0;
+}
+
+void engine_end_thread(struct engine *e, struct tracee *t)
+{
+	t->flags &= ~TF_STEPPING;
+	tracee_unpin(t);
+	if (e->current == t)
+		e->current = NULL;
+	if (e->lead == t)
+		e->lead = NULL;
 }
 
 static bool unknown_already_reported(struct engine *e, uint64_t pc)
@@ -59,21 +68,22 @@ static void report_unknown(struct engine *e, const struct insn *in)
 		  in->text);
 }
 
-int engine_prepare(struct engine *e)
+int engine_prepare(struct engine *e, struct tracee *t)
 {
 	const char *err = NULL;
-	e->insn = decode_insn(e->dec, e->regs.rip, &err);
-	if (!e->insn) {
-		error_msg("cannot decode the instruction at 0x%llx: %s",
-			  e->regs.rip, err ? err : "unknown error");
+	t->insn = decode_insn(e->dec, t->regs.rip, &err);
+	if (!t->insn) {
+		error_msg("cannot decode the instruction at 0x%llx in thread "
+			  "%d: %s", t->regs.rip, t->tid,
+			  err ? err : "unknown error");
 		return -1;
 	}
-	if (e->insn->unknown)
-		report_unknown(e, e->insn);
+	if (t->insn->unknown)
+		report_unknown(e, t->insn);
 	/* A gather clears its mask as it goes: its vector state must be
 	 * read before the step.  A no-op for other instructions; on failure
 	 * decode_step reads the state after the step. */
-	(void)decode_prepare(e->dec, e->insn);
+	(void)decode_prepare(e->dec, t->insn);
 	return 0;
 }
 
@@ -102,13 +112,47 @@ static void trace_access(FILE *f, const struct mem_access *a)
 	fprintf(f, " %c %08" PRIx64 ",%u\n", c, a->addr, a->size);
 }
 
-void engine_account(struct engine *e, const struct user_regs_struct *after)
+/* The row the models add into for INSN: the pc's flat row, or, with call
+ * stacks, a zeroed scratch row that engine_commit adds to both the flat row
+ * and the context's row. */
+static uint64_t *engine_row(struct engine *e, const struct insn *in)
 {
-	const struct insn *in = e->insn;
-	struct step_events ev;
-	uint64_t *row = costs_row(e->costs, in->pc);
+	if (!e->cs)
+		return costs_row(e->costs, in->pc);
+	memset(e->scratch, 0, e->n_events * sizeof(*e->scratch));
+	return e->scratch;
+}
 
-	int r = decode_step(e->dec, in, &e->regs, after, &ev);
+static void engine_commit(struct engine *e, const struct insn *in)
+{
+	if (!e->cs)
+		return;
+	uint64_t *row = costs_row(e->costs, in->pc);
+	uint64_t *crow = callstack_row(e->cs, in->pc);
+	for (unsigned i = 0; i < e->n_events; i++) {
+		row[i] += e->scratch[i];
+		crow[i] += e->scratch[i];
+	}
+}
+
+static void engine_switch_core(struct engine *e, struct tracee *t)
+{
+	if (e->current == t)
+		return;
+	if (!e->current || e->current->core != t->core)
+		cache_set_core(e->cm, t->core);
+	e->current = t;
+}
+
+void engine_account(struct engine *e, struct tracee *t,
+		    const struct user_regs_struct *after)
+{
+	const struct insn *in = t->insn;
+	struct step_events ev;
+
+	engine_switch_core(e, t);
+	uint64_t *row = engine_row(e, in);
+	int r = decode_step(e->dec, in, &t->regs, after, &ev);
 	if (r < 0) {
 		/* The vector registers could not be read (thread dying):
 		 * count the fetch, nothing else. */
@@ -142,17 +186,32 @@ void engine_account(struct engine *e, const struct user_regs_struct *after)
 		else if (in->branch == BR_RET && e->bm->ops->ret)
 			e->bm->ops->ret(e->bm, in->pc, after->rip, brow);
 	}
-	e->regs = *after;
+	engine_commit(e, in);
+	if (e->cs)
+		callstack_step(e->cs, t->tid, in, &t->regs, after);
+	t->regs = *after;
 	e->steps++;
+	if (t == e->lead)
+		e->window_steps++;
 	if (e->progress && (e->steps & 4095) == 0)
 		engine_progress(e, false);
 }
 
-void engine_account_fetch_only(struct engine *e)
+void engine_moved(struct engine *e, struct tracee *t,
+		  const struct user_regs_struct *after)
 {
-	const struct insn *in = e->insn;
-	uint64_t *row = costs_row(e->costs, in->pc);
+	if (e->cs)
+		callstack_step(e->cs, t->tid, NULL, &t->regs, after);
+	t->regs = *after;
+}
+
+void engine_account_fetch_only(struct engine *e, struct tracee *t)
+{
+	const struct insn *in = t->insn;
+	engine_switch_core(e, t);
+	uint64_t *row = engine_row(e, in);
 	cache_fetch(e->cm, in->pc, in->len, row);
+	engine_commit(e, in);
 	if (e->trace_mem)
 		trace_fetch(e->trace_mem, in);
 	e->steps++;
@@ -160,11 +219,14 @@ void engine_account_fetch_only(struct engine *e)
 
 bool engine_at_stop(const struct engine *e)
 {
-	if (e->max_steps && e->steps >= e->max_steps)
+	const struct tracee *t = e->lead;
+	if (!t)
+		return true;
+	if (e->max_steps && e->window_steps >= e->max_steps)
 		return true;
 	if (e->stop_on_return)
-		return e->regs.rip == e->stop_pc && e->regs.rsp > e->entry_sp;
-	return e->stop_pc && e->regs.rip == e->stop_pc;
+		return t->regs.rip == e->stop_pc && t->regs.rsp > e->entry_sp;
+	return e->stop_pc && t->regs.rip == e->stop_pc;
 }
 
 void engine_progress(struct engine *e, bool force)
@@ -173,10 +235,10 @@ void engine_progress(struct engine *e, bool force)
 	if (!force && t - e->t_last_progress < 0.25)
 		return;
 	e->t_last_progress = t;
-	double el = t - e->t_start;
+	double el = e->t_stepping + (t - e->t_start);
 	struct src_loc loc = { "???", "???", 0 };
-	if (e->syms)
-		sym_lookup(e->syms, e->regs.rip, &loc);
+	if (e->syms && e->lead)
+		sym_lookup(e->syms, e->lead->regs.rip, &loc);
 	char line[160];
 	int n = snprintf(line, sizeof(line),
 			 "cachetrace: %" PRIu64 " instructions, %.1fk steps/s, "
@@ -191,13 +253,8 @@ void engine_progress(struct engine *e, bool force)
 	e->progress_width = n;
 }
 
-void engine_end(struct engine *e)
+void engine_clear_progress(struct engine *e)
 {
-	if (e->stepped) {
-		tracee_unpin(e->stepped->tid);
-		e->stepped->flags &= ~TF_STEPPING;
-		e->stepped = NULL;
-	}
 	if (e->progress && e->progress_width) {
 		fprintf(stderr, "\r%*s\r", e->progress_width, "");
 		e->progress_width = 0;

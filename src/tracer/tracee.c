@@ -28,8 +28,10 @@ struct tracee *tracee_add(pid_t tid)
 	struct tracee *t = tracee_find(tid);
 	if (t)
 		return t;
+	static unsigned next_seq;
 	t = xcalloc(1, sizeof(*t));
 	t->tid = tid;
+	t->seq = next_seq++;
 	t->next = tracees;
 	tracees = t;
 	return t;
@@ -123,51 +125,62 @@ void tracee_next_event(struct event_info *ei)
 	}
 }
 
-/* Sched affinity saved by tracee_pin. */
-static cpu_set_t saved_self, saved_target;
-static bool pinned;
+/* The CPU everything stepped runs on, and the tracer's own mask. */
+static cpu_set_t saved_self;
+static int pin_cpu = -1;
 
-void tracee_pin(pid_t tid)
+void tracee_pin(struct tracee *t)
 {
-	if (pinned)
+	if (t->pinned)
 		return;
-	if (sched_getaffinity(0, sizeof(saved_self), &saved_self) < 0 ||
-	    sched_getaffinity(tid, sizeof(saved_target), &saved_target) < 0)
+	if (sched_getaffinity(t->tid, sizeof(t->saved_affinity),
+			      &t->saved_affinity) < 0)
 		return;
-	int cpu = sched_getcpu();
-	if (cpu < 0 || !CPU_ISSET(cpu, &saved_target)) {
-		/* Pick the first CPU both may run on. */
-		cpu = -1;
-		for (int i = 0; i < CPU_SETSIZE; i++)
-			if (CPU_ISSET(i, &saved_self) &&
-			    CPU_ISSET(i, &saved_target)) {
-				cpu = i;
-				break;
-			}
-		if (cpu < 0)
+	if (pin_cpu < 0) {
+		if (sched_getaffinity(0, sizeof(saved_self), &saved_self) < 0)
 			return;
+		int cpu = sched_getcpu();
+		if (cpu < 0 || !CPU_ISSET(cpu, &t->saved_affinity)) {
+			/* The first CPU both may run on. */
+			cpu = -1;
+			for (int i = 0; i < CPU_SETSIZE && cpu < 0; i++)
+				if (CPU_ISSET(i, &saved_self) &&
+				    CPU_ISSET(i, &t->saved_affinity))
+					cpu = i;
+			if (cpu < 0)
+				return;
+		}
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) < 0)
+			return;
+		pin_cpu = cpu;
+		debug_msg("pinned the tracer to CPU %d", cpu);
 	}
 	cpu_set_t one;
 	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(tid, sizeof(one), &one) < 0)
-		return;
-	if (sched_setaffinity(0, sizeof(one), &one) < 0) {
-		sched_setaffinity(tid, sizeof(saved_target), &saved_target);
-		return;
-	}
-	pinned = true;
-	debug_msg("pinned tracer and %d to CPU %d", tid, cpu);
+	CPU_SET(pin_cpu, &one);
+	if (sched_setaffinity(t->tid, sizeof(one), &one) == 0)
+		t->pinned = true;
 }
 
-void tracee_unpin(pid_t tid)
+void tracee_unpin(struct tracee *t)
 {
-	if (!pinned)
+	if (!t->pinned)
+		return;
+	/* ESRCH: the thread is gone; nothing to restore. */
+	sched_setaffinity(t->tid, sizeof(t->saved_affinity),
+			  &t->saved_affinity);
+	t->pinned = false;
+}
+
+void tracee_unpin_self(void)
+{
+	if (pin_cpu < 0)
 		return;
 	sched_setaffinity(0, sizeof(saved_self), &saved_self);
-	/* ESRCH: the thread is gone; nothing to restore. */
-	sched_setaffinity(tid, sizeof(saved_target), &saved_target);
-	pinned = false;
+	pin_cpu = -1;
 }
 
 int tracee_restart(struct tracee *t, int request, int sig)

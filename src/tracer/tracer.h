@@ -2,6 +2,7 @@
 #ifndef CT_TRACER_H
 #define CT_TRACER_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "callstack.h"
 #include "costs.h"
 #include "decode.h"
 #include "event.h"
@@ -20,6 +22,13 @@ struct tracee {
 	pid_t tid;
 	unsigned flags;			/* TF_* bits */
 	int pending_sig;		/* signal to deliver when detaching */
+	int inject;			/* signal to deliver with the next step */
+	unsigned seq;			/* creation order, from 0 */
+	unsigned core;			/* the model core its accesses go to */
+	struct user_regs_struct regs;	/* while stepped: before its next step */
+	const struct insn *insn;	/* while stepped: decoded at regs.rip */
+	cpu_set_t saved_affinity;	/* while pinned */
+	bool pinned;
 	struct tracee *next;
 };
 
@@ -31,6 +40,10 @@ enum {
 	TF_STOPPED	= 1 << 3,	/* in a ptrace stop, waiting for us */
 	TF_TRAPPED	= 1 << 4,	/* stopped by tracee_stop_all on a SIGTRAP
 					 * (maybe our int3: rip may need a rewind) */
+	TF_WANT_STEP	= 1 << 5,	/* --threads=all: join the window at its
+					 * next stop (interrupted, or new) */
+	TF_ENDING	= 1 << 6,	/* the window ended during its step:
+					 * account that step, then let it run */
 };
 
 static inline bool tracee_stepping(const struct tracee *t)
@@ -74,10 +87,12 @@ void tracee_detach_all(void);
  * consumed, signals seen meanwhile are kept for re-injection at detach. */
 void tracee_stop_all(void);
 
-/* Pin the calling process and TID to one CPU while stepping (3.5x faster
- * here: cross-CPU wake-ups cost ~50 us in this VM); restore afterwards. */
-void tracee_pin(pid_t tid);
-void tracee_unpin(pid_t tid);
+/* Pin the tracer and each stepped thread to one CPU while stepping (3.5x
+ * faster here: cross-CPU wake-ups cost ~50 us in this VM); restore
+ * afterwards. */
+void tracee_pin(struct tracee *t);
+void tracee_unpin(struct tracee *t);
+void tracee_unpin_self(void);
 
 /* breakpoint.c */
 int breakpoint_insert(pid_t tid, struct breakpoint *bp, uint64_t addr);
@@ -91,47 +106,57 @@ struct engine {
 	struct cache_model *cm;
 	struct branch_model *bm;	/* NULL with --branch-sim=no */
 	unsigned bm_offset;		/* the branch model's first event */
+	unsigned n_events;
 	struct cost_table *costs;
+	struct callstack *cs;		/* --call-stacks=yes, else NULL */
+	uint64_t *scratch;		/* one step's counts, with call stacks */
 	FILE *trace_mem;		/* --trace-mem: Lackey-format trace */
 	struct symbols *syms;		/* for messages and the progress line */
-	struct tracee *stepped;		/* the thread being stepped, or NULL */
-	struct user_regs_struct regs;	/* its registers before the next step */
-	const struct insn *insn;	/* decoded at regs.rip, before the step */
+	struct tracee *lead;		/* the thread that hit the start event:
+					 * its stop event ends the window */
+	struct tracee *current;		/* whose accesses the model sees now */
+	struct tracee *decoding;	/* whose memory and xstate decode reads */
 
-	/* The region's stop event: a pc, or the return of the start function
+	/* The window's stop event: a pc, or the return of the start function
 	 * (the return address reached with rsp above the entry rsp, so that
 	 * recursion and several exits are right). */
 	uint64_t stop_pc;
 	bool stop_on_return;
 	uint64_t entry_sp;
-	uint64_t max_steps;		/* 0: no cap */
+	uint64_t max_steps;		/* per window; 0: no cap */
+	uint64_t window_steps;		/* steps of the lead in this window */
 
-	uint64_t steps;			/* traps accounted */
-	uint64_t unknown_pcs_reported;
+	uint64_t steps;			/* traps accounted, all windows */
+	unsigned windows;		/* windows begun */
 	uint64_t *unknown_seen;		/* pcs already reported (small set) */
 	size_t n_unknown_seen;
-	double t_start, t_last_progress;
+	double t_start, t_last_progress, t_stepping;
 	bool progress;			/* live line on a terminal */
 	int progress_width;
 };
 
 double now_seconds(void);
-/* Begin the region at the stopped thread T: read its registers, pin. */
-int engine_begin(struct engine *e, struct tracee *t);
-/* Decode the instruction about to execute (at e->regs.rip).  Returns 0, or
- * -1 when it cannot be read (the region then ends). */
-int engine_prepare(struct engine *e);
-/* Account one completed trap whose after-registers are AFTER, then make
- * them the current registers. */
-void engine_account(struct engine *e, const struct user_regs_struct *after);
-/* Account the instruction at e->regs.rip as fetched but not completed
+/* Start stepping thread T, stopped: read its registers, pin it. */
+int engine_begin_thread(struct engine *e, struct tracee *t);
+/* Stop stepping thread T (it is stopped or gone): unpin it. */
+void engine_end_thread(struct engine *e, struct tracee *t);
+/* Decode the instruction T is about to execute (at t->regs.rip).
+ * Returns 0, or -1 when it cannot be read. */
+int engine_prepare(struct engine *e, struct tracee *t);
+/* Account one completed trap of T whose after-registers are AFTER, then
+ * make them T's current registers. */
+void engine_account(struct engine *e, struct tracee *t,
+		    const struct user_regs_struct *after);
+/* T's pc moved without executing an instruction (signal handler entry). */
+void engine_moved(struct engine *e, struct tracee *t,
+		  const struct user_regs_struct *after);
+/* Account the instruction at t->regs.rip as fetched but not completed
  * (the exit_group syscall that ends the process). */
-void engine_account_fetch_only(struct engine *e);
-/* True when the current registers meet the stop event. */
+void engine_account_fetch_only(struct engine *e, struct tracee *t);
+/* True when the lead thread's registers meet the stop event. */
 bool engine_at_stop(const struct engine *e);
-/* End the region: unpin, clear the progress line. */
-void engine_end(struct engine *e);
 void engine_progress(struct engine *e, bool force);
+void engine_clear_progress(struct engine *e);
 
 /* The interrupt flag set by the SIGINT/SIGTERM/SIGHUP handler. */
 extern volatile sig_atomic_t interrupted_by;
