@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model.h"
 
@@ -21,5 +22,65 @@ struct branch_model *cg_branch_new(char *err, size_t errlen);
  * two by rounding it down and raising the associativity to keep about the
  * size.  Returns true when G changed. */
 bool cache_geom_tweak_ll(struct cache_geom *g);
+
+/* One level of the `hier` model, as parsed from --cache=SPEC (hier.c). */
+struct hier_level_spec {
+	char name[12];		/* letters and digits: event name prefix */
+	uint64_t size;
+	uint32_t assoc, line;
+	uint8_t side;		/* 0 instruction, 1 data, 2 unified */
+	uint8_t incl;		/* 0 non-inclusive, 1 inclusive, 2 exclusive */
+	uint8_t repl;		/* 0 LRU, 1 tree-PLRU, 2 FIFO, 3 random */
+	uint8_t pf;		/* 0 none, 1 next-line, 2 stride */
+	bool write_through, no_write_allocate;
+	bool share_given;
+	unsigned share;		/* cores per instance; 0 = all */
+	uint64_t seed;		/* random replacement; 0 = the default */
+};
+
+/* Parse "NAME:SIZE:ASSOC:LINE[:FLAG...],..." into at most MAX levels. */
+int hier_parse_spec(const char *spec, struct hier_level_spec *out,
+		    unsigned max, unsigned *n_out, char *err, size_t errlen);
+/* The hierarchy of N_LEVELS levels over N_CORES cores (0: one).  DESC_NAME
+ * names the model in messages and the desc: line. */
+struct cache_model *hier_new(const struct hier_level_spec *specs,
+			     unsigned n_levels, unsigned n_cores,
+			     bool nt_bypass, const char *desc_name,
+			     char *err, size_t errlen);
+
+/* Model options kept in struct model_config: the last value of NAME, or
+ * NULL. */
+const char *model_option(const struct model_config *cfg, const char *name);
+/* yes/no options: DEF when not given. */
+bool model_option_bool(const struct model_config *cfg, const char *name,
+		       bool def);
+
+/* The constructors behind the registry (SIM false: cache simulation off,
+ * which makes every model the Ir-only "none" model). */
+struct cache_model *hier_cache_new(const struct model_config *cfg, bool sim,
+				   char *err, size_t errlen);
+struct cache_model *host_cache_new(const struct model_config *cfg, bool sim,
+				   char *err, size_t errlen);
+struct cache_model *jaguar_cache_new(const struct model_config *cfg, bool sim,
+				     char *err, size_t errlen);
+/* Build `hier` levels from DIR laid out as /sys/devices/system/cpu/cpu0/cache
+ * (all levels, share from shared_cpu_list); returns the level count or -1. */
+int host_levels_from_dir(const char *dir, struct hier_level_spec *out,
+			 unsigned max, char *err, size_t errlen);
+
+/* tage's sizes, from --branch-opts=KEY=N,... */
+struct tage_params {
+	unsigned tables, bits, base_bits, min_hist, max_hist, tag_bits;
+	unsigned btb, ras;
+};
+
+/* Parse S into P (P NULL: only check); defaults for keys not given. */
+int tage_parse_opts(const char *s, struct tage_params *p, char *err,
+		    size_t errlen);
+
+/* The modern branch predictor (branch_tage.c): TAGE conditional predictor,
+ * BTB for indirect branches, return-address stack. */
+struct branch_model *tage_branch_new(const struct model_config *cfg,
+				     char *err, size_t errlen);
 
 #endif

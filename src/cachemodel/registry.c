@@ -12,6 +12,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct cache_model_entry {
@@ -22,7 +23,29 @@ struct cache_model_entry {
 
 static const struct cache_model_entry cache_models[] = {
 	{ "cachegrind", cg_cache_new },	/* the default: first */
+	{ "hier", hier_cache_new },
+	{ "host", host_cache_new },
+	{ "jaguar", jaguar_cache_new },
 };
+
+struct branch_model_entry {
+	const char *name;
+	struct branch_model *(*create)(const struct model_config *cfg,
+				       char *err, size_t errlen);
+};
+
+static struct branch_model *cg_branch_create(const struct model_config *cfg,
+					     char *err, size_t errlen)
+{
+	return cg_branch_new(err, errlen);
+}
+
+static const struct branch_model_entry branch_models[] = {
+	{ "cachegrind", cg_branch_create },	/* the default: first */
+	{ "tage", tage_branch_new },
+};
+
+#define N_BRANCH_MODELS (sizeof(branch_models) / sizeof(branch_models[0]))
 
 #define N_CACHE_MODELS (sizeof(cache_models) / sizeof(cache_models[0]))
 
@@ -116,6 +139,9 @@ int model_create(const char *model_name, struct model_config *cfg,
 		 char *err, size_t errlen, char *note, size_t notelen)
 {
 	const struct cache_model_entry *e = NULL;
+	const struct branch_model_entry *be = NULL;
+	const char *bname = cfg->branch_model ? cfg->branch_model :
+		branch_models[0].name;
 
 	*cm = NULL;
 	*bm = NULL;
@@ -140,13 +166,30 @@ int model_create(const char *model_name, struct model_config *cfg,
 			snprintf(err + used, errlen - used, ")");
 		return -1;
 	}
+	for (size_t i = 0; i < N_BRANCH_MODELS; i++)
+		if (!strcmp(branch_models[i].name, bname))
+			be = &branch_models[i];
+	if (!be) {
+		snprintf(err, errlen, "unknown branch model '%.40s' (known: "
+			 "cachegrind tage)", bname);
+		return -1;
+	}
+	if (model_option(cfg, "cache") && strcmp(e->name, "hier")) {
+		snprintf(err, errlen, "--cache is an option of --model=hier");
+		return -1;
+	}
+	if (model_option(cfg, "branch-opts") && strcmp(be->name, "tage")) {
+		snprintf(err, errlen, "--branch-opts is an option of "
+			 "--branch-model=tage");
+		return -1;
+	}
 	if (fill_geometry(cfg, err, errlen, note, notelen) < 0)
 		return -1;
 	*cm = e->create(cfg, cfg->cache_sim, err, errlen);
 	if (!*cm)
 		return -1;
 	if (cfg->branch_sim) {
-		*bm = cg_branch_new(err, errlen);
+		*bm = be->create(cfg, err, errlen);
 		if (!*bm) {
 			cache_destroy(*cm);
 			*cm = NULL;
@@ -187,14 +230,83 @@ void cache_report(const struct cache_model *m, FILE *out, const char *prefix,
 		m->ops->report(m, out, prefix, res);
 }
 
+const char *model_option(const struct model_config *cfg, const char *name)
+{
+	for (unsigned i = cfg->n_opts; i-- > 0;)
+		if (!strcmp(cfg->opt_names[i], name))
+			return cfg->opt_values[i];
+	return NULL;
+}
+
+bool model_option_bool(const struct model_config *cfg, const char *name,
+		       bool def)
+{
+	const char *v = model_option(cfg, name);
+
+	return v ? !strcmp(v, "yes") : def;
+}
+
+/* The model options: each value checked now, so a typo is a usage error
+ * before the target starts. */
 int model_parse_option(struct model_config *cfg, const char *name,
 		       const char *value, char *err, size_t errlen)
 {
-	(void)cfg; (void)name; (void)value; (void)err; (void)errlen;
-	return 0;	/* no model options yet */
+	if (!strcmp(name, "cache")) {
+		struct hier_level_spec levels[16];
+		unsigned n;
+
+		if (hier_parse_spec(value, levels, 16, &n, err, errlen) < 0)
+			return -1;
+	} else if (!strcmp(name, "nt-bypass")) {
+		if (strcmp(value, "yes") && strcmp(value, "no")) {
+			snprintf(err, errlen, "yes or no, not '%.40s'", value);
+			return -1;
+		}
+	} else if (!strcmp(name, "branch-opts")) {
+		if (tage_parse_opts(value, NULL, err, errlen) < 0)
+			return -1;
+	} else {
+		return 0;
+	}
+	if (cfg->n_opts == sizeof(cfg->opt_names) / sizeof(cfg->opt_names[0])) {
+		snprintf(err, errlen, "too many model options");
+		return -1;
+	}
+	cfg->opt_names[cfg->n_opts] = strdup(name);
+	cfg->opt_values[cfg->n_opts] = strdup(value);
+	if (!cfg->opt_names[cfg->n_opts] || !cfg->opt_values[cfg->n_opts]) {
+		free(cfg->opt_names[cfg->n_opts]);
+		free(cfg->opt_values[cfg->n_opts]);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	cfg->n_opts++;
+	return 1;
 }
 
 void model_usage(FILE *out)
 {
-	fprintf(out, "  --model=NAME            cache model [cachegrind]\n");
+	fputs(
+"  --model=NAME            cache model: cachegrind hier host jaguar\n"
+"                          [cachegrind]\n"
+"  --cache=LEVEL,...       hier's levels, core outwards; LEVEL is\n"
+"                          NAME:SIZE:ASSOC:LINE[:FLAG...], SIZE with k/M/G,\n"
+"                          FLAGs: i d u (side; default from the name: *I/I1\n"
+"                          instruction, *D/D1 data), incl excl nine [nine],\n"
+"                          lru plru fifo rand [lru], wb wt [wb], wa nwa [wa],\n"
+"                          pf=none|next|stride [none], share=N|all (cores per\n"
+"                          instance) [1; the last level all], seed=N (rand)\n"
+"                          e.g. L1I:32k:8:64,L1D:32k:8:64,L2:1M:8:64,L3:32M:16:64\n"
+"                          [I1:<I1>:i,D1:<D1>:d,LL:<LL>: Cachegrind's]\n"
+"  --nt-bypass=yes|no      hier/host/jaguar: non-temporal stores bypass the\n"
+"                          caches [no]\n"
+"  --branch-model=NAME     branch model: cachegrind tage [cachegrind]\n"
+"  --branch-opts=KEY=N,... tage's sizes: tables=N (tagged tables, 1-8) [4],\n"
+"                          bits=N (log2 entries per table) [10], base=N\n"
+"                          (log2 bimodal entries) [14], minhist=N [4],\n"
+"                          maxhist=N (up to 256) [128], tagbits=N [9],\n"
+"                          btb=N (indirect target entries) [4096], ras=N\n"
+"                          (return stack entries) [32]\n"
+"                          (docs/models.md describes every model and event)\n",
+		out);
 }

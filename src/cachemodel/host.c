@@ -1,0 +1,167 @@
+/* The `host` model: `hier` built from the machine's own caches in
+ * /sys/devices/system/cpu/cpu0/cache, every level the kernel lists.
+ *
+ * Rules: levels sorted by level number, at level 1 the instruction cache
+ * before the data cache; names L1I, L1D, L2, L3...; share = the number of
+ * cpus in shared_cpu_list (capped by --cores, as every share); 0 ways
+ * (fully associative) means size / line ways.  A level whose set count is
+ * not a power of two goes through Cachegrind's LL tweak (fewer sets, more
+ * ways).  Inclusion is not in sysfs: every level is non-inclusive (nine),
+ * LRU, write-back, write-allocate. */
+#include "model.h"
+#include "models.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SYSFS_CACHE_DIR "/sys/devices/system/cpu/cpu0/cache"
+#define MAX_INDEX 64
+
+static int read_line(const char *dir, unsigned idx, const char *name,
+		     char *buf, size_t len)
+{
+	char path[512];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/index%u/%s", dir, idx, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int read_u64(const char *dir, unsigned idx, const char *name,
+		    uint64_t *out)
+{
+	char buf[64], *end;
+	unsigned long long v;
+
+	if (read_line(dir, idx, name, buf, sizeof(buf)) < 0)
+		return -1;
+	v = strtoull(buf, &end, 10);
+	if (end == buf)
+		return -1;
+	if (*end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'M')
+		v <<= 20, end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "0-3,8-11" -> 8. */
+static unsigned count_cpus(const char *s)
+{
+	unsigned n = 0;
+
+	while (*s) {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			return n ? n : 1;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		if (b >= a)
+			n += (unsigned)(b - a + 1);
+		s = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			break;
+	}
+	return n ? n : 1;
+}
+
+static int level_order(const struct hier_level_spec *a, unsigned la,
+		       const struct hier_level_spec *b, unsigned lb)
+{
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return (int)a->side - (int)b->side;	/* I, D, unified */
+}
+
+int host_levels_from_dir(const char *dir, struct hier_level_spec *out,
+			 unsigned max, char *err, size_t errlen)
+{
+	unsigned lvl[16], n = 0;
+
+	for (unsigned idx = 0; idx < MAX_INDEX; idx++) {
+		char type[32], cpus[256];
+		uint64_t level, size, ways, line;
+		struct hier_level_spec s = { 0 };
+		struct cache_geom g;
+		unsigned j;
+
+		if (read_line(dir, idx, "type", type, sizeof(type)) < 0)
+			continue;
+		if (read_u64(dir, idx, "level", &level) < 0 ||
+		    read_u64(dir, idx, "size", &size) < 0 ||
+		    read_u64(dir, idx, "ways_of_associativity", &ways) < 0 ||
+		    read_u64(dir, idx, "coherency_line_size", &line) < 0 ||
+		    !line || line > UINT32_MAX || size < line || level > 9) {
+			snprintf(err, errlen, "%s/index%u: unreadable", dir, idx);
+			return -1;
+		}
+		if (!strcmp(type, "Instruction"))
+			s.side = 0;
+		else if (!strcmp(type, "Data"))
+			s.side = 1;
+		else if (!strcmp(type, "Unified"))
+			s.side = 2;
+		else
+			continue;
+		if (!ways)
+			ways = size / line;
+		g = (struct cache_geom){ size, (uint32_t)ways, (uint32_t)line };
+		cache_geom_tweak_ll(&g);
+		s.size = g.size;
+		s.assoc = g.assoc;
+		s.line = g.line;
+		s.share_given = true;
+		s.share = read_line(dir, idx, "shared_cpu_list", cpus,
+				    sizeof(cpus)) < 0 ? 1 : count_cpus(cpus);
+		snprintf(s.name, sizeof(s.name), "L%u%s", (unsigned)level,
+			 s.side == 0 ? "I" : s.side == 1 ? "D" : "");
+		if (n == max || n == 16) {
+			snprintf(err, errlen, "%s: too many levels", dir);
+			return -1;
+		}
+		/* Insertion sort by level, then side. */
+		for (j = n; j > 0 && level_order(&s, (unsigned)level, &out[j - 1],
+						 lvl[j - 1]) < 0; j--) {
+			out[j] = out[j - 1];
+			lvl[j] = lvl[j - 1];
+		}
+		out[j] = s;
+		lvl[j] = (unsigned)level;
+		n++;
+	}
+	if (!n) {
+		snprintf(err, errlen, "no caches in %s", dir);
+		return -1;
+	}
+	return (int)n;
+}
+
+struct cache_model *host_cache_new(const struct model_config *cfg, bool sim,
+				   char *err, size_t errlen)
+{
+	struct hier_level_spec levels[16];
+	int n;
+
+	if (!sim)
+		return cg_cache_new(cfg, false, err, errlen);
+	n = host_levels_from_dir(SYSFS_CACHE_DIR, levels, 16, err, errlen);
+	if (n < 0)
+		return NULL;
+	return hier_new(levels, (unsigned)n, cfg->cores,
+			model_option_bool(cfg, "nt-bypass", false), "host",
+			err, errlen);
+}
