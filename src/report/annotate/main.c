@@ -4,6 +4,7 @@
  * cg_merge and cg_diff.  See docs/annotate.md. */
 #include "profile.h"
 #include "report.h"
+#include "calltree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +17,9 @@
 static const char usage_text[] =
 "Usage: cachetrace-annotate [OPTION]... [FILE]...\n"
 "       cachetrace-annotate --diff [OPTION]... A B\n"
-"Show where the costs of Cachegrind-format profiles are, by function and by\n"
-"source line.  Several FILEs are merged; - (or no FILE) reads standard input.\n"
+"Show where the costs of Cachegrind- or Callgrind-format profiles are, by\n"
+"function and by source line.  Several FILEs are merged; - (or no FILE) reads\n"
+"standard input.\n"
 "\n"
 "  --show=EV,...          show only these events, in this order [all]\n"
 "  --sort=EV[:PCT],...    sort by these events; PCT sets a per-event\n"
@@ -36,6 +38,15 @@ static const char usage_text[] =
 "  --output-profile=FILE  write the merged (or diffed) profile to FILE in\n"
 "                         Cachegrind format instead of annotating (- = stdout)\n"
 "  --no-summary-check     read on when summary: is missing or wrong\n"
+"Call stacks (Callgrind-format profiles, or folded stacks 'a;b;c COUNT'):\n"
+"  --tree=callee          print the call tree from the roots down\n"
+"  --blame=FUNC           print the callers of FUNC, and theirs, with their\n"
+"                         shares of FUNC's inclusive cost\n"
+"  --flamegraph=OUT.svg   draw the call tree (or with --blame, FUNC's callers)\n"
+"                         as a self-contained SVG flame graph (- = stdout)\n"
+"  --event=EV             the event of --tree, --blame and --flamegraph\n"
+"                         [the first sort event]; names the folded counts\n"
+"  --folded               the inputs are folded stacks (else detected)\n"
 "  -h, --help             show this help\n"
 "  --version              show the version\n"
 "\n"
@@ -129,6 +140,166 @@ static void report_error(const struct prof_error *err)
 	fprintf(stderr, "%s:%llu: %s\n", err->name, err->line, err->msg);
 }
 
+/* All of FD, for the stack modes, which detect folded stacks by content. */
+static char *read_all(int fd, const char *name, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = xmalloc(cap);
+
+	for (;;) {
+		if (n == cap) {
+			if (cap >= (size_t)1 << 32)
+				error_msg_and_die("%s: input larger than 4 GiB",
+						  name);
+			cap *= 2;
+			buf = xreallocarray(buf, cap, 1);
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			perror_msg_and_die("%s", name);
+		if (!r)
+			break;
+		n += r;
+	}
+	*len = n;
+	return buf;
+}
+
+/* --tree, --blame and --flamegraph.  Returns the exit status. */
+static int stacks_main(struct profile *prof, char **files, unsigned n_files,
+		       bool check_summary, bool folded, const char *blame,
+		       bool tree, const char *flamegraph, const char *event,
+		       const char *sort, double threshold, bool percent)
+{
+	struct ctree fwd;
+	int n_folded = 0;
+	int rc = 0;
+
+	ctree_init(&fwd, "all");
+	for (unsigned i = 0; i < n_files; i++) {
+		bool is_stdin = !strcmp(files[i], "-");
+		const char *name = is_stdin ? "<stdin>" : files[i];
+		int fd = is_stdin ? 0 : open(files[i], O_RDONLY | O_CLOEXEC);
+		struct prof_error perr;
+		size_t len;
+		if (fd < 0)
+			perror_msg_and_die("%s", files[i]);
+		char *data = read_all(fd, name, &len);
+		if (!is_stdin)
+			close(fd);
+		bool f = folded || ctree_is_folded(data, len);
+		if (i && f != (n_folded > 0))
+			error_msg_and_die("%s: cannot mix folded stacks and "
+					  "profiles", name);
+		n_folded += f;
+		int r = f ? ctree_read_folded(&fwd, data, len, name, &perr) :
+			    prof_read_mem(prof, data, len, name, 1,
+					  check_summary, &perr);
+		free(data);
+		if (r) {
+			report_error(&perr);
+			ctree_free(&fwd);
+			return 1;
+		}
+	}
+
+	const char *ev_name;
+	struct cgraph g;
+	unsigned ev = 0;
+	bool have_graph = !n_folded;
+	if (n_folded) {
+		ctree_finish_folded(&fwd);
+		ev_name = event ? event : "count";
+	} else {
+		if (event) {
+			int e = find_event(prof, event, strlen(event));
+			if (e < 0)
+				error_msg_and_die("--event: event '%s' is not in "
+						  "the profile's events:", event);
+			ev = e;
+		} else if (sort) {
+			int e = find_event(prof, sort, strcspn(sort, ",:"));
+			if (e < 0)
+				error_msg_and_die("--sort: event '%.*s' is not in "
+						  "the profile's events:",
+						  (int)strcspn(sort, ",:"), sort);
+			ev = e;
+		}
+		ev_name = prof->events[ev];
+		if (cgraph_build(&g, prof)) {
+			error_msg("counts overflow a 64-bit integer");
+			cgraph_free(&g);
+			ctree_free(&fwd);
+			return 1;
+		}
+		if (!prof->has_calls)
+			error_msg("warning: no call edges in the input (not in "
+				  "Callgrind format): every function is a root");
+	}
+
+	/* The text tree, the blame tree, the flame graph: each built for
+	 * itself, thresholded at MIN_FRAC of its root. */
+	struct ctree t;
+	for (int k = 0; k < 3 && !rc; k++) {
+		bool up = k == 1;
+		/* With --flamegraph, --blame picks the graph's tree. */
+		if ((k == 0 && !tree) || (k == 1 && (!blame || flamegraph)) ||
+		    (k == 2 && !flamegraph))
+			continue;
+		if (k == 2)
+			up = blame != NULL;
+		double min_frac = k == 2 ? 0.1 / 1180 : threshold / 100;
+		ctree_init(&t, up ? blame : "all");
+		if (!have_graph && up) {
+			if (ctree_reverse(&t, &fwd, blame))
+				rc = -1;
+		} else if (have_graph &&
+			   ctree_from_graph(&t, &g, ev, up ? blame : NULL,
+					    min_frac)) {
+			rc = -1;
+		}
+		if (rc) {
+			error_msg("--blame: no function '%s' in the input",
+				  blame);
+			ctree_free(&t);
+			rc = 1;
+			break;
+		}
+		struct ctree *use = !have_graph && !up ? &fwd : &t;
+		if (k < 2) {
+			char *title = up ?
+				xasprintf("Blame: the callers of %s, by %s", blame,
+					  ev_name) :
+				xasprintf("Call tree (callee), by %s", ev_name);
+			ctree_print(stdout, use, title, ev_name, threshold,
+				    percent);
+			free(title);
+		} else {
+			bool to_stdout = !strcmp(flamegraph, "-");
+			FILE *out = to_stdout ? stdout : fopen(flamegraph, "w");
+			if (!out)
+				perror_msg_and_die("%s", flamegraph);
+			char *title = up ?
+				xasprintf("Blame: %s, by %s", blame, ev_name) :
+				xasprintf("Flame Graph: %s", ev_name);
+			struct svg_opts so = { title, ev_name, up, 1200 };
+			if (ctree_write_svg(out, use, &so) || fflush(out) ||
+			    (!to_stdout && fclose(out)))
+				perror_msg_and_die("writing %s", flamegraph);
+			free(title);
+		}
+		ctree_free(&t);
+	}
+	if (have_graph)
+		cgraph_free(&g);
+	ctree_free(&fwd);
+	if (fflush(stdout) || ferror(stdout))
+		perror_msg_and_die("writing the report");
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *show = NULL, *sort = NULL, *output_profile = NULL;
@@ -142,6 +313,8 @@ int main(int argc, char **argv)
 	char **files = xcalloc(argc + 2, sizeof(*files));
 	unsigned n_files = 0;
 	bool only_files = false;
+	const char *blame = NULL, *flamegraph = NULL, *event = NULL;
+	bool tree = false, folded = false;
 
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
@@ -217,6 +390,23 @@ int main(int argc, char **argv)
 			output_profile = argv[++i];
 		} else if (!strcmp(a, "--no-summary-check")) {
 			check_summary = false;
+		} else if (OPTVAL("--blame")) {
+			if (!*v)
+				error_usage_and_die("--blame needs a function name");
+			blame = v;
+		} else if (OPTVAL("--tree")) {
+			if (strcmp(v, "callee"))
+				error_usage_and_die("--tree: expected callee, not "
+						    "'%s'", v);
+			tree = true;
+		} else if (OPTVAL("--flamegraph")) {
+			if (!*v)
+				error_usage_and_die("--flamegraph needs a file name");
+			flamegraph = v;
+		} else if (OPTVAL("--event")) {
+			event = v;
+		} else if (!strcmp(a, "--folded")) {
+			folded = true;
 		} else {
 			error_usage_and_die("unknown option '%s'", a);
 		}
@@ -226,6 +416,13 @@ int main(int argc, char **argv)
 		files[n_files++] = "-";
 	if (diff && n_files != 2)
 		error_usage_and_die("--diff needs exactly two files, A and B");
+	bool stacks = blame || tree || flamegraph;
+	if (stacks && (diff || output_profile))
+		error_usage_and_die("--tree, --blame and --flamegraph cannot be "
+				    "used with --diff or --output-profile");
+	if (folded && !stacks)
+		error_usage_and_die("--folded needs --tree, --blame or "
+				    "--flamegraph");
 
 	struct profile prof;
 	char err[256];
@@ -241,6 +438,16 @@ int main(int argc, char **argv)
 		n_stdin += !strcmp(files[i], "-");
 	if (n_stdin > 1)
 		error_usage_and_die("standard input (-) can be read only once");
+
+	if (stacks) {
+		int rc = stacks_main(&prof, files, n_files, check_summary,
+				     folded, blame, tree, flamegraph, event, sort,
+				     threshold, percent);
+		prof_free(&prof);
+		free(include);
+		free(files);
+		return rc;
+	}
 
 	for (unsigned i = 0; i < n_files; i++) {
 		bool is_stdin = !strcmp(files[i], "-");

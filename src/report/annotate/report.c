@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "calltree.h"
 #include "error.h"
 
 #define FANCY "--------------------------------------------------------------------------------"
@@ -528,6 +529,112 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 	return chosen;
 }
 
+/* ---- inclusive costs (Callgrind inputs) ---------------------------------- */
+
+/* One row per function (owner): each shown event as self, then inclusive.
+ * The table is a view of a profile with 2 * n_events events, self ones
+ * then inclusive ones, so that the column code above serves it. */
+static int print_incl_summary(struct printer *pr)
+{
+	const struct profile *p = pr->p;
+	const struct report_opts *o = pr->o;
+	unsigned n = p->n_events, n2 = 2 * n;
+	struct cgraph g;
+	int rc = cgraph_build(&g, p);
+
+	char **names = xcalloc(n2 + 1, sizeof(*names));
+	for (unsigned e = 0; e < n; e++) {
+		names[e] = p->events[e];
+		names[n + e] = xasprintf("%s(incl)", p->events[e]);
+	}
+	struct profile q = *p;
+	q.n_events = n2;
+	q.events = names;
+
+	struct report_opts o2 = *o;
+	o2.show = xcalloc(2 * o->n_show + 1, sizeof(*o2.show));
+	o2.n_show = 0;
+	for (unsigned c = 0; c < o->n_show; c++) {
+		if (o->show[c] == n) {
+			o2.show[o2.n_show++] = n2;
+			continue;
+		}
+		o2.show[o2.n_show++] = o->show[c];
+		o2.show[o2.n_show++] = n + o->show[c];
+	}
+	o2.sort = xcalloc(o->n_sort + 1, sizeof(*o2.sort));
+	for (unsigned k = 0; k < o->n_sort; k++)
+		o2.sort[k] = n + o->sort[k];
+
+	int64_t *tot2 = xcalloc(n2 + 1, sizeof(*tot2));
+	memcpy(tot2, pr->tot, n * sizeof(*tot2));
+	memcpy(tot2 + n, pr->tot, n * sizeof(*tot2));
+
+	uint32_t nf = 0;
+	uint32_t *idx = xcalloc(p->n_fn + 1, sizeof(*idx));
+	int64_t *rows = xcalloc((size_t)p->n_fn * n2 + 1, sizeof(*rows));
+	const char **labels = xcalloc(p->n_fn + 1, sizeof(*labels));
+	for (uint32_t f = 0; f < p->n_fn; f++) {
+		labels[f] = "";
+		if (p->fn[f].owner != f)
+			continue;
+		int64_t *r = rows + (size_t)f * n2;
+		bool any = false;
+		for (unsigned e = 0; e < n; e++) {
+			r[e] = g.self[(size_t)f * n + e];
+			r[n + e] = g.incl[(size_t)f * n + e];
+			any |= r[e] || r[n + e];
+		}
+		if (!any)
+			continue;
+		labels[f] = xasprintf("%s:%s", p->fns.str[p->fn[f].name],
+				      p->files.str[p->fn[f].file]);
+		idx[nf++] = f;
+	}
+	sort_by_cost(idx, nf, rows, n2, labels, &o2);
+
+	struct printer pr2;
+	pr_init(&pr2, pr->out, &q, &o2, tot2);
+	uint32_t n_below = 0;
+	for (uint32_t k = 0; k < nf; k++) {
+		if (passes(&pr2, rows + (size_t)idx[k] * n2))
+			pr_widen(&pr2, rows + (size_t)idx[k] * n2, NULL);
+		else
+			n_below++;
+	}
+	pr_settle(&pr2);
+	fancy(pr->out, "Inclusive costs (function:file)", NULL);
+	pr_header(&pr2, "  ", " function:file");
+	fputc('\n', pr->out);
+	for (uint32_t k = 0; k < nf; k++) {
+		const int64_t *r = rows + (size_t)idx[k] * n2;
+		if (passes(&pr2, r))
+			pr_row(&pr2, "  ", r, NULL, labels[idx[k]],
+			       strlen(labels[idx[k]]));
+	}
+	if (n_below) {
+		char *l = xasprintf("<%u %s below threshold>", n_below,
+				    n_below == 1 ? "function" : "functions");
+		pr_row(&pr2, "  ", NULL, NULL, l, strlen(l));
+		free(l);
+	}
+	fputc('\n', pr->out);
+	pr_free(&pr2);
+	for (uint32_t k = 0; k < nf; k++)
+		free((char *)labels[idx[k]]);
+	free(labels);
+	free(rows);
+	free(idx);
+	free(tot2);
+	free(o2.show);
+	free(o2.sort);
+	for (unsigned e = 0; e < n; e++)
+		free(names[n + e]);
+	free(names);
+	cgraph_free(&g);
+	return rc;
+}
+
 /* ---- annotated source ----------------------------------------------------- */
 
 struct ann_sums {
@@ -842,6 +949,8 @@ int report_print(FILE *out, const struct profile *p,
 	print_totals(&pr);
 	uint32_t *chosen = print_fn_summary(&pr, fn_rows, true, &rc);
 	free(print_fn_summary(&pr, fn_rows, false, &rc));
+	if (p->has_calls && print_incl_summary(&pr))
+		rc = -1;
 	if (o->annotate) {
 		struct ann_sums s;
 		int64_t *all = absent_rows(5, n);
