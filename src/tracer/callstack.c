@@ -503,6 +503,7 @@ static size_t unwind(struct callstack *cs, struct thread *t, uint64_t rip,
 		     struct uframe *u, size_t max)
 {
 	uint64_t ip[MAX_UNWIND], sp[MAX_UNWIND];
+	bool sig[MAX_UNWIND];
 	size_t n = 0;
 
 	cs->unwinds++;
@@ -516,6 +517,7 @@ static size_t unwind(struct callstack *cs, struct thread *t, uint64_t rip,
 				break;
 			ip[n] = i;
 			sp[n] = s;
+			sig[n] = unw_is_signal_frame(&c) > 0;
 			n++;
 		} while (n < max && unw_step(&c) > 0);
 	}
@@ -523,6 +525,7 @@ static size_t unwind(struct callstack *cs, struct thread *t, uint64_t rip,
 		_UPT_destroy(upt);
 	if (n == 0) {
 		ip[0] = rip;
+		sig[0] = false;
 		n = 1;
 	}
 	/* Frame j's return-address slot is 8 below its caller's sp. */
@@ -530,8 +533,11 @@ static size_t unwind(struct callstack *cs, struct thread *t, uint64_t rip,
 		struct uframe *f = &u[n - 1 - j];
 		f->ip = ip[j];
 		f->sp = j + 1 < n ? sp[j + 1] - 8 : NO_SP;
-		/* A return address may be just past its function's end. */
-		f->func = func_of(cs, t->tid, j ? ip[j] - 1 : ip[j]);
+		/* A return address may be just past its function's end; the
+		 * trampoline of a signal frame and the pc it interrupted are
+		 * exact. */
+		bool exact = !j || sig[j] || sig[j - 1];
+		f->func = func_of(cs, t->tid, exact ? ip[j] : ip[j] - 1);
 	}
 	return n;
 }
@@ -541,16 +547,24 @@ static size_t unwind(struct callstack *cs, struct thread *t, uint64_t rip,
 static void resync(struct callstack *cs, struct thread *t, uint64_t rip)
 {
 	static struct uframe u[MAX_UNWIND];
-	size_t n = unwind(cs, t, rip, u, MAX_UNWIND), m = 0;
+	size_t n = unwind(cs, t, rip, u, MAX_UNWIND), m = 0, j = 0;
 
-	while (m < n && m < t->depth && u[m].func &&
-	       t->frames[m].node->func == u[m].func &&
-	       (t->frames[m].sp == u[m].sp || t->frames[m].sp == NO_SP ||
-		u[m].sp == NO_SP))
-		m++;
+	while (m < t->depth && j < n) {
+		const struct frame *f = &t->frames[m];
+		if (u[j].func && f->node->func == u[j].func &&
+		    (f->sp == u[j].sp || f->sp == NO_SP || u[j].sp == NO_SP)) {
+			m++;
+			j++;
+		} else if (m + 1 < t->depth && t->frames[m + 1].sp == f->sp &&
+			   f->sp != NO_SP) {
+			m++;	/* tail-called from: the unwinder cannot see it */
+		} else {
+			break;
+		}
+	}
 	while (t->depth > m)
 		pop(cs, t);
-	for (size_t j = m; j < n; j++) {
+	for (; j < n; j++) {
 		if (!u[j].func)
 			continue;
 		struct node *nd = child_of(cs, t->cur, u[j].func,
@@ -695,6 +709,12 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 		break;
 	}
 	struct frame *f = top(t);
+	if (!t->skipping && in_func(f, next) && next != f->node->func->low)
+		return;				/* the common case */
+	/* Leaving the function with rsp above the frame (longjmp, an
+	 * exception's landing pad): checked only when the pc leaves, as
+	 * Callgrind does at the next block, so that the instructions after
+	 * the stack switch stay with the function that made it. */
 	if (f && f->sp != NO_SP && after->rsp > f->sp) {
 		/* longjmp, an exception's landing pad */
 		pop_below(cs, t, after->rsp, &ret);
@@ -715,8 +735,6 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 			resync(cs, t, next);
 		return;
 	}
-	if (in_func(f, next) && next != f->node->func->low)
-		return;				/* the common case */
 	if (f && f->node->func->own_name) {
 		/* Code without symbols: follow it without unwinding. */
 		struct func *tf = func_of(cs, tid, next);
