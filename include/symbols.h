@@ -62,4 +62,9 @@ int sym_function_range(struct symbols *s, uint64_t pc, uint64_t *low,
 const char *sym_data_name(struct symbols *s, uint64_t addr, char *buf,
 			  size_t len);
 
+/* The address and size of the data object (STT_OBJECT) NAME, searched in
+ * the same module order as sym_resolve.  Returns 0, or -1 with ERR set. */
+int sym_resolve_data(struct symbols *s, const char *name, uint64_t *addr,
+		     uint64_t *size, char *err, size_t errlen);
+
 #endif

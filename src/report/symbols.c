@@ -1064,3 +1064,27 @@ const char *sym_data_name(struct symbols *s, uint64_t addr, char *buf,
 		snprintf(buf, len, "%s", name);
 	return buf;
 }
+
+int sym_resolve_data(struct symbols *s, const char *name, uint64_t *addr,
+		     uint64_t *size, char *err, size_t errlen)
+{
+	for (size_t k = 0; k < s->n_mods; k++) {
+		struct modinfo *m = &s->mods[k];
+		int n = dwfl_module_getsymtab(m->mod);
+		for (int i = 1; i < n; i++) {
+			GElf_Sym sym;
+			GElf_Addr a;
+			const char *sn = dwfl_module_getsym_info(m->mod, i, &sym,
+					&a, NULL, NULL, NULL);
+			if (!sn || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+			    sym.st_shndx == SHN_UNDEF || !name_matches(sn, name))
+				continue;
+			*addr = a;
+			*size = sym.st_size;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "no data symbol '%s' in %zu modules", name,
+		 s->n_mods);
+	return -1;
+}

@@ -5,7 +5,9 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 
 int breakpoint_insert(pid_t tid, struct breakpoint *bp, uint64_t addr)
 {
@@ -38,4 +40,68 @@ int breakpoint_remove(pid_t tid, struct breakpoint *bp)
 		return -errno;
 	bp->inserted = false;
 	return 0;
+}
+
+/* Hardware breakpoints and watchpoints: the x86 debug registers, per
+ * thread, through PTRACE_POKEUSER at offsetof(struct user, u_debugreg).
+ * DR0-3 hold addresses; DR7 enables slot i with bit 2i, its condition in
+ * bits 16+4i (00 execute, 01 write, 11 read/write) and its length in bits
+ * 18+4i (00 1 byte, 01 2, 11 4, 10 8; 00 for execute).  New threads do not
+ * inherit them: they are programmed at each thread's first stop. */
+struct hw_slot hw_slots[4];
+
+static int poke_dr(pid_t tid, int reg, unsigned long value)
+{
+	if (ptrace(PTRACE_POKEUSER, tid,
+		   (void *)offsetof(struct user, u_debugreg[reg]),
+		   (void *)value) < 0)
+		return -errno;
+	return 0;
+}
+
+static unsigned long len_bits(unsigned len)
+{
+	switch (len) {
+	case 2: return 1;
+	case 4: return 3;
+	case 8: return 2;
+	default: return 0;
+	}
+}
+
+int hwbp_program(pid_t tid, unsigned enabled_mask)
+{
+	unsigned long dr7 = 0;
+	int rc = poke_dr(tid, 7, 0);	/* off while the addresses change */
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < 4; i++) {
+		const struct hw_slot *s = &hw_slots[i];
+		if (!s->used || !(enabled_mask & (1u << i)))
+			continue;
+		rc = poke_dr(tid, i, s->addr);
+		if (rc < 0)
+			return rc;
+		dr7 |= 1UL << (2 * i);
+		dr7 |= (unsigned long)s->rw << (16 + 4 * i);
+		if (s->rw)
+			dr7 |= len_bits(s->len) << (18 + 4 * i);
+	}
+	return dr7 ? poke_dr(tid, 7, dr7) : 0;
+}
+
+int hwbp_clear(pid_t tid)
+{
+	return poke_dr(tid, 7, 0);
+}
+
+unsigned hwbp_hits(pid_t tid)
+{
+	errno = 0;
+	long dr6 = ptrace(PTRACE_PEEKUSER, tid,
+			  (void *)offsetof(struct user, u_debugreg[6]), NULL);
+	if (errno)
+		return 0;
+	poke_dr(tid, 6, 0);
+	return (unsigned)dr6 & 0xf;
 }

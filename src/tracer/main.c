@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <elf.h>
 
 #include "cgout.h"
@@ -58,6 +59,12 @@ static int target_status = -1;	/* wait status of the target's exit */
 static bool summary_printed;
 
 static unsigned opt_intervals = 1;	/* windows to trace; 0: no limit */
+static pid_t opt_pid;			/* -p: attach */
+static bool opt_sw_breakpoints;		/* --breakpoints=sw */
+static const char *opt_start_watch, *opt_stop_watch;
+static int opt_toggle_signal;		/* --toggle-signal */
+static volatile sig_atomic_t toggle_requests;
+static unsigned dr_want;		/* debug-register slots armed */
 static bool opt_threads_all;		/* --threads=all */
 static bool opt_call_stacks;
 static const char *opt_callgrind_out = "callgrind.out.%p";
@@ -71,6 +78,7 @@ static unsigned n_core_map;
 
 static void end_window(const char *reason);
 static void dispatch_other(struct event_info *ei);
+static void release_target(void);
 
 static noreturn void cleanup_target_and_die(void);
 
@@ -78,6 +86,7 @@ static void usage(void)
 {
 	printf(
 "usage: cachetrace [options] [--] PROG [ARGS...]\n"
+"       cachetrace [options] -p PID --start=LOC\n"
 "\n"
 "Single-steps a region of PROG and simulates its caches and branches like\n"
 "valgrind's Cachegrind; writes a Cachegrind-format profile.\n"
@@ -118,6 +127,15 @@ static void usage(void)
 "  --folded-out-file=FILE  folded stacks (flame graphs) of --folded-event\n"
 "  --folded-event=EV       [Ir]\n"
 "  -q, --quiet             no progress line, no summary\n"
+"  --start-watch=EXPR      begin after an instruction writes EXPR: symbol or\n"
+"                          0xADDR, then :LEN (1,2,4,8) and :w or :rw\n"
+"  --stop-watch=EXPR       end after an instruction writes (:rw accesses) it\n"
+"  --toggle-signal=SIG     each SIG sent to cachetrace starts or stops a\n"
+"                          window, wherever the target is\n"
+"  --breakpoints=hw|sw     debug registers [hw] or int3 for --start\n"
+"Attach:\n"
+"  -p, --pid=PID           attach to a running process (every thread),\n"
+"                          trace its windows, detach; it runs on\n"
 "Launch:\n"
 "  --aslr=on|off           address space randomisation for PROG [off]\n"
 "  -d, --debug             debugging messages\n"
@@ -155,8 +173,24 @@ enum {
 	OPT_BRANCH_SIM, OPT_TRACE_MEM, OPT_ASLR, OPT_MAX_INSNS, OPT_MODEL,
 	OPT_BRANCH_MODEL, OPT_CORES, OPT_THREADS, OPT_INTERVALS, OPT_CORE_MAP,
 	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
+	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
 	OPT_HELP, OPT_VERSION,
 };
+
+static int parse_signal(const char *opt, const char *v)
+{
+	const char *name = strncmp(v, "SIG", 3) ? v : v + 3;
+	for (int sig = 1; sig < NSIG; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+		if (abbrev && !strcmp(abbrev, name))
+			return sig;
+	}
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (*v && !*end && n > 0 && n < NSIG)
+		return (int)n;
+	error_usage_and_die("%s: '%s' is not a signal", opt, v);
+}
 
 static void parse_core_map(const char *v)
 {
@@ -199,6 +233,11 @@ static int parse_options(int argc, char **argv)
 		{ "branch-model", required_argument, NULL, OPT_BRANCH_MODEL },
 		{ "cores", required_argument, NULL, OPT_CORES },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "breakpoints", required_argument, NULL, OPT_BREAKPOINTS },
+		{ "start-watch", required_argument, NULL, OPT_START_WATCH },
+		{ "stop-watch", required_argument, NULL, OPT_STOP_WATCH },
+		{ "toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL },
 		{ "intervals", required_argument, NULL, OPT_INTERVALS },
 		{ "stop-after", required_argument, NULL, OPT_MAX_INSNS },
 		{ "core-map", required_argument, NULL, OPT_CORE_MAP },
@@ -215,7 +254,7 @@ static int parse_options(int argc, char **argv)
 	};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:qd", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:qdp:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_START: opt_start = optarg; break;
 		case OPT_STOP: opt_stop = optarg; break;
@@ -242,6 +281,31 @@ static int parse_options(int argc, char **argv)
 			else if (strcmp(optarg, "hit"))
 				error_usage_and_die("--threads: hit or all, "
 						    "not '%s'", optarg);
+			break;
+		case 'p': {
+			uint64_t pid = parse_count("-p", optarg);
+			if (pid == 0 || pid > INT32_MAX)
+				error_usage_and_die("-p: '%s' is not a pid",
+						    optarg);
+			opt_pid = (pid_t)pid;
+			break;
+		}
+		case OPT_BREAKPOINTS:
+			if (!strcmp(optarg, "sw"))
+				opt_sw_breakpoints = true;
+			else if (strcmp(optarg, "hw"))
+				error_usage_and_die("--breakpoints: hw or sw, "
+						    "not '%s'", optarg);
+			break;
+		case OPT_START_WATCH: opt_start_watch = optarg; break;
+		case OPT_STOP_WATCH: opt_stop_watch = optarg; break;
+		case OPT_TOGGLE_SIGNAL:
+			opt_toggle_signal = parse_signal("--toggle-signal",
+							 optarg);
+			if (opt_toggle_signal == SIGKILL ||
+			    opt_toggle_signal == SIGSTOP)
+				error_usage_and_die("--toggle-signal: %s cannot "
+						    "be caught", optarg);
 			break;
 		case OPT_INTERVALS:
 			opt_intervals = parse_count("--intervals", optarg);
@@ -300,13 +364,26 @@ static int parse_options(int argc, char **argv)
 		}
 		}
 	}
-	if (optind >= argc)
+	if (opt_pid && optind < argc)
+		error_usage_and_die("-p and a program to launch exclude each "
+				    "other");
+	if (!opt_pid && optind >= argc)
 		error_usage_and_die("no program to trace (usage: cachetrace "
-				    "[options] -- PROG [ARGS...])");
-	if (opt_stop && !opt_start)
+				    "[options] -- PROG [ARGS...], or -p PID)");
+	bool has_start = opt_start || opt_start_watch || opt_toggle_signal;
+	if ((opt_stop || opt_stop_watch) && !has_start)
 		error_usage_and_die("--stop needs --start");
-	if (opt_intervals != 1 && !opt_start)
-		error_usage_and_die("--intervals needs --start");
+	if (opt_start && opt_start_watch)
+		error_usage_and_die("--start and --start-watch exclude each "
+				    "other");
+	if (opt_toggle_signal && (opt_start || opt_start_watch))
+		error_usage_and_die("--toggle-signal is its own start event: "
+				    "no --start with it");
+	if (opt_intervals != 1 && !has_start)
+		error_usage_and_die("--intervals needs a start event");
+	if (opt_pid && !has_start)
+		error_usage_and_die("-p needs a start event (--start, "
+				    "--start-watch or --toggle-signal)");
 	return optind;
 }
 
@@ -352,6 +429,12 @@ static void on_signal(int sig)
 	interrupted_by = sig;
 }
 
+static void on_toggle(int sig)
+{
+	(void)sig;
+	toggle_requests++;
+}
+
 static void install_signal_handlers(void)
 {
 	struct sigaction sa;
@@ -362,6 +445,10 @@ static void install_signal_handlers(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	if (opt_toggle_signal) {
+		sa.sa_handler = on_toggle;
+		sigaction(opt_toggle_signal, &sa, NULL);
+	}
 }
 
 /* Kill the launched target and reap every thread.  With
@@ -451,6 +538,166 @@ static pid_t launch(const char *path, char **argv, bool stdout_to_stderr)
 	}
 }
 
+/* A line "KEY:\tvalue" of /proc/PID/status, or NULL. */
+static char *proc_status_field(pid_t pid, const char *key, char *buf,
+			       size_t len)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t klen = strlen(key);
+	char *found = NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			char *v = line + klen + 1;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = 0;
+			snprintf(buf, len, "%s", v);
+			found = buf;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static noreturn void attach_denied(pid_t pid)
+{
+	char why[160] = "";
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int scope = -1;
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = -1;
+		fclose(f);
+	}
+	char uid[64];
+	bool other_user = false;
+	if (proc_status_field(pid, "Uid", uid, sizeof(uid)))
+		other_user = (uid_t)strtoul(uid, NULL, 10) != geteuid();
+	if (scope >= 1 && geteuid() != 0)
+		snprintf(why, sizeof(why), "kernel.yama.ptrace_scope is %d: "
+			 "run as root, or with CAP_SYS_PTRACE", scope);
+	else if (geteuid() != 0 && other_user)
+		snprintf(why, sizeof(why), "it belongs to another user: run "
+			 "as root, or with CAP_SYS_PTRACE");
+	else if (geteuid() != 0)
+		snprintf(why, sizeof(why), "not root and no CAP_SYS_PTRACE, "
+			 "or the process is not dumpable");
+	else
+		snprintf(why, sizeof(why), "refused by the kernel (a security "
+			 "module, or the process is exiting)");
+	error_msg_and_die("cannot attach to process %d: permission denied (%s)",
+			  pid, why);
+}
+
+/* Seize every thread of PID (threads created meanwhile too) and stop them
+ * all (PTRACE_INTERRUPT).  Bad pids are one-line errors, the target left
+ * untouched. */
+static void attach(pid_t pid)
+{
+	char buf[128];
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		error_msg_and_die("no such process: %d", pid);
+	if (!proc_status_field(pid, "State", buf, sizeof(buf)))
+		error_msg_and_die("no such process: %d", pid);
+	if (buf[0] == 'Z' || buf[0] == 'X')
+		error_msg_and_die("process %d is a zombie: nothing to trace",
+				  pid);
+	if (proc_status_field(pid, "TracerPid", buf, sizeof(buf)) &&
+	    atoi(buf)) {
+		pid_t tracer = atoi(buf);
+		char name[64] = "?";
+		proc_status_field(tracer, "Name", name, sizeof(name));
+		error_msg_and_die("process %d is already traced by process %d "
+				  "(%s)", pid, tracer, name);
+	}
+	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+		    PTRACE_O_TRACECLONE;
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	for (bool added = true; added; ) {
+		added = false;
+		DIR *d = opendir(dir);
+		if (!d) {
+			if (!tracee_first())
+				error_msg_and_die("no such process: %d", pid);
+			break;
+		}
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			if (tid <= 0 || tracee_find(tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts) < 0) {
+				if (errno == ESRCH)
+					continue;	/* it just exited */
+				int err = errno;
+				closedir(d);
+				if (tracee_first())
+					tracee_detach_all();
+				if (err == EPERM)
+					attach_denied(pid);
+				errno = err;
+				perror_msg_and_die("cannot attach to thread %d",
+						   tid);
+			}
+			tracee_add(tid);
+			added = true;
+		}
+		closedir(d);
+	}
+	for (struct tracee *t = tracee_first(); t; t = t->next)
+		ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+	/* Wait until every thread is in its interrupt stop; signals that
+	 * arrive first are delivered and the wait goes on. */
+	for (struct tracee *t = tracee_first(), *next; t; t = next) {
+		next = t->next;
+		while (!(t->flags & TF_STOPPED)) {
+			int status;
+			pid_t r = waitpid(t->tid, &status, __WALL);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+				tracee_remove(t->tid);
+				break;
+			}
+			unsigned event = (unsigned)status >> 16;
+			if (event == PTRACE_EVENT_STOP) {
+				t->flags |= TF_STOPPED;
+			} else if (event == 0) {
+				/* A signal on its way: keep it for the first
+				 * restart. */
+				t->inject = WSTOPSIG(status);
+				t->flags |= TF_STOPPED;
+			} else {
+				tracee_restart(t, PTRACE_CONT, 0);
+			}
+		}
+	}
+	if (!tracee_find(pid))
+		error_msg_and_die("process %d exited while attaching", pid);
+}
+
+static char *read_cmdline(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return xasprintf("(pid %d)", pid);
+	buf[n] = 0;
+	for (ssize_t i = 0; i < n - 1; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	return xstrdup(buf);
+}
+
 static uint64_t read_auxv_entry(pid_t pid, unsigned long type)
 {
 	char path[64];
@@ -497,9 +744,10 @@ static bool resolve_loc(const char *what, const char *loc, uint64_t *addr,
 
 static noreturn void cleanup_target_and_die(void)
 {
-	if (target_pid > 0) {
+	if (opt_pid && tracee_first())
+		release_target();	/* attached: leave it running */
+	else if (target_pid > 0)
 		kill_and_reap(target_pid);
-	}
 	if (out_file && out_file != stdout) {
 		fclose(out_file);
 		if (out_name)
@@ -685,6 +933,29 @@ static void print_summary(void)
 	fputc('\n', stderr);
 }
 
+/* Program thread T's debug registers as the armed start events want:
+ * none while it is stepped (its own window must not trap on them). */
+static void sync_dr(struct tracee *t)
+{
+	unsigned want = tracee_stepping(t) ? 0 : dr_want;
+	if (t->dr_mask == want)
+		return;
+	if (hwbp_program(t->tid, want) == 0)
+		t->dr_mask = want;
+}
+
+/* Let stopped thread T run natively. */
+static void resume(struct tracee *t, int sig)
+{
+	sync_dr(t);
+	tracee_restart(t, PTRACE_CONT, sig);
+}
+
+static bool has_start_event(void)
+{
+	return opt_start || opt_start_watch || opt_toggle_signal;
+}
+
 /* Detach from every thread so that the target runs on natively. */
 static void release_target(void)
 {
@@ -705,8 +976,11 @@ static void release_target(void)
 	pid_t any = tracee_first() ? tracee_first()->tid : target_pid;
 	breakpoint_remove(any, &start_bp);
 	breakpoint_remove(any, &entry_bp);
-	for (struct tracee *t = tracee_first(); t; t = t->next)
+	for (struct tracee *t = tracee_first(); t; t = t->next) {
 		tracee_unpin(t);
+		if (t->dr_mask)
+			hwbp_clear(t->tid);
+	}
 	tracee_unpin_self();
 	tracee_detach_all();
 	released = true;
@@ -719,7 +993,7 @@ static void step_restart(struct tracee *t)
 	if (engine_prepare(&eng, t) < 0) {
 		bool lead = t == eng.lead;
 		engine_end_thread(&eng, t);
-		tracee_restart(t, PTRACE_CONT, t->inject);
+		resume(t, t->inject);
 		t->inject = 0;
 		if (lead)
 			end_window("the next instruction could not be read");
@@ -727,6 +1001,7 @@ static void step_restart(struct tracee *t)
 	}
 	int sig = t->inject;
 	t->inject = 0;
+	sync_dr(t);
 	if (tracee_restart(t, PTRACE_SINGLESTEP, sig) < 0)
 		error_msg("cannot step thread %d", t->tid);
 }
@@ -773,7 +1048,8 @@ static void begin_window(struct tracee *t)
 	}
 	eng.stop_on_return = false;
 	eng.stop_pc = 0;
-	if (opt_start && opt_stop) {
+	eng.swatch_hit = false;
+	if (opt_stop) {
 		eng.stop_pc = stop_addr;
 	} else if (opt_start) {
 		/* At the first instruction of the start function the return
@@ -810,7 +1086,8 @@ static void begin_window(struct tracee *t)
 
 static bool all_windows_done(void)
 {
-	return opt_start && opt_intervals && windows_done >= opt_intervals;
+	return has_start_event() && opt_intervals &&
+	       windows_done >= opt_intervals;
 }
 
 /* Leave the window: the lead's stop event, or a reason it ended early.
@@ -828,7 +1105,18 @@ static void end_window(const char *reason)
 	engine_clear_progress(&eng);
 	if (eng.cs)
 		callstack_end(eng.cs);
-	bool rearm = opt_start && !all_windows_done() && !reason;
+	bool rearm = has_start_event() && !all_windows_done() && !reason;
+	if (!rearm)
+		dr_want = 0;
+	if (rearm && opt_start && opt_sw_breakpoints) {
+		/* Before any thread runs again: POKETEXT needs a stopped
+		 * thread, and the lead is stopped at its stop event. */
+		pid_t tid = eng.lead ? eng.lead->tid : target_pid;
+		int rc = breakpoint_insert(tid, &start_bp, start_addr);
+		if (rc < 0)
+			error_msg("cannot re-arm the start breakpoint: %s",
+				  strerror(-rc));
+	}
 	for (struct tracee *t = tracee_first(); t; t = t->next) {
 		if (!tracee_stepping(t))
 			continue;
@@ -839,17 +1127,11 @@ static void end_window(const char *reason)
 		engine_end_thread(&eng, t);
 		if (!rearm && !reason)
 			continue;	/* released with the others below */
-		tracee_restart(t, PTRACE_CONT, t->inject);
+		resume(t, t->inject);
 		t->inject = 0;
 	}
 	eng.lead = NULL;
 	tracee_unpin_self();
-	if (rearm) {
-		int rc = breakpoint_insert(target_pid, &start_bp, start_addr);
-		if (rc < 0)
-			error_msg("cannot re-arm the start breakpoint: %s",
-				  strerror(-rc));
-	}
 }
 
 /* An event of a thread that is being stepped. */
@@ -878,7 +1160,7 @@ static void dispatch_stepping(struct tracee *t, struct event_info *ei)
 		if (ending) {
 			t->flags &= ~TF_ENDING;
 			engine_end_thread(&eng, t);
-			tracee_restart(t, PTRACE_CONT, 0);
+			resume(t, 0);
 			return;
 		}
 		if (t == eng.lead && engine_at_stop(&eng)) {
@@ -976,16 +1258,26 @@ static void dispatch_other(struct event_info *ei)
 		step_thread(t);		/* our PTRACE_INTERRUPT, or its birth */
 		return;
 	}
+	if ((t->flags & TF_WANT_WINDOW) && ei->ev == TE_GROUP_STOP &&
+	    ei->sig == SIGTRAP) {
+		t->flags &= ~TF_WANT_WINDOW;
+		if (!window_active && !all_windows_done()) {
+			begin_window(t);	/* --toggle-signal: now */
+			return;
+		}
+	}
 	switch (ei->ev) {
 	case TE_SIGNAL:
-		tracee_restart(t, PTRACE_CONT, ei->sig);
+		resume(t, ei->sig);
 		break;
 	case TE_GROUP_STOP:
 		if (ei->sig == SIGSTOP || ei->sig == SIGTSTP ||
-		    ei->sig == SIGTTIN || ei->sig == SIGTTOU)
+		    ei->sig == SIGTTIN || ei->sig == SIGTTOU) {
+			sync_dr(t);
 			tracee_restart(t, PTRACE_LISTEN, 0);
+		}
 		else
-			tracee_restart(t, PTRACE_CONT, 0);
+			resume(t, 0);
 		break;
 	case TE_CLONE: {
 		unsigned long child;
@@ -995,27 +1287,27 @@ static void dispatch_other(struct event_info *ei)
 			if (opt_threads_all && window_active)
 				c->flags |= TF_WANT_STEP;
 		}
-		tracee_restart(t, PTRACE_CONT, 0);
+		resume(t, 0);
 		break;
 	}
 	case TE_EXIT:
 		if (ei->tid == target_pid && eng.windows)
 			write_profile();	/* the last moment it is mapped */
-		tracee_restart(t, PTRACE_CONT, 0);
+		resume(t, 0);
 		break;
 	case TE_EXEC:
 		/* The old image is gone, and our breakpoints with it. */
 		start_bp.inserted = entry_bp.inserted = false;
 		decode_invalidate(eng.dec, 0, UINT64_MAX);
-		tracee_restart(t, PTRACE_CONT, 0);
+		resume(t, 0);
 		break;
 	case TE_TRAP:
 		/* Not ours (the caller checked breakpoints): a SIGTRAP the
 		 * target raised or was sent; deliver it. */
-		tracee_restart(t, PTRACE_CONT, SIGTRAP);
+		resume(t, SIGTRAP);
 		break;
 	default:
-		tracee_restart(t, PTRACE_CONT, 0);
+		resume(t, 0);
 		break;
 	}
 }
@@ -1035,15 +1327,87 @@ static void finish_interrupted(void)
 	exit(128 + interrupted_by);
 }
 
-static void arm_start(struct tracee *t)
+/* Arm the start events in every stopped thread (the others are programmed
+ * at their next stop). */
+static void arm_start(void)
 {
-	int rc = breakpoint_insert(t->tid, &start_bp, start_addr);
-	if (rc < 0) {
-		errno = -rc;
-		perror_msg("--start: cannot set a breakpoint at 0x%" PRIx64,
-			   start_addr);
+	if (start_addr && !opt_sw_breakpoints) {
+		hw_slots[SLOT_START] = (struct hw_slot){
+			.addr = start_addr, .rw = 0, .len = 1, .used = true };
+		dr_want |= 1u << SLOT_START;
+	} else if (start_addr) {
+		int rc = breakpoint_insert(target_pid, &start_bp, start_addr);
+		if (rc < 0) {
+			errno = -rc;
+			perror_msg("--start: cannot set a breakpoint at 0x%"
+				   PRIx64, start_addr);
+			cleanup_target_and_die();
+		}
+	}
+	if (hw_slots[SLOT_WATCH].used)
+		dr_want |= 1u << SLOT_WATCH;
+	for (struct tracee *t = tracee_first(); t; t = t->next) {
+		if (!(t->flags & TF_STOPPED))
+			continue;
+		sync_dr(t);
+		if (t->dr_mask != dr_want) {
+			error_msg("cannot program the debug registers of thread "
+				  "%d (try --breakpoints=sw)", t->tid);
+			cleanup_target_and_die();
+		}
+	}
+}
+
+/* "symbol[:LEN][:w|rw]" or "0xADDR[:LEN][:w|rw]" into a debug-register
+ * slot; LEN defaults to the symbol's size when it is 1, 2, 4 or 8 (else
+ * 8), lowered to the address's alignment, which the hardware requires. */
+static void parse_watch(const char *opt, const char *expr, uint64_t *lo,
+			uint64_t *hi, bool *rw)
+{
+	char *copy = xstrdup(expr), *save = NULL;
+	char *what = strtok_r(copy, ":", &save);
+	unsigned len = 0;
+	*rw = false;
+	for (char *f = strtok_r(NULL, ":", &save); f;
+	     f = strtok_r(NULL, ":", &save)) {
+		if (!strcmp(f, "w"))
+			*rw = false;
+		else if (!strcmp(f, "rw"))
+			*rw = true;
+		else if (!strcmp(f, "1") || !strcmp(f, "2") ||
+			 !strcmp(f, "4") || !strcmp(f, "8"))
+			len = (unsigned)atoi(f);
+		else {
+			error_msg("%s=%s: '%s' is not a length (1, 2, 4, 8), w "
+				  "or rw", opt, expr, f);
+			cleanup_target_and_die();
+		}
+	}
+	uint64_t addr, size = 8;
+	char err[256];
+	if (!what) {
+		error_msg("%s: empty expression", opt);
 		cleanup_target_and_die();
 	}
+	if (!strncmp(what, "0x", 2)) {
+		char *end;
+		addr = strtoull(what, &end, 16);
+		if (*end || end == what + 2) {
+			error_msg("%s: '%s' is not an address", opt, what);
+			cleanup_target_and_die();
+		}
+	} else if (sym_resolve_data(syms, what, &addr, &size, err,
+				    sizeof(err)) < 0) {
+		error_msg("%s: %s", opt, err);
+		cleanup_target_and_die();
+	}
+	if (!len)
+		len = size == 1 || size == 2 || size == 4 ? (unsigned)size : 8;
+	while (len > 1 && addr % len)
+		len /= 2;
+	*lo = addr;
+	*hi = addr + len;
+	free(copy);
 }
 
 static void on_trap(struct event_info *ei)
@@ -1057,6 +1421,25 @@ static void on_trap(struct event_info *ei)
 	struct user_regs_struct r;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) < 0) {
 		dispatch_other(ei);
+		return;
+	}
+	siginfo_t si;
+	if (t->dr_mask && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 &&
+	    si.si_code == TRAP_HWBKPT) {
+		/* Our debug registers.  An execute hit stops before the
+		 * instruction (the kernel sets RF so that resuming does not
+		 * trap again); a write hit stops after the writing one. */
+		unsigned hits = hwbp_hits(t->tid);
+		bool go = !window_active && !all_windows_done();
+		if (go && (hits & (1u << SLOT_START)) && r.rip == start_addr) {
+			begin_window(t);
+			return;
+		}
+		if (go && (hits & (1u << SLOT_WATCH))) {
+			begin_window(t);
+			return;
+		}
+		resume(t, 0);	/* a hit during a window is not a window */
 		return;
 	}
 	if (entry_bp.inserted && r.rip == entry_bp.addr + 1) {
@@ -1075,8 +1458,8 @@ static void on_trap(struct event_info *ei)
 			begin_window(t);
 			return;
 		}
-		arm_start(t);
-		tracee_restart(t, PTRACE_CONT, 0);
+		arm_start();
+		resume(t, 0);
 		return;
 	}
 	if (start_bp.inserted && r.rip == start_bp.addr + 1) {
@@ -1085,7 +1468,7 @@ static void on_trap(struct event_info *ei)
 		if (window_active) {
 			/* Another thread is in a window: this hit is not one.
 			 * Step it over the start with the breakpoint out. */
-			tracee_restart(t, PTRACE_CONT, 0);
+			resume(t, 0);
 			return;
 		}
 		begin_window(t);
@@ -1137,20 +1520,56 @@ static void dispatch(struct event_info *ei)
 	}
 }
 
+/* --toggle-signal: end the window, or begin one in the target's main
+ * thread (the first one left) wherever it is. */
+static void toggle_window(void)
+{
+	if (window_active) {
+		end_window(NULL);
+		return;
+	}
+	if (all_windows_done())
+		return;
+	struct tracee *t = tracee_find(target_pid);
+	if (!t)
+		t = tracee_first();
+	if (!t)
+		return;
+	if (t->flags & TF_STOPPED) {
+		begin_window(t);
+		return;
+	}
+	t->flags |= TF_WANT_WINDOW;
+	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+}
+
 /* Until the windows are done and the target released, or it is gone. */
 static void run(void)
 {
 	struct tracee *t = tracee_find(target_pid);
-	if (!opt_start) {
+	if (opt_start_watch) {
+		uint64_t lo, hi;
+		bool rw;
+		parse_watch("--start-watch", opt_start_watch, &lo, &hi, &rw);
+		hw_slots[SLOT_WATCH] = (struct hw_slot){
+			.addr = lo, .rw = rw ? 3 : 1,
+			.len = (unsigned)(hi - lo), .used = true };
+	}
+	if (opt_stop_watch)
+		parse_watch("--stop-watch", opt_stop_watch, &eng.swatch_lo,
+			    &eng.swatch_hi, &eng.swatch_rw);
+	if (!has_start_event()) {
 		begin_window(t);
 	} else {
-		bool found = resolve_loc("--start", opt_start, &start_addr,
-					 true);
+		bool found = true;
+		if (opt_start)
+			found = resolve_loc("--start", opt_start, &start_addr,
+					    !opt_pid);
 		if (opt_stop && found)
 			found = resolve_loc("--stop", opt_stop, &stop_addr,
-					    true);
+					    !opt_pid);
 		if (found) {
-			arm_start(t);
+			arm_start();
 		} else {
 			uint64_t at = read_auxv_entry(target_pid, AT_ENTRY);
 			int rc = at ? breakpoint_insert(target_pid, &entry_bp,
@@ -1162,11 +1581,17 @@ static void run(void)
 				cleanup_target_and_die();
 			}
 		}
-		tracee_restart(t, PTRACE_CONT, 0);
+		for (struct tracee *o = tracee_first(); o; o = o->next)
+			if (o->flags & TF_STOPPED)
+				resume(o, o->inject);
 	}
 	for (;;) {
 		if (interrupted_by)
 			finish_interrupted();
+		if (toggle_requests) {
+			toggle_requests = 0;
+			toggle_window();
+		}
 		if (!window_active && all_windows_done())
 			break;
 		if (!tracee_first())
@@ -1292,11 +1717,19 @@ int main(int argc, char **argv)
 		if (!eng.trace_mem)
 			perror_msg_and_die("cannot write %s", opt_trace_mem);
 	}
-	char *path = find_program(prog_argv[0]);
-	cmd_line = join_args(prog_argv);
-	install_signal_handlers();
-
-	target_pid = launch(path, prog_argv, !strcmp(opt_out, "-"));
+	const char *path;
+	if (opt_pid) {
+		attach(opt_pid);
+		target_pid = opt_pid;
+		cmd_line = read_cmdline(opt_pid);
+		path = cmd_line;
+		install_signal_handlers();
+	} else {
+		path = find_program(prog_argv[0]);
+		cmd_line = join_args(prog_argv);
+		install_signal_handlers();
+		target_pid = launch(path, prog_argv, !strcmp(opt_out, "-"));
+	}
 	open_output();
 	char err[256];
 	syms = sym_open(target_pid, err, sizeof(err));
@@ -1318,7 +1751,8 @@ int main(int argc, char **argv)
 	run();
 	if (eng.trace_mem)
 		fclose(eng.trace_mem);
-	int status = wait_target_exit();
+	/* Launched: the target's status is ours.  Attached: it runs on. */
+	int status = opt_pid ? 0 : wait_target_exit();
 	print_summary();
 	return status;
 }

@@ -163,9 +163,18 @@ void engine_account(struct engine *e, struct tracee *t,
 	if (e->trace_mem)
 		trace_fetch(e->trace_mem, in);
 	for (unsigned i = 0; i < ev.n_acc; i++) {
-		cache_access(e->cm, &ev.acc[i], row);
+		const struct mem_access *a = &ev.acc[i];
+		cache_access(e->cm, a, row);
 		if (e->trace_mem)
-			trace_access(e->trace_mem, &ev.acc[i]);
+			trace_access(e->trace_mem, a);
+		/* --stop-watch: the decoder knows every access, so the
+		 * stop watchpoint costs no debug register. */
+		if (e->swatch_hi && a->addr < e->swatch_hi &&
+		    a->addr + a->size > e->swatch_lo &&
+		    (e->swatch_rw || a->kind == ACC_WRITE ||
+		     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE) &&
+		    t == e->lead)
+			e->swatch_hit = true;
 	}
 	if (ev.n_fetch > 1) {
 		/* A rep string instruction's final rcx == 0 check, which
@@ -223,6 +232,8 @@ bool engine_at_stop(const struct engine *e)
 	if (!t)
 		return true;
 	if (e->max_steps && e->window_steps >= e->max_steps)
+		return true;
+	if (e->swatch_hit)
 		return true;
 	if (e->stop_on_return)
 		return t->regs.rip == e->stop_pc && t->regs.rsp > e->entry_sp;

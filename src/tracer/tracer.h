@@ -29,6 +29,7 @@ struct tracee {
 	const struct insn *insn;	/* while stepped: decoded at regs.rip */
 	cpu_set_t saved_affinity;	/* while pinned */
 	bool pinned;
+	unsigned dr_mask;		/* debug-register slots programmed */
 	struct tracee *next;
 };
 
@@ -44,6 +45,8 @@ enum {
 					 * next stop (interrupted, or new) */
 	TF_ENDING	= 1 << 6,	/* the window ended during its step:
 					 * account that step, then let it run */
+	TF_WANT_WINDOW	= 1 << 7,	/* --toggle-signal: begin a window at its
+					 * next stop (our PTRACE_INTERRUPT) */
 };
 
 static inline bool tracee_stepping(const struct tracee *t)
@@ -124,6 +127,9 @@ struct engine {
 	bool stop_on_return;
 	uint64_t entry_sp;
 	uint64_t max_steps;		/* per window; 0: no cap */
+	uint64_t swatch_lo, swatch_hi;	/* --stop-watch range [lo, hi) */
+	bool swatch_rw;			/* reads end the window too */
+	bool swatch_hit;		/* the last step wrote it */
 	uint64_t window_steps;		/* steps of the lead in this window */
 
 	uint64_t steps;			/* traps accounted, all windows */
@@ -157,6 +163,23 @@ void engine_account_fetch_only(struct engine *e, struct tracee *t);
 bool engine_at_stop(const struct engine *e);
 void engine_progress(struct engine *e, bool force);
 void engine_clear_progress(struct engine *e);
+
+/* breakpoint.c: debug registers.  Slot SLOT_START holds an instruction
+ * start event, SLOT_WATCH a data watchpoint (--start-watch). */
+struct hw_slot {
+	uint64_t addr;
+	unsigned rw;			/* 0 execute, 1 write, 3 read/write */
+	unsigned len;			/* 1, 2, 4, 8 (watchpoints) */
+	bool used;
+};
+enum { SLOT_START, SLOT_WATCH };
+extern struct hw_slot hw_slots[4];
+/* Program the used slots whose bit is in ENABLED_MASK into thread TID
+ * (stopped); the others are disabled. */
+int hwbp_program(pid_t tid, unsigned enabled_mask);
+int hwbp_clear(pid_t tid);
+/* Which slots fired (DR6 bits 0-3), and reset DR6. */
+unsigned hwbp_hits(pid_t tid);
 
 /* The interrupt flag set by the SIGINT/SIGTERM/SIGHUP handler. */
 extern volatile sig_atomic_t interrupted_by;
