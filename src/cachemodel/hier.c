@@ -19,12 +19,16 @@
  *   and gets the line, except exclusive levels, which get lines only as
  *   victims of the level above and give a line up (and drop it) on a hit.
  *   An access spanning several lines is one reference per level, a miss if
- *   any of its lines missed there (Cachegrind's rule).
+ *   any of its lines missed there; and, Cachegrind's rule, when it missed
+ *   at a level the next level looks up all its lines, also those that hit
+ *   above (so hier as I1/D1/LL counts exactly what Cachegrind counts).
  * - Writes: write-allocate levels fill the line as a read (the miss counted
  *   as a write miss) and then take the write; no-write-allocate levels pass
  *   a missing write down.  Write-back levels mark the line dirty;
  *   write-through levels pass the write down as well.  A read-modify-write
  *   counts as a read (Dr, as Cachegrind) and dirties the line.
+ *   An exclusive level first on the I path (no I level above it) acts as
+ *   non-inclusive for fetches.
  * - Evictions: a dirty victim counts a write-back (XWb) of its level and
  *   dirties the copy in the first level below that holds the line (no
  *   allocation, and no replacement update: a write-back is no use).  An
@@ -66,6 +70,7 @@
 #define STRIDE_ENTRIES 64
 #define PAIRS_PER_LINE 4
 #define REPORT_TOP 10
+#define MAX_SPAN 16		/* lines of one reference handled whole */
 
 enum side { SIDE_I, SIDE_D, SIDE_U };
 enum incl { INCL_NINE, INCL_INCL, INCL_EXCL };
@@ -90,6 +95,7 @@ struct hinst;
 struct hlevel {
 	struct hier_level_spec spec;
 	unsigned idx;			/* in the spec */
+	bool first_d;			/* the D path's first level */
 	unsigned n_inst;
 	struct hinst *inst;
 	int ev_miss[4];			/* per enum cnt, -1 if none */
@@ -289,8 +295,8 @@ static inline struct hinst *path_at(struct hier_model *h, unsigned side,
 	return h->path[side][h->core * h->n_levels + k];
 }
 
-static void level_fill(struct hier_model *h, unsigned side, unsigned k,
-		       uint64_t block, enum cnt cnt, uint8_t *flags_up);
+static unsigned level_fill(struct hier_model *h, unsigned side, unsigned k,
+			   uint64_t block, enum cnt cnt, uint8_t *flags_up);
 static void install(struct hier_model *h, unsigned side, unsigned k,
 		    uint64_t block, uint8_t flags);
 
@@ -417,14 +423,16 @@ static inline void count_miss(struct hier_model *h, struct hlevel *lv,
 }
 
 /* Make BLOCK present at path level K (exclusive levels: pass it up).
- * *FLAGS_UP gets the dirt an exclusive level gives up with the line. */
-static void level_fill(struct hier_model *h, unsigned side, unsigned k,
-		       uint64_t block, enum cnt cnt, uint8_t *flags_up)
+ * *FLAGS_UP gets the dirt an exclusive level gives up with the line.
+ * Returns the path level that had it (n_path: memory). */
+static unsigned level_fill(struct hier_model *h, unsigned side, unsigned k,
+			   uint64_t block, enum cnt cnt, uint8_t *flags_up)
 {
 	struct hinst *x = path_at(h, side, k);
 	struct hlevel *lv = x->lv;
 	int64_t way = inst_find(x, block);
 	uint8_t up = 0;
+	unsigned depth = h->n_path[side];
 
 	*flags_up = 0;
 	if (way >= 0) {
@@ -435,39 +443,42 @@ static void level_fill(struct hier_model *h, unsigned side, unsigned k,
 			if (lv->ev_hpfu >= 0)
 				h->row[lv->ev_hpfu]++;
 		}
-		if (lv->spec.incl == INCL_EXCL) {
+		if (lv->spec.incl == INCL_EXCL && k) {
 			x->flags[way] &= (uint8_t)~LF_HWPF;
 			*flags_up = inst_remove(x, (uint64_t)way) & LF_DIRTY;
 		}
 		if (lv->spec.pf == PF_STRIDE && cnt != CNT_NONE)
 			stride_train(h, side, k, x);
-		return;
+		return k;
 	}
 	count_miss(h, lv, cnt);
 	if (k + 1 < h->n_path[side])
-		level_fill(h, side, k + 1, block, cnt, &up);
-	if (lv->spec.incl == INCL_EXCL)
+		depth = level_fill(h, side, k + 1, block, cnt, &up);
+	if (lv->spec.incl == INCL_EXCL && k)
 		*flags_up = up;
 	else
 		install(h, side, k, block, up);
 	if (cnt == CNT_NONE)
-		return;
+		return depth;
 	if (lv->spec.pf == PF_NEXT)
 		hw_prefetch(h, side, k, block + 1);
 	else if (lv->spec.pf == PF_STRIDE)
 		stride_train(h, side, k, x);
+	return depth;
 }
 
-/* A write arriving at data path level K. */
-static void level_write(struct hier_model *h, unsigned k, uint64_t block,
-			enum cnt cnt)
+/* A write arriving at data path level K; returns the level that had the
+ * line, as level_fill. */
+static unsigned level_write(struct hier_model *h, unsigned k, uint64_t block,
+			    enum cnt cnt)
 {
 	struct hinst *x;
 	struct hlevel *lv;
 	int64_t way;
+	unsigned depth = k;
 
 	if (k >= h->n_path[SIDE_D])
-		return;
+		return h->n_path[SIDE_D];
 	x = path_at(h, SIDE_D, k);
 	lv = x->lv;
 	way = inst_find(x, block);
@@ -475,18 +486,17 @@ static void level_write(struct hier_model *h, unsigned k, uint64_t block,
 		uint8_t up = 0;
 
 		count_miss(h, lv, cnt);
-		if (lv->spec.no_write_allocate || lv->spec.incl == INCL_EXCL) {
-			level_write(h, k + 1, block, cnt);
-			return;
-		}
+		if (lv->spec.no_write_allocate || lv->spec.incl == INCL_EXCL)
+			return level_write(h, k + 1, block, cnt);
+		depth = h->n_path[SIDE_D];
 		if (k + 1 < h->n_path[SIDE_D])
-			level_fill(h, SIDE_D, k + 1, block, cnt, &up);
+			depth = level_fill(h, SIDE_D, k + 1, block, cnt, &up);
 		install(h, SIDE_D, k, block, up);
-		way = inst_find(x, block);
 		if (lv->spec.pf == PF_NEXT && cnt != CNT_NONE)
 			hw_prefetch(h, SIDE_D, k, block + 1);
+		way = inst_find(x, block);
 		if (way < 0)	/* the prefetch evicted it (1-way sets) */
-			return;
+			return depth;
 	} else {
 		inst_touch(x, (uint64_t)way);
 		if ((x->flags[way] & LF_HWPF) && cnt != CNT_NONE) {
@@ -502,6 +512,7 @@ static void level_write(struct hier_model *h, unsigned k, uint64_t block,
 		level_write(h, k + 1, block, cnt);
 	else
 		x->flags[way] |= LF_DIRTY;
+	return depth;
 }
 
 /* ---- coherence ---- */
@@ -659,8 +670,10 @@ static void coh_write(struct hier_model *h, uint64_t block, uint64_t mask)
 			continue;
 		inst_remove(fx[i], (uint64_t)way);
 		copies++;
-		for (unsigned c = 0; c < fx[i]->n_cores; c++)
-			lost |= 1ULL << (fx[i]->core0 + c);
+		/* A core lost the line when its first data level did. */
+		if (fx[i]->lv->first_d)
+			for (unsigned c = 0; c < fx[i]->n_cores; c++)
+				lost |= 1ULL << (fx[i]->core0 + c);
 	}
 	if (copies) {
 		h->row[h->ev_inv] += copies;
@@ -703,6 +716,35 @@ static inline void flush_misses(struct hier_model *h)
 	h->missmask = 0;
 }
 
+/* Cachegrind's rule for a reference spanning lines: when it missed at a
+ * level, the next level sees all its lines, also those that hit (the
+ * lookup updates replacement, a miss there counts and fills).  DEPTH[i]
+ * is where line FIRST + i was found. */
+static void whole_reference(struct hier_model *h, unsigned side,
+			    uint64_t first, uint64_t last, unsigned *depth,
+			    enum cnt cnt)
+{
+	unsigned n = (unsigned)(last - first + 1), deepest = 0;
+	uint8_t up;
+
+	if (n > MAX_SPAN)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (depth[i] > deepest)
+			deepest = depth[i];
+	for (unsigned k = 0; k + 1 < h->n_path[side] && k < deepest; k++) {
+		if (path_at(h, side, k + 1)->lv->spec.incl == INCL_EXCL)
+			break;
+		for (unsigned i = 0; i < n; i++) {
+			if (depth[i] != k)
+				continue;
+			depth[i] = level_fill(h, side, k + 1, first + i, cnt, &up);
+			if (depth[i] > deepest)
+				deepest = depth[i];
+		}
+	}
+}
+
 static void hier_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 		       uint64_t *row)
 {
@@ -717,8 +759,20 @@ static void hier_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 	row[h->ev_ir]++;
 	if (!h->n_path[SIDE_I])
 		return;
-	for (; block <= last; block++)
+	if (block == last) {
 		level_fill(h, SIDE_I, 0, block, CNT_I, &up);
+	} else {
+		unsigned depth[MAX_SPAN];
+		uint64_t first = block;
+
+		for (; block <= last; block++) {
+			unsigned d = level_fill(h, SIDE_I, 0, block, CNT_I, &up);
+
+			if (block - first < MAX_SPAN)
+				depth[block - first] = d;
+		}
+		whole_reference(h, SIDE_I, first, last, depth, CNT_I);
+	}
 	flush_misses(h);
 }
 
@@ -752,7 +806,9 @@ static void software_prefetch(struct hier_model *h, uint64_t block)
 		if (inst_find(x, block) >= 0) {
 			if (x->lv->ev_pfw >= 0)
 				h->row[x->lv->ev_pfw]++;
-			return;
+			if (!k)
+				return;
+			break;	/* wasted, but it still brings the line up */
 		}
 	}
 	if (h->n_path[SIDE_D])
@@ -765,7 +821,9 @@ static void hier_access(struct cache_model *m, const struct mem_access *a,
 	struct hier_model *h = (struct hier_model *)m;
 	uint64_t block = a->addr >> h->line_shift;
 	uint64_t last = (a->addr + (a->size ? a->size - 1 : 0)) >> h->line_shift;
-	bool multi = h->n_cores > 1;
+	bool multi = h->n_cores > 1, bypass = false;
+	unsigned depth[MAX_SPAN];
+	uint64_t first;
 	uint8_t up;
 
 	h->addr = a->addr;
@@ -791,24 +849,33 @@ static void hier_access(struct cache_model *m, const struct mem_access *a,
 	}
 	if (!h->n_path[SIDE_D])
 		return;
+	first = block;
 	for (; block <= last; block++) {
 		uint64_t mask = multi ? chunk_mask(h, block, a->addr, a->size) : 0;
+		unsigned d = 0;
 
 		if (multi && !in_first_level(h, block))
 			coh_miss(h, block, mask);
 		if (a->kind == ACC_NT_WRITE && h->nt_bypass) {
 			nt_store(h, block);
+			bypass = true;
 		} else if (a->kind == ACC_READ) {
-			level_fill(h, SIDE_D, 0, block, CNT_R, &up);
+			d = level_fill(h, SIDE_D, 0, block, CNT_R, &up);
 		} else if (a->kind == ACC_MODIFY) {
-			level_fill(h, SIDE_D, 0, block, CNT_R, &up);
+			d = level_fill(h, SIDE_D, 0, block, CNT_R, &up);
 			level_write(h, 0, block, CNT_NONE);
 		} else {
-			level_write(h, 0, block, CNT_W);
+			d = level_write(h, 0, block, CNT_W);
 		}
+		if (block - first < MAX_SPAN)
+			depth[block - first] = d;
 		if (multi && a->kind != ACC_READ)
 			coh_write(h, block, mask);
 	}
+	if (last != first && !bypass)
+		whole_reference(h, SIDE_D, first, last, depth,
+				a->kind == ACC_READ || a->kind == ACC_MODIFY ?
+				CNT_R : CNT_W);
 	flush_misses(h);
 }
 
@@ -1246,7 +1313,8 @@ struct cache_model *hier_new(const struct hier_level_spec *specs,
 
 				if (!on_side(&lv->spec, side))
 					continue;
-				if (!k && lv->spec.incl == INCL_EXCL) {
+				if (!k && lv->spec.incl == INCL_EXCL &&
+				    side == SIDE_D) {
 					snprintf(err, errlen, "%s: the first "
 						 "level cannot be exclusive",
 						 lv->spec.name);
@@ -1261,6 +1329,8 @@ struct cache_model *hier_new(const struct hier_level_spec *specs,
 					goto fail;
 				}
 				prev_share = lv->spec.share;
+				if (side == SIDE_D && !k)
+					lv->first_d = true;
 				h->path[side][c * n_levels + k++] =
 					&lv->inst[c / lv->spec.share];
 			}
