@@ -288,7 +288,7 @@ void model_usage(FILE *out)
 {
 	fputs(
 "  --model=NAME            cache model: cachegrind hier host jaguar\n"
-"                          [cachegrind]\n"
+"                          [cachegrind]; branch models: cachegrind tage\n"
 "  --cache=LEVEL,...       hier's levels, core outwards; LEVEL is\n"
 "                          NAME:SIZE:ASSOC:LINE[:FLAG...], SIZE with k/M/G,\n"
 "                          FLAGs: i d u (side; default from the name: *I/I1\n"
@@ -300,7 +300,6 @@ void model_usage(FILE *out)
 "                          [I1:<I1>:i,D1:<D1>:d,LL:<LL>: Cachegrind's]\n"
 "  --nt-bypass=yes|no      hier/host/jaguar: non-temporal stores bypass the\n"
 "                          caches [no]\n"
-"  --branch-model=NAME     branch model: cachegrind tage [cachegrind]\n"
 "  --branch-opts=KEY=N,... tage's sizes: tables=N (tagged tables, 1-8) [4],\n"
 "                          bits=N (log2 entries per table) [10], base=N\n"
 "                          (log2 bimodal entries) [14], minhist=N [4],\n"
