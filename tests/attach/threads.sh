@@ -1,0 +1,67 @@
+#!/bin/sh
+# Two threads take turns calling work(), 3 calls each: every one of the 6
+# hits is caught, with hardware breakpoints (per thread, set in threads
+# that exist at attach and in threads created later) and with int3:
+# --intervals=6 gives 6 windows whose work Ir equals Cachegrind's work Ir
+# for the whole run, and nothing but work is counted.
+. "$(dirname "$0")/lib.sh"
+need --breakpoints --intervals
+T=th$$
+build threads $T
+./$T alt 3 >native.out || fail "native run"
+vg_run ./$T alt 3
+want=$(fn_cost vg.out work)
+echo "Cachegrind: work over 6 calls = $want Ir"
+
+check_profile() {	# check_profile FILE WHAT
+	[ -s "$1" ] || { fail "$2: no profile"; return; }
+	w=$(windows "$1")
+	[ "$w" = 6 ] && pass "$2: Windows: 6" || fail "$2: Windows: '$w', expected 6"
+	got=$(fn_cost "$1" work)
+	[ "$got" -eq "$want" ] && pass "$2: work Ir $got" ||
+		fail "$2: work Ir $got, expected $want"
+	tot=$(summary "$1")
+	[ "$tot" -eq "$want" ] && pass "$2: summary Ir $tot: work only" ||
+		fail "$2: summary Ir $tot, expected $want (work only)"
+}
+
+for bp in hw sw; do
+	what="launch --breakpoints=$bp"
+	"$CT" -q --breakpoints=$bp --start=work --intervals=6 -o p.cg \
+		-- ./$T alt 3 >tgt.out 2>ct.err &
+	CTPID=$!
+	wait_ct 120 || fail "$what: hung, killed after 120 s"
+	[ "$CTRC" = 0 ] && pass "$what: exit 0" ||
+		{ fail "$what: exit $CTRC"; cat ct.err; }
+	cmp -s native.out tgt.out && pass "$what: output intact" ||
+		fail "$what: output differs: $(cat tgt.out)"
+	check_profile p.cg "$what"
+	rm -f p.cg
+done
+
+has -p || { echo "no -p: attach cases skipped"; finish; }
+for bp in hw sw; do
+	what="attach --breakpoints=$bp"
+	rm -f req p.cg; mkfifo req
+	./$T alt 3 -w <req >tgt.out &
+	tpid=$!
+	exec 3>req
+	for i in $(seq 1 50); do grep -q ready tgt.out && break; sleep 0.1; done
+	"$CT" -q -p $tpid --breakpoints=$bp --start=work --intervals=6 \
+		-o p.cg 2>ct.err &
+	CTPID=$!
+	wait_traced $tpid || fail "$what: never attached"
+	sleep 1
+	echo go >&3
+	exec 3>&-
+	wait_ct 120 || fail "$what: hung, killed after 120 s"
+	[ "$CTRC" = 0 ] && pass "$what: exit 0" ||
+		{ fail "$what: exit $CTRC"; cat ct.err; }
+	wait_gone $tpid 20 || fail "$what: the target did not finish"
+	wait $tpid
+	{ echo ready; cat native.out; } | cmp -s - tgt.out &&
+		pass "$what: output intact" ||
+		fail "$what: output differs: $(cat tgt.out)"
+	check_profile p.cg "$what"
+done
+finish

@@ -1,0 +1,48 @@
+#!/bin/sh
+# --toggle-signal=SIGUSR2 -p PID, no --start: the first SIGUSR2 to
+# cachetrace starts tracing whatever the server does, the second stops it.
+# One window with some handler cost; the server is unharmed and its whole
+# output equals an untraced run's.
+. "$(dirname "$0")/lib.sh"
+need -p --toggle-signal
+S=tg$$
+build server $S
+build_peekdr
+./$S -t 10 300 >ref.out &
+ref=$!
+./$S -t 10 300 >tgt.out &
+spid=$!
+sleep 0.2
+"$CT" -q -p $spid --toggle-signal=SIGUSR2 -o p.cg 2>ct.err &
+CTPID=$!
+wait_traced $spid || fail "never attached"
+sleep 0.5
+kill -USR2 $CTPID
+sleep 0.5
+kill -USR2 $CTPID
+wait_ct 30 || fail "cachetrace did not end after the second SIGUSR2"
+[ "$CTRC" = 0 ] && pass "exit 0" || { fail "exit $CTRC"; cat ct.err; }
+if kill -0 $spid 2>/dev/null; then
+	check_free $spid "after toggling"
+	check_text $spid ./$S "after toggling"
+	check_dr7 $spid "after toggling"
+else
+	fail "the server ended before we could check it"
+fi
+wait $spid; rc=$?
+[ $rc -eq 0 ] && pass "server exit 0" || fail "server exit $rc"
+wait $ref
+cmp -s ref.out tgt.out && pass "server output intact" ||
+	fail "server output differs: $(diff ref.out tgt.out | head -4)"
+if [ -s p.cg ]; then
+	w=$(windows p.cg)
+	[ "$w" = 1 ] && pass "Windows: 1" || fail "Windows: '$w', expected 1"
+	t=$(summary p.cg)
+	[ "$t" -gt 0 ] && pass "summary Ir $t" || fail "empty profile"
+	[ "$(fn_cost p.cg handler)" -gt 0 ] && pass "handler counted" ||
+		fail "no handler cost (the server runs handler every 10 ms)"
+	check_annotate p.cg "profile"
+else
+	fail "no profile"
+fi
+finish
