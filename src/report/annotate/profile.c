@@ -1057,7 +1057,10 @@ static int cg_calls(struct reader *r, const char *s, const char *end)
 			return rd_fail(r, "call count in 'calls=%s' is too "
 				       "large", excerpt(buf, sizeof(buf), start,
 							end - start));
-	if (s == end || !is_ws(*s))
+	if (skip_ws(s, end) == end)
+		return rd_fail(r, "no target position in 'calls=%s'",
+			       excerpt(buf, sizeof(buf), start, end - start));
+	if (!is_ws(*s))
 		return rd_fail(r, "bad call count in 'calls=%s'",
 			       excerpt(buf, sizeof(buf), start, end - start));
 	if (cg_positions(r, &s, end, r->n_pos, target))
