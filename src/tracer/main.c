@@ -50,7 +50,7 @@ static char *out_name;
 static char *cmd_line;
 static struct breakpoint start_bp, entry_bp;
 static uint64_t start_addr, stop_addr;
-static bool window_active;	/* a window is being stepped */
+static unsigned n_active;	/* windows being stepped */
 static unsigned windows_done;	/* windows ended */
 static bool released;		/* every thread detached */
 static bool profile_written;
@@ -76,7 +76,9 @@ static struct core_map_entry {
 } core_map[256];
 static unsigned n_core_map;
 
-static void end_window(const char *reason);
+static void end_window(struct tracee *lead, const char *reason);
+static void dispatch(struct event_info *ei);
+static void after_window(struct tracee *lead);
 static void dispatch_other(struct event_info *ei);
 static void release_target(void);
 
@@ -986,18 +988,140 @@ static void release_target(void)
 	released = true;
 }
 
+/* Bring every thread but T to a ptrace stop, keeping the wait status of
+ * each (its event is dispatched later, by replay_deferred), so that none
+ * can run through the text while an int3 is out. */
+static void stop_others(struct tracee *t)
+{
+	for (struct tracee *o = tracee_first(); o; o = o->next)
+		if (o != t && !(o->flags & TF_STOPPED))
+			ptrace(PTRACE_INTERRUPT, o->tid, NULL, NULL);
+	for (struct tracee *o = tracee_first(); o; o = o->next) {
+		if (o == t || (o->flags & TF_STOPPED))
+			continue;
+		int status;
+		pid_t r;
+		while ((r = waitpid(o->tid, &status, __WALL)) < 0 &&
+		       errno == EINTR)
+			;
+		if (r < 0)
+			continue;	/* gone: nothing to replay */
+		o->deferred_status = status;
+		o->has_deferred = true;
+		if (WIFSTOPPED(status))
+			o->flags |= TF_STOPPED;
+	}
+}
+
+static void replay_deferred(void)
+{
+	for (;;) {
+		struct tracee *o = tracee_first();
+		while (o && !o->has_deferred)
+			o = o->next;
+		if (!o)
+			return;
+		o->has_deferred = false;
+		o->flags &= ~TF_STOPPED;	/* dispatch sets it again */
+		struct event_info ei;
+		tracee_decode_status(o->tid, o->deferred_status, &ei);
+		dispatch(&ei);
+	}
+}
+
+/* Thread T (stopped, rip at our int3's address) executes the original
+ * instruction there: the others are stopped, the byte restored for one
+ * step, and the int3 put back; a software breakpoint thus misses no hit in
+ * another thread.  The step is accounted when T is being stepped.
+ * Returns 0, or -1 when T did not come back from the step (gone, or an
+ * event that was deferred to the dispatcher). */
+static int step_over_int3(struct tracee *t)
+{
+	stop_others(t);
+	breakpoint_remove(t->tid, &start_bp);
+	int sig = t->inject, rc = -1;
+	t->inject = 0;
+	sync_dr(t);
+	tracee_restart(t, PTRACE_SINGLESTEP, sig);
+	int status;
+	pid_t r;
+	while ((r = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
+		;
+	struct tracee *any = NULL;
+	if (r == t->tid && WIFSTOPPED(status)) {
+		t->flags |= TF_STOPPED;
+		unsigned event = (unsigned)status >> 16;
+		if (event == 0 && WSTOPSIG(status) == SIGTRAP) {
+			struct user_regs_struct after;
+			siginfo_t si;
+			bool moved = sig && ptrace(PTRACE_GETSIGINFO, t->tid,
+						   NULL, &si) == 0 &&
+				     si.si_code == SIGTRAP;
+			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &after) == 0) {
+				if (!tracee_stepping(t))
+					t->regs = after;
+				else if (moved)
+					engine_moved(&eng, t, &after);
+				else
+					engine_account(&eng, t, &after);
+				rc = 0;
+			}
+		} else if (event == 0) {
+			t->inject = WSTOPSIG(status);	/* nothing ran */
+			rc = 0;
+		} else {
+			t->deferred_status = status;
+			t->has_deferred = true;
+		}
+		any = t;
+	} else if (r == t->tid) {
+		t->deferred_status = status;	/* gone: replayed as exited */
+		t->has_deferred = true;
+	}
+	for (struct tracee *o = tracee_first(); o && !any; o = o->next)
+		if ((o->flags & TF_STOPPED) && !o->has_deferred)
+			any = o;
+	if (!any)
+		for (struct tracee *o = tracee_first(); o && !any; o = o->next)
+			if (o->flags & TF_STOPPED)
+				any = o;
+	if (any && breakpoint_insert(any->tid, &start_bp, start_addr) < 0)
+		error_msg("cannot put the start breakpoint back");
+	replay_deferred();
+	return rc;
+}
+
+static bool int3_at(const struct tracee *t)
+{
+	return start_bp.inserted && t->regs.rip == start_bp.addr;
+}
+
 /* Restart stepping thread T for one more instruction. */
 static void step_restart(struct tracee *t)
 {
-	eng.decoding = t;
-	if (engine_prepare(&eng, t) < 0) {
-		bool lead = t == eng.lead;
-		engine_end_thread(&eng, t);
-		resume(t, t->inject);
-		t->inject = 0;
-		if (lead)
-			end_window("the next instruction could not be read");
-		return;
+	for (;;) {
+		eng.decoding = t;
+		if (engine_prepare(&eng, t) < 0) {
+			bool lead = t->flags & TF_LEAD;
+			if (lead)
+				end_window(t, "the next instruction could not "
+					   "be read");
+			engine_end_thread(&eng, t);
+			resume(t, t->inject);
+			t->inject = 0;
+			return;
+		}
+		if (!int3_at(t))
+			break;
+		if (step_over_int3(t) < 0)
+			return;
+		if ((t->flags & TF_LEAD) && engine_at_stop(&eng, t)) {
+			end_window(t, NULL);
+			after_window(t);
+			return;
+		}
+		if (!tracee_stepping(t))
+			return;
 	}
 	int sig = t->inject;
 	t->inject = 0;
@@ -1032,25 +1156,39 @@ static void assign_core(struct tracee *t)
 		t->core = t->seq % cores;
 }
 
+static bool all_windows_done(void)
+{
+	return has_start_event() && opt_intervals && !n_active &&
+	       windows_done >= opt_intervals;
+}
+
+/* May a start event now begin a window?  With --threads=hit every thread
+ * that hits it leads its own window, several at once; --threads=all steps
+ * everything in one window at a time. */
+static bool can_begin_window(void)
+{
+	if (opt_intervals && eng.windows >= opt_intervals)
+		return false;
+	return !(opt_threads_all && n_active);
+}
+
 static void begin_window(struct tracee *t)
 {
-	eng.lead = t;
-	eng.window_steps = 0;
 	eng.windows++;
 	eng.max_steps = opt_max_insns;
-	eng.t_start = eng.t_last_progress = now_seconds();
-	window_active = true;
+	if (!n_active++)
+		eng.t_start = eng.t_last_progress = now_seconds();
 	for (struct tracee *o = tracee_first(); o; o = o->next)
 		assign_core(o);
-	if (engine_begin_thread(&eng, t) < 0) {
+	bool was_stepping = tracee_stepping(t);
+	if (!was_stepping && engine_begin_thread(&eng, t) < 0) {
 		perror_msg("reading the registers of %d", t->tid);
 		cleanup_target_and_die();
 	}
-	eng.stop_on_return = false;
-	eng.stop_pc = 0;
-	eng.swatch_hit = false;
+	t->flags |= TF_LEAD;
+	memset(&t->win, 0, sizeof(t->win));
 	if (opt_stop) {
-		eng.stop_pc = stop_addr;
+		t->win.stop_pc = stop_addr;
 	} else if (opt_start) {
 		/* At the first instruction of the start function the return
 		 * address is at [rsp]. */
@@ -1060,9 +1198,9 @@ static void begin_window(struct tracee *t)
 				  opt_start);
 			cleanup_target_and_die();
 		}
-		eng.stop_on_return = true;
-		eng.stop_pc = ret;
-		eng.entry_sp = t->regs.rsp;
+		t->win.on_return = true;
+		t->win.stop_pc = ret;
+		t->win.entry_sp = t->regs.rsp;
 	}
 	if (eng.cs && callstack_begin(eng.cs, t->tid, &t->regs) < 0)
 		debug_msg("no initial call stack for thread %d", t->tid);
@@ -1084,54 +1222,68 @@ static void begin_window(struct tracee *t)
 	step_restart(t);
 }
 
-static bool all_windows_done(void)
+/* Thread T stops stepping: at once when it is stopped, else at its next
+ * stop (TF_ENDING: that step is still accounted). */
+static void leave_stepping(struct tracee *t, bool run_on)
 {
-	return has_start_event() && opt_intervals &&
-	       windows_done >= opt_intervals;
-}
-
-/* Leave the window: the lead's stop event, or a reason it ended early.
- * Stopped stepping threads go on natively; running ones are released at
- * their next stop (TF_ENDING: that step is still accounted). */
-static void end_window(const char *reason)
-{
-	if (!window_active)
+	if (!(t->flags & TF_STOPPED)) {
+		t->flags |= TF_ENDING;
 		return;
-	window_active = false;
-	windows_done++;
-	eng.t_stepping += now_seconds() - eng.t_start;
-	if (reason)
-		partial_reason = reason;
-	engine_clear_progress(&eng);
-	if (eng.cs)
-		callstack_end(eng.cs);
-	bool rearm = has_start_event() && !all_windows_done() && !reason;
-	if (!rearm)
-		dr_want = 0;
-	if (rearm && opt_start && opt_sw_breakpoints) {
-		/* Before any thread runs again: POKETEXT needs a stopped
-		 * thread, and the lead is stopped at its stop event. */
-		pid_t tid = eng.lead ? eng.lead->tid : target_pid;
-		int rc = breakpoint_insert(tid, &start_bp, start_addr);
-		if (rc < 0)
-			error_msg("cannot re-arm the start breakpoint: %s",
-				  strerror(-rc));
 	}
-	for (struct tracee *t = tracee_first(); t; t = t->next) {
-		if (!tracee_stepping(t))
-			continue;
-		if (!(t->flags & TF_STOPPED)) {
-			t->flags |= TF_ENDING;
-			continue;
-		}
-		engine_end_thread(&eng, t);
-		if (!rearm && !reason)
-			continue;	/* released with the others below */
+	engine_end_thread(&eng, t);
+	if (run_on) {
 		resume(t, t->inject);
 		t->inject = 0;
 	}
-	eng.lead = NULL;
-	tracee_unpin_self();
+}
+
+/* End the window that thread LEAD leads: its stop event, or a reason it
+ * ended early.  A stopped LEAD is left stopped for the caller. */
+static void end_window(struct tracee *lead, const char *reason)
+{
+	if (!(lead->flags & TF_LEAD))
+		return;
+	lead->flags &= ~TF_LEAD;
+	n_active--;
+	windows_done++;
+	if (reason)
+		partial_reason = reason;
+	if (eng.cs)
+		callstack_end(eng.cs);
+	if (!n_active) {
+		eng.t_stepping += now_seconds() - eng.t_start;
+		engine_clear_progress(&eng);
+	}
+	bool more = has_start_event() && !reason &&
+		    !(opt_intervals && eng.windows >= opt_intervals);
+	if (!more && !n_active)
+		dr_want = 0;
+	if (opt_threads_all) {
+		for (struct tracee *t = tracee_first(); t; t = t->next)
+			if (t != lead && tracee_stepping(t))
+				leave_stepping(t, more);
+	}
+	if (lead->flags & TF_STOPPED)
+		engine_end_thread(&eng, lead);
+	else
+		lead->flags |= TF_ENDING;
+	if (!n_active)
+		tracee_unpin_self();
+}
+
+/* The lead's window ended and it is stopped: let it run on, unless all
+ * the windows are done (then everything is released together). */
+static void after_window(struct tracee *lead)
+{
+	if (!all_windows_done())
+		resume(lead, lead->inject);
+}
+
+static void end_all_windows(const char *reason)
+{
+	for (struct tracee *t = tracee_first(); t; t = t->next)
+		if (t->flags & TF_LEAD)
+			end_window(t, reason);
 }
 
 /* An event of a thread that is being stepped. */
@@ -1163,8 +1315,9 @@ static void dispatch_stepping(struct tracee *t, struct event_info *ei)
 			resume(t, 0);
 			return;
 		}
-		if (t == eng.lead && engine_at_stop(&eng)) {
-			end_window(NULL);
+		if ((t->flags & TF_LEAD) && engine_at_stop(&eng, t)) {
+			end_window(t, NULL);
+			after_window(t);
 			return;
 		}
 		step_restart(t);
@@ -1189,7 +1342,7 @@ static void dispatch_stepping(struct tracee *t, struct event_info *ei)
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) == 0) {
 			struct tracee *c = tracee_add((pid_t)child);
 			assign_core(c);
-			if (opt_threads_all && window_active)
+			if (opt_threads_all && n_active)
 				c->flags |= TF_WANT_STEP;
 		}
 		/* The clone syscall completed: that was one step. */
@@ -1207,19 +1360,19 @@ static void dispatch_stepping(struct tracee *t, struct event_info *ei)
 		if (t->insn && ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == 0 &&
 		    now.rip == t->regs.rip + t->insn->len)
 			engine_account_fetch_only(&eng, t);
-		bool lead = t == eng.lead;
+		bool lead = t->flags & TF_LEAD;
+		if (lead)
+			end_window(t, opt_start ? "the target exited inside "
+						  "the window" : NULL);
 		engine_end_thread(&eng, t);
-		if (lead && window_active)
-			end_window(opt_start ? "the target exited inside the "
-					       "window" : NULL);
 		if (t->tid == target_pid || lead)
 			write_profile();	/* still mapped */
 		tracee_restart(t, PTRACE_CONT, 0);
 		return;
 	}
 	case TE_EXEC:
+		end_all_windows("the target called exec inside the window");
 		engine_end_thread(&eng, t);
-		end_window("the target called exec inside the window");
 		start_bp.inserted = entry_bp.inserted = false;
 		decode_invalidate(eng.dec, 0, UINT64_MAX);
 		tracee_restart(t, PTRACE_CONT, 0);
@@ -1243,7 +1396,7 @@ static void dispatch_other(struct event_info *ei)
 	if (!t) {
 		t = tracee_add(ei->tid);	/* a new thread's first stop */
 		assign_core(t);
-		if (opt_threads_all && window_active)
+		if (opt_threads_all && n_active)
 			t->flags |= TF_WANT_STEP;
 	}
 	if (ei->ev == TE_EXITED) {
@@ -1253,7 +1406,7 @@ static void dispatch_other(struct event_info *ei)
 		return;
 	}
 	t->flags |= TF_STOPPED;
-	if ((t->flags & TF_WANT_STEP) && window_active &&
+	if ((t->flags & TF_WANT_STEP) && n_active &&
 	    ei->ev == TE_GROUP_STOP && ei->sig == SIGTRAP) {
 		step_thread(t);		/* our PTRACE_INTERRUPT, or its birth */
 		return;
@@ -1261,7 +1414,7 @@ static void dispatch_other(struct event_info *ei)
 	if ((t->flags & TF_WANT_WINDOW) && ei->ev == TE_GROUP_STOP &&
 	    ei->sig == SIGTRAP) {
 		t->flags &= ~TF_WANT_WINDOW;
-		if (!window_active && !all_windows_done()) {
+		if (!n_active && can_begin_window()) {
 			begin_window(t);	/* --toggle-signal: now */
 			return;
 		}
@@ -1284,7 +1437,7 @@ static void dispatch_other(struct event_info *ei)
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) == 0) {
 			struct tracee *c = tracee_add((pid_t)child);
 			assign_core(c);
-			if (opt_threads_all && window_active)
+			if (opt_threads_all && n_active)
 				c->flags |= TF_WANT_STEP;
 		}
 		resume(t, 0);
@@ -1317,8 +1470,8 @@ static void finish_interrupted(void)
 	static char reason[64];
 	snprintf(reason, sizeof(reason), "interrupted by %s",
 		 strsignal(interrupted_by));
-	if (window_active)
-		end_window(reason);
+	if (n_active)
+		end_all_windows(reason);
 	else if (!partial_reason)
 		partial_reason = reason;
 	write_profile();
@@ -1430,7 +1583,7 @@ static void on_trap(struct event_info *ei)
 		 * instruction (the kernel sets RF so that resuming does not
 		 * trap again); a write hit stops after the writing one. */
 		unsigned hits = hwbp_hits(t->tid);
-		bool go = !window_active && !all_windows_done();
+		bool go = can_begin_window();
 		if (go && (hits & (1u << SLOT_START)) && r.rip == start_addr) {
 			begin_window(t);
 			return;
@@ -1463,15 +1616,16 @@ static void on_trap(struct event_info *ei)
 		return;
 	}
 	if (start_bp.inserted && r.rip == start_bp.addr + 1) {
-		breakpoint_remove(t->tid, &start_bp);
+		/* The int3 stays in: rewind, and execute the original
+		 * instruction with every other thread stopped. */
 		set_rip(t->tid, start_bp.addr);
-		if (window_active) {
-			/* Another thread is in a window: this hit is not one.
-			 * Step it over the start with the breakpoint out. */
-			resume(t, 0);
+		if (can_begin_window()) {
+			begin_window(t);
 			return;
 		}
-		begin_window(t);
+		t->regs.rip = start_bp.addr;
+		if (step_over_int3(t) == 0)
+			resume(t, t->inject);
 		return;
 	}
 	dispatch_other(ei);
@@ -1498,11 +1652,10 @@ static void dispatch(struct event_info *ei)
 	case TE_EXITED: {
 		struct tracee *t = tracee_find(ei->tid);
 		if (t && tracee_stepping(t)) {
-			bool lead = t == eng.lead;
+			if (t->flags & TF_LEAD)
+				end_window(t, "the target was killed inside "
+					   "the window");
 			engine_end_thread(&eng, t);
-			if (lead)
-				end_window("the target was killed inside the "
-					   "window");
 		}
 		dispatch_other(ei);
 		break;
@@ -1524,11 +1677,17 @@ static void dispatch(struct event_info *ei)
  * thread (the first one left) wherever it is. */
 static void toggle_window(void)
 {
-	if (window_active) {
-		end_window(NULL);
+	if (n_active) {
+		for (struct tracee *t = tracee_first(); t; t = t->next) {
+			if (!(t->flags & TF_LEAD))
+				continue;
+			end_window(t, NULL);
+			if (t->flags & TF_STOPPED)
+				after_window(t);
+		}
 		return;
 	}
-	if (all_windows_done())
+	if (!can_begin_window())
 		return;
 	struct tracee *t = tracee_find(target_pid);
 	if (!t)
@@ -1592,7 +1751,7 @@ static void run(void)
 			toggle_requests = 0;
 			toggle_window();
 		}
-		if (!window_active && all_windows_done())
+		if (all_windows_done())
 			break;
 		if (!tracee_first())
 			break;		/* every thread is gone */

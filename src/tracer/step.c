@@ -41,8 +41,6 @@ void engine_end_thread(struct engine *e, struct tracee *t)
 	tracee_unpin(t);
 	if (e->current == t)
 		e->current = NULL;
-	if (e->lead == t)
-		e->lead = NULL;
 }
 
 static bool unknown_already_reported(struct engine *e, uint64_t pc)
@@ -172,9 +170,8 @@ void engine_account(struct engine *e, struct tracee *t,
 		if (e->swatch_hi && a->addr < e->swatch_hi &&
 		    a->addr + a->size > e->swatch_lo &&
 		    (e->swatch_rw || a->kind == ACC_WRITE ||
-		     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE) &&
-		    t == e->lead)
-			e->swatch_hit = true;
+		     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE))
+			t->win.watch_hit = true;
 	}
 	if (ev.n_fetch > 1) {
 		/* A rep string instruction's final rcx == 0 check, which
@@ -200,8 +197,7 @@ void engine_account(struct engine *e, struct tracee *t,
 		callstack_step(e->cs, t->tid, in, &t->regs, after);
 	t->regs = *after;
 	e->steps++;
-	if (t == e->lead)
-		e->window_steps++;
+	t->win.steps++;
 	if (e->progress && (e->steps & 4095) == 0)
 		engine_progress(e, false);
 }
@@ -226,18 +222,16 @@ void engine_account_fetch_only(struct engine *e, struct tracee *t)
 	e->steps++;
 }
 
-bool engine_at_stop(const struct engine *e)
+bool engine_at_stop(const struct engine *e, const struct tracee *t)
 {
-	const struct tracee *t = e->lead;
-	if (!t)
+	if (e->max_steps && t->win.steps >= e->max_steps)
 		return true;
-	if (e->max_steps && e->window_steps >= e->max_steps)
+	if (t->win.watch_hit)
 		return true;
-	if (e->swatch_hit)
-		return true;
-	if (e->stop_on_return)
-		return t->regs.rip == e->stop_pc && t->regs.rsp > e->entry_sp;
-	return e->stop_pc && t->regs.rip == e->stop_pc;
+	if (t->win.on_return)
+		return t->regs.rip == t->win.stop_pc &&
+		       t->regs.rsp > t->win.entry_sp;
+	return t->win.stop_pc && t->regs.rip == t->win.stop_pc;
 }
 
 void engine_progress(struct engine *e, bool force)
@@ -248,8 +242,8 @@ void engine_progress(struct engine *e, bool force)
 	e->t_last_progress = t;
 	double el = e->t_stepping + (t - e->t_start);
 	struct src_loc loc = { "???", "???", 0 };
-	if (e->syms && e->lead)
-		sym_lookup(e->syms, e->lead->regs.rip, &loc);
+	if (e->syms && e->current)
+		sym_lookup(e->syms, e->current->regs.rip, &loc);
 	char line[160];
 	int n = snprintf(line, sizeof(line),
 			 "cachetrace: %" PRIu64 " instructions, %.1fk steps/s, "

@@ -81,16 +81,9 @@ ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return done ? (ssize_t)done : -EFAULT;
 }
 
-void tracee_next_event(struct event_info *ei)
+void tracee_decode_status(pid_t tid, int status, struct event_info *ei)
 {
-	int status;
 	memset(ei, 0, sizeof(*ei));
-	pid_t tid = waitpid(-1, &status, __WALL);
-	if (tid < 0) {
-		ei->ev = (errno == EINTR && interrupted_by) ? TE_INTERRUPTED
-							   : TE_NONE;
-		return;
-	}
 	ei->tid = tid;
 	ei->status = status;
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
@@ -123,6 +116,21 @@ void tracee_next_event(struct event_info *ei)
 		ei->ev = TE_GROUP_STOP;
 		break;
 	}
+}
+
+void tracee_next_event(struct event_info *ei)
+{
+	int status;
+	pid_t tid = waitpid(-1, &status, __WALL);
+	if (tid < 0) {
+		int err = errno;
+		memset(ei, 0, sizeof(*ei));
+		ei->ev = (err == EINTR && interrupted_by) ? TE_INTERRUPTED
+							 : TE_NONE;
+		errno = err;
+		return;
+	}
+	tracee_decode_status(tid, status, ei);
 }
 
 /* The CPU everything stepped runs on, and the tracer's own mask. */

@@ -30,6 +30,16 @@ struct tracee {
 	cpu_set_t saved_affinity;	/* while pinned */
 	bool pinned;
 	unsigned dr_mask;		/* debug-register slots programmed */
+	struct {			/* the window this thread leads */
+		uint64_t stop_pc;	/* its stop event: this pc... */
+		bool on_return;		/* ...reached with rsp > entry_sp */
+		uint64_t entry_sp;
+		uint64_t steps;		/* its own steps in the window */
+		bool watch_hit;		/* it wrote the --stop-watch range */
+	} win;
+	int deferred_status;		/* a wait status taken while stopping
+					 * the others for an int3 step-over */
+	bool has_deferred;
 	struct tracee *next;
 };
 
@@ -47,6 +57,8 @@ enum {
 					 * account that step, then let it run */
 	TF_WANT_WINDOW	= 1 << 7,	/* --toggle-signal: begin a window at its
 					 * next stop (our PTRACE_INTERRUPT) */
+	TF_LEAD		= 1 << 8,	/* it hit the start event: leads a window
+					 * (several at once with --threads=hit) */
 };
 
 static inline bool tracee_stepping(const struct tracee *t)
@@ -80,6 +92,8 @@ struct tracee *tracee_first(void);
 int tracee_restart(struct tracee *t, int request, int sig);
 /* Read target memory (process_vm_readv, PEEKDATA fallback). */
 ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* Decode a wait status of thread TID. */
+void tracee_decode_status(pid_t tid, int status, struct event_info *ei);
 /* Wait for the next stop of any traced thread and decode it. */
 void tracee_next_event(struct event_info *ei);
 /* Detach every thread, restarting it with no signal.  The threads must be
@@ -115,22 +129,12 @@ struct engine {
 	uint64_t *scratch;		/* one step's counts, with call stacks */
 	FILE *trace_mem;		/* --trace-mem: Lackey-format trace */
 	struct symbols *syms;		/* for messages and the progress line */
-	struct tracee *lead;		/* the thread that hit the start event:
-					 * its stop event ends the window */
 	struct tracee *current;		/* whose accesses the model sees now */
 	struct tracee *decoding;	/* whose memory and xstate decode reads */
 
-	/* The window's stop event: a pc, or the return of the start function
-	 * (the return address reached with rsp above the entry rsp, so that
-	 * recursion and several exits are right). */
-	uint64_t stop_pc;
-	bool stop_on_return;
-	uint64_t entry_sp;
 	uint64_t max_steps;		/* per window; 0: no cap */
 	uint64_t swatch_lo, swatch_hi;	/* --stop-watch range [lo, hi) */
 	bool swatch_rw;			/* reads end the window too */
-	bool swatch_hit;		/* the last step wrote it */
-	uint64_t window_steps;		/* steps of the lead in this window */
 
 	uint64_t steps;			/* traps accounted, all windows */
 	unsigned windows;		/* windows begun */
@@ -159,8 +163,11 @@ void engine_moved(struct engine *e, struct tracee *t,
 /* Account the instruction at t->regs.rip as fetched but not completed
  * (the exit_group syscall that ends the process). */
 void engine_account_fetch_only(struct engine *e, struct tracee *t);
-/* True when the lead thread's registers meet the stop event. */
-bool engine_at_stop(const struct engine *e);
+/* True when T, a window's lead, meets the window's stop event: its stop
+ * pc (or the start function's return: the return address reached with rsp
+ * above the entry rsp, so that recursion and several exits are right),
+ * the instruction cap, or a write to the --stop-watch range. */
+bool engine_at_stop(const struct engine *e, const struct tracee *t);
 void engine_progress(struct engine *e, bool force);
 void engine_clear_progress(struct engine *e);
 
