@@ -960,6 +960,43 @@ static const char *pc_label(const struct model_resolver *res, uint64_t pc,
 	return buf;
 }
 
+/* A line's (miss, write) pairs, merged when they name the same source
+ * lines and variables (the load and the store of one x++). */
+static void report_pairs(const struct coh_rec *r, FILE *out,
+			 const char *prefix, const struct model_resolver *res)
+{
+	char text[PAIRS_PER_LINE][1024];
+	uint64_t count[PAIRS_PER_LINE];
+	bool is_true[PAIRS_PER_LINE];
+	unsigned n = 0;
+
+	for (unsigned j = 0; j < PAIRS_PER_LINE; j++) {
+		const struct coh_pair *p = &r->pairs[j];
+		char b1[256], b2[256], b3[256], b4[256];
+		unsigned i;
+
+		if (!p->count)
+			continue;
+		snprintf(text[n], sizeof(text[n]), "at %s on %s, written at %s "
+			 "on %s", pc_label(res, p->miss_pc, b1, sizeof(b1)),
+			 data_label(res, p->miss_addr, b2, sizeof(b2)),
+			 pc_label(res, p->write_pc, b3, sizeof(b3)),
+			 data_label(res, p->write_addr, b4, sizeof(b4)));
+		for (i = 0; i < n; i++)
+			if (is_true[i] == p->is_true && !strcmp(text[i], text[n]))
+				break;
+		if (i < n) {
+			count[i] += p->count;
+			continue;
+		}
+		count[n] = p->count;
+		is_true[n++] = p->is_true;
+	}
+	for (unsigned i = 0; i < n; i++)
+		fprintf(out, "%s    %s: %" PRIu64 " misses %s\n", prefix,
+			is_true[i] ? "true " : "false", count[i], text[i]);
+}
+
 static void report_coherence(const struct hier_model *h, FILE *out,
 			     const char *prefix,
 			     const struct model_resolver *res)
@@ -1000,26 +1037,14 @@ static void report_coherence(const struct hier_model *h, FILE *out,
 	for (unsigned i = 0; i < n_top; i++) {
 		const struct coh_rec *r = top[i];
 		uint64_t addr = r->block << h->line_shift;
-		char b1[256], b2[256], b3[256], b4[256];
+		char b1[256];
 
 		fprintf(out, "%s  line 0x%" PRIx64 " (%s): %" PRIu64
 			" false sharing, %" PRIu64 " true sharing misses, %"
 			PRIu64 " invalidations received\n", prefix, addr,
 			data_label(res, addr, b1, sizeof(b1)), r->n_false,
 			r->n_true, r->inv);
-		for (unsigned j = 0; j < PAIRS_PER_LINE; j++) {
-			const struct coh_pair *p = &r->pairs[j];
-
-			if (!p->count)
-				continue;
-			fprintf(out, "%s    %s: %" PRIu64 " misses at %s on %s, "
-				"written at %s on %s\n", prefix,
-				p->is_true ? "true " : "false", p->count,
-				pc_label(res, p->miss_pc, b1, sizeof(b1)),
-				data_label(res, p->miss_addr, b2, sizeof(b2)),
-				pc_label(res, p->write_pc, b3, sizeof(b3)),
-				data_label(res, p->write_addr, b4, sizeof(b4)));
-		}
+		report_pairs(r, out, prefix, res);
 	}
 }
 
