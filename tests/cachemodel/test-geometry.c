@@ -283,7 +283,8 @@ static void test_registry(void)
 
 	CHECK(model_create("lru-ideal", &cfg, &cm, &bm, err, sizeof(err),
 			   note, sizeof(note)) == -1);
-	CHECK_STR(err, "unknown cache model 'lru-ideal' (known: cachegrind)");
+	CHECK_STR(err, "unknown cache model 'lru-ideal' (known: cachegrind hier "
+		 "host jaguar)");
 	CHECK(cm == NULL && bm == NULL);
 
 	/* Explicit geometry is checked, never adjusted. */
