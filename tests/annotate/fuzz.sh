@@ -1,6 +1,7 @@
 #!/bin/bash
-# Build the parser with clang's libFuzzer, ASan and UBSan, and fuzz it for a
-# bounded time (FUZZ_SECONDS, default 60), seeded with the test inputs.
+# Build the readers (Cachegrind, Callgrind, folded stacks) and the call
+# trees with clang's libFuzzer, ASan and UBSan, and fuzz them for a bounded
+# time (FUZZ_SECONDS, default 60), seeded with the test inputs.
 # fuzz.sh SRCROOT [SECONDS].  Exit 77 when clang or its fuzzer runtime is
 # missing; 1 on any crash, leak or sanitizer report.
 root=$1 secs=${2:-${FUZZ_SECONDS:-60}}
@@ -13,9 +14,12 @@ clang -fsanitize=fuzzer "$tmp/probe.c" -o "$tmp/probe" 2>/dev/null ||
 clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -I"$root/include" -I"$root/src/report/annotate" \
 	"$root/tests/annotate/fuzz_parser.c" "$root/src/report/annotate/profile.c" \
-	"$root/src/report/error.c" -o "$tmp/fuzz" || exit 1
+	"$root/src/report/annotate/calltree.c" \
+	"$root/src/report/error.c" -lm -o "$tmp/fuzz" || exit 1
 mkdir "$tmp/corpus"
-cp "$root"/tests/annotate/golden/*.cgout "$root"/tests/annotate/merge/*.cgout "$tmp/corpus/"
+cp "$root"/tests/annotate/golden/*.cgout "$root"/tests/annotate/merge/*.cgout \
+	"$root"/tests/annotate/callgrind/*.cgout "$root"/tests/annotate/callgrind/*.folded \
+	"$tmp/corpus/"
 cd "$tmp" || exit 1
 ./fuzz -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-print_final_stats=1 corpus > log 2>&1
