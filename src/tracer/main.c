@@ -60,6 +60,14 @@ static bool summary_printed;
 
 static unsigned opt_intervals = 1;	/* windows to trace; 0: no limit */
 static pid_t opt_pid;			/* -p: attach */
+static bool opt_trace_children;		/* --trace-children=yes */
+static bool opt_forked_child;		/* internal: -p of a forked child
+					 * left stopped by our parent */
+static char **saved_argv;		/* to start a cachetrace per child */
+static int saved_first;
+static pid_t helpers[64];		/* cachetraces of forked children */
+static unsigned n_helpers;
+static unsigned execs;			/* images traced after exec */
 static bool opt_sw_breakpoints;		/* --breakpoints=sw */
 static const char *opt_start_watch, *opt_stop_watch;
 static int opt_toggle_signal;		/* --toggle-signal */
@@ -79,6 +87,9 @@ static unsigned n_core_map;
 static void end_window(struct tracee *lead, const char *reason);
 static void dispatch(struct event_info *ei);
 static void after_window(struct tracee *lead);
+static void arm_or_wait_for_entry(bool retry);
+static char *read_cmdline(pid_t pid);
+static void arm_start(void);
 static void dispatch_other(struct event_info *ei);
 static void release_target(void);
 
@@ -140,6 +151,9 @@ static void usage(void)
 "                          trace its windows, detach; it runs on\n"
 "Launch:\n"
 "  --aslr=on|off           address space randomisation for PROG [off]\n"
+"  --trace-children=yes|no follow fork/vfork (a profile per process: -o\n"
+"                          needs %%p) and exec (the new image's profile\n"
+"                          is FILE.exec1, .exec2...) [no]\n"
 "  -d, --debug             debugging messages\n"
 "  --help, --version\n");
 }
@@ -176,6 +190,7 @@ enum {
 	OPT_BRANCH_MODEL, OPT_CORES, OPT_THREADS, OPT_INTERVALS, OPT_CORE_MAP,
 	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
+	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD,
 	OPT_HELP, OPT_VERSION,
 };
 
@@ -240,6 +255,9 @@ static int parse_options(int argc, char **argv)
 		{ "start-watch", required_argument, NULL, OPT_START_WATCH },
 		{ "stop-watch", required_argument, NULL, OPT_STOP_WATCH },
 		{ "toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL },
+		{ "trace-children", required_argument, NULL,
+		  OPT_TRACE_CHILDREN },
+		{ "forked-child", no_argument, NULL, OPT_FORKED_CHILD },
 		{ "intervals", required_argument, NULL, OPT_INTERVALS },
 		{ "stop-after", required_argument, NULL, OPT_MAX_INSNS },
 		{ "core-map", required_argument, NULL, OPT_CORE_MAP },
@@ -300,6 +318,11 @@ static int parse_options(int argc, char **argv)
 						    "not '%s'", optarg);
 			break;
 		case OPT_START_WATCH: opt_start_watch = optarg; break;
+		case OPT_TRACE_CHILDREN:
+			opt_trace_children = parse_yes_no("--trace-children",
+							  optarg);
+			break;
+		case OPT_FORKED_CHILD: opt_forked_child = true; break;
 		case OPT_STOP_WATCH: opt_stop_watch = optarg; break;
 		case OPT_TOGGLE_SIGNAL:
 			opt_toggle_signal = parse_signal("--toggle-signal",
@@ -383,7 +406,14 @@ static int parse_options(int argc, char **argv)
 				    "no --start with it");
 	if (opt_intervals != 1 && !has_start)
 		error_usage_and_die("--intervals needs a start event");
-	if (opt_pid && !has_start)
+	if (opt_trace_children && !strstr(opt_out, "%p") && strcmp(opt_out, "-"))
+		error_usage_and_die("--trace-children=yes needs %%p in the "
+				    "output file name (-o), one per process");
+	if (opt_trace_children && opt_call_stacks &&
+	    !strstr(opt_callgrind_out, "%p"))
+		error_usage_and_die("--trace-children=yes needs %%p in "
+				    "--callgrind-out-file");
+	if (opt_pid && !has_start && !opt_forked_child)
 		error_usage_and_die("-p needs a start event (--start, "
 				    "--start-watch or --toggle-signal)");
 	return optind;
@@ -453,6 +483,15 @@ static void install_signal_handlers(void)
 	}
 }
 
+static long trace_options(void)
+{
+	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+		    PTRACE_O_TRACECLONE;
+	if (opt_trace_children)
+		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	return opts;
+}
+
 /* Kill the launched target and reap every thread.  With
  * PTRACE_O_TRACEEXIT even SIGKILL stops each thread at its exit event:
  * let them go until all are reaped. */
@@ -496,8 +535,7 @@ static pid_t launch(const char *path, char **argv, bool stdout_to_stderr)
 	int status;
 	if (waitpid(pid, &status, WSTOPPED) < 0 || !WIFSTOPPED(status))
 		perror_msg_and_die("waiting for the new process");
-	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
-		    PTRACE_O_TRACECLONE;
+	long opts = trace_options();
 	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)opts) < 0) {
 		int err = errno;
 		kill_and_reap(pid);
@@ -616,8 +654,7 @@ static void attach(pid_t pid)
 		error_msg_and_die("process %d is already traced by process %d "
 				  "(%s)", pid, tracer, name);
 	}
-	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
-		    PTRACE_O_TRACECLONE;
+	long opts = trace_options();
 	char dir[64];
 	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
 	for (bool added = true; added; ) {
@@ -1286,6 +1323,162 @@ static void end_all_windows(const char *reason)
 			end_window(t, reason);
 }
 
+/* --trace-children: a forked child process gets a cachetrace of its own
+ * (its own profile, %p = its pid): we leave it stopped by SIGSTOP,
+ * detach, and start "cachetrace --forked-child -p CHILD" with our options,
+ * which seizes it and lets it go on. */
+static void hand_off_child(pid_t child)
+{
+	int status;
+	struct tracee *c = tracee_find(child);
+	/* Its first stop (PTRACE_EVENT_STOP) may not be reported yet. */
+	while (!(c && (c->flags & TF_STOPPED))) {
+		pid_t r = waitpid(child, &status, __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || !WIFSTOPPED(status)) {
+			if (c)
+				tracee_remove(child);
+			return;
+		}
+		if (!c)
+			c = tracee_add(child);
+		c->flags |= TF_STOPPED;
+	}
+	tracee_remove(child);
+	/* PTRACE_DETACH delivers a signal only from a signal-delivery stop:
+	 * queue a SIGSTOP and run the child to the stop that delivers it. */
+	kill(child, SIGSTOP);
+	for (;;) {
+		if (ptrace(PTRACE_CONT, child, NULL, NULL) < 0)
+			return;
+		pid_t r;
+		while ((r = waitpid(child, &status, __WALL)) < 0 &&
+		       errno == EINTR)
+			;
+		if (r < 0 || !WIFSTOPPED(status))
+			return;		/* it died */
+		if ((status >> 16) == 0 && WSTOPSIG(status) == SIGSTOP)
+			break;
+	}
+	if (ptrace(PTRACE_DETACH, child, NULL, (void *)(long)SIGSTOP) < 0)
+		return;
+	fflush(NULL);
+	pid_t h = fork();
+	if (h < 0) {
+		perror_msg("cannot start a cachetrace for child %d", child);
+		kill(child, SIGCONT);
+		return;
+	}
+	if (h == 0) {
+		char **argv = xcalloc((size_t)saved_first + 5, sizeof(char *));
+		int n = 0;
+		argv[n++] = saved_argv[0];
+		for (int i = 1; i < saved_first; i++)
+			if (strcmp(saved_argv[i], "--"))
+				argv[n++] = saved_argv[i];
+		argv[n++] = "--forked-child";
+		argv[n++] = "-p";
+		argv[n++] = xasprintf("%d", child);
+		argv[n] = NULL;
+		execv("/proc/self/exe", argv);
+		perror_msg("cannot start a cachetrace for child %d", child);
+		kill(child, SIGCONT);
+		_exit(1);
+	}
+	if (n_helpers < sizeof(helpers) / sizeof(helpers[0]))
+		helpers[n_helpers++] = h;
+}
+
+static bool is_helper(pid_t pid)
+{
+	for (unsigned i = 0; i < n_helpers; i++)
+		if (helpers[i] == pid)
+			return true;
+	return false;
+}
+
+static void wait_helpers(void)
+{
+	for (unsigned i = 0; i < n_helpers; i++)
+		while (waitpid(helpers[i], NULL, 0) < 0 && errno == EINTR)
+			;
+	n_helpers = 0;
+}
+
+/* A clone, fork or vfork event of T: a new thread joins; a new process
+ * (--trace-children) gets its own cachetrace. */
+static void new_child(struct tracee *t, struct event_info *ei)
+{
+	unsigned long child;
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) < 0)
+		return;
+	if (ei->ptrace_event == PTRACE_EVENT_FORK ||
+	    ei->ptrace_event == PTRACE_EVENT_VFORK) {
+		hand_off_child((pid_t)child);
+		return;
+	}
+	struct tracee *c = tracee_add((pid_t)child);
+	assign_core(c);
+	if (opt_threads_all && n_active)
+		c->flags |= TF_WANT_STEP;
+}
+
+/* The target called exec (T is its only thread now): the old image's
+ * breakpoints and text are gone.  Its profile is written now, while libdw
+ * still knows the old modules.  With --trace-children the new image is
+ * traced afresh into FILE.execN (symbols re-read, start re-resolved);
+ * without, the target is let go, as valgrind does. */
+static void on_exec(struct tracee *t)
+{
+	start_bp.inserted = entry_bp.inserted = false;
+	memset(hw_slots, 0, sizeof(hw_slots));
+	dr_want = 0;
+	for (struct tracee *o = tracee_first(); o; o = o->next)
+		o->dr_mask = 0;		/* exec clears the debug registers */
+	decode_invalidate(eng.dec, 0, UINT64_MAX);
+	if (!eng.windows && has_start_event() && !partial_reason)
+		partial_reason = "the target called exec before the start "
+				 "event";
+	write_profile();
+	if (!opt_trace_children) {
+		release_target();
+		return;
+	}
+	char err[256];
+	execs++;
+	char *base = cgout_expand_name(opt_out, target_pid, err, sizeof(err));
+	out_name = xasprintf("%s.exec%u", base ? base : "cachegrind.out",
+			     execs);
+	free(base);
+	out_file = fopen(out_name, "w");
+	if (!out_file) {
+		perror_msg("cannot write %s", out_name);
+		release_target();
+		return;
+	}
+	costs_free(eng.costs);
+	eng.costs = costs_new(n_events);
+	eng.windows = windows_done = 0;
+	eng.steps = 0;
+	eng.t_stepping = 0;
+	profile_written = false;
+	partial_reason = NULL;
+	free(totals);
+	totals = NULL;
+	cmd_line = read_cmdline(target_pid);
+	if (sym_refresh(syms, err, sizeof(err)) < 0)
+		debug_msg("re-reading mappings: %s", err);
+	start_addr = stop_addr = 0;
+	t->flags |= TF_STOPPED;
+	if (!has_start_event()) {
+		begin_window(t);
+		return;
+	}
+	arm_or_wait_for_entry(true);
+	resume(t, 0);
+}
+
 /* An event of a thread that is being stepped. */
 static void dispatch_stepping(struct tracee *t, struct event_info *ei)
 {
@@ -1338,13 +1531,7 @@ static void dispatch_stepping(struct tracee *t, struct event_info *ei)
 		}
 		break;
 	case TE_CLONE: {
-		unsigned long child;
-		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) == 0) {
-			struct tracee *c = tracee_add((pid_t)child);
-			assign_core(c);
-			if (opt_threads_all && n_active)
-				c->flags |= TF_WANT_STEP;
-		}
+		new_child(t, ei);
 		/* The clone syscall completed: that was one step. */
 		struct user_regs_struct after;
 		if (ptrace(PTRACE_GETREGS, t->tid, NULL, &after) == 0)
@@ -1371,11 +1558,10 @@ static void dispatch_stepping(struct tracee *t, struct event_info *ei)
 		return;
 	}
 	case TE_EXEC:
-		end_all_windows("the target called exec inside the window");
+		end_all_windows(opt_trace_children ? NULL : "the target called "
+				"exec inside the window");
 		engine_end_thread(&eng, t);
-		start_bp.inserted = entry_bp.inserted = false;
-		decode_invalidate(eng.dec, 0, UINT64_MAX);
-		tracee_restart(t, PTRACE_CONT, 0);
+		on_exec(t);
 		return;
 	default:
 		break;
@@ -1432,27 +1618,17 @@ static void dispatch_other(struct event_info *ei)
 		else
 			resume(t, 0);
 		break;
-	case TE_CLONE: {
-		unsigned long child;
-		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) == 0) {
-			struct tracee *c = tracee_add((pid_t)child);
-			assign_core(c);
-			if (opt_threads_all && n_active)
-				c->flags |= TF_WANT_STEP;
-		}
+	case TE_CLONE:
+		new_child(t, ei);
 		resume(t, 0);
 		break;
-	}
 	case TE_EXIT:
 		if (ei->tid == target_pid && eng.windows)
 			write_profile();	/* the last moment it is mapped */
 		resume(t, 0);
 		break;
 	case TE_EXEC:
-		/* The old image is gone, and our breakpoints with it. */
-		start_bp.inserted = entry_bp.inserted = false;
-		decode_invalidate(eng.dec, 0, UINT64_MAX);
-		resume(t, 0);
+		on_exec(t);
 		break;
 	case TE_TRAP:
 		/* Not ours (the caller checked breakpoints): a SIGTRAP the
@@ -1603,10 +1779,23 @@ static void on_trap(struct event_info *ei)
 		char err[256];
 		if (sym_refresh(syms, err, sizeof(err)) < 0)
 			debug_msg("re-reading mappings: %s", err);
-		if (!start_addr)
-			resolve_loc("--start", opt_start, &start_addr, false);
-		if (opt_stop && !stop_addr)
-			resolve_loc("--stop", opt_stop, &stop_addr, false);
+		/* With --trace-children a program without the start symbol
+		 * may still exec one that has it: wait for the exec then. */
+		bool later = opt_trace_children;
+		if (!start_addr &&
+		    !resolve_loc("--start", opt_start, &start_addr, later)) {
+			if (!opt_quiet)
+				error_msg("note: --start=%s is not in %s; "
+					  "waiting for an exec", opt_start,
+					  cmd_line);
+			resume(t, 0);
+			return;
+		}
+		if (opt_stop && !stop_addr &&
+		    !resolve_loc("--stop", opt_stop, &stop_addr, later)) {
+			resume(t, 0);
+			return;
+		}
 		if (start_addr == entry_bp.addr) {
 			begin_window(t);
 			return;
@@ -1633,6 +1822,8 @@ static void on_trap(struct event_info *ei)
 
 static void dispatch(struct event_info *ei)
 {
+	if (ei->ev == TE_EXITED && is_helper(ei->tid))
+		return;		/* a child's cachetrace ended: reaped */
 	switch (ei->ev) {
 	case TE_NONE:
 		break;
@@ -1670,6 +1861,29 @@ static void dispatch(struct event_info *ei)
 		}
 		break;
 	}
+	}
+}
+
+/* Resolve the start and stop locations and arm the start; when a symbol
+ * is not mapped yet (RETRY: a library before the loader ran), stop at the
+ * program's entry point and resolve there. */
+static void arm_or_wait_for_entry(bool retry)
+{
+	bool found = true;
+	if (opt_start)
+		found = resolve_loc("--start", opt_start, &start_addr, retry);
+	if (opt_stop && found)
+		found = resolve_loc("--stop", opt_stop, &stop_addr, retry);
+	if (found) {
+		arm_start();
+		return;
+	}
+	uint64_t at = read_auxv_entry(target_pid, AT_ENTRY);
+	int rc = at ? breakpoint_insert(target_pid, &entry_bp, at) : -ENOENT;
+	if (rc < 0) {
+		error_msg("cannot stop the program at its entry point to "
+			  "resolve %s", opt_start);
+		cleanup_target_and_die();
 	}
 }
 
@@ -1720,26 +1934,7 @@ static void run(void)
 	if (!has_start_event()) {
 		begin_window(t);
 	} else {
-		bool found = true;
-		if (opt_start)
-			found = resolve_loc("--start", opt_start, &start_addr,
-					    !opt_pid);
-		if (opt_stop && found)
-			found = resolve_loc("--stop", opt_stop, &stop_addr,
-					    !opt_pid);
-		if (found) {
-			arm_start();
-		} else {
-			uint64_t at = read_auxv_entry(target_pid, AT_ENTRY);
-			int rc = at ? breakpoint_insert(target_pid, &entry_bp,
-							at) : -ENOENT;
-			if (rc < 0) {
-				error_msg("cannot stop the program at its "
-					  "entry point to resolve %s",
-					  opt_start);
-				cleanup_target_and_die();
-			}
-		}
+		arm_or_wait_for_entry(!opt_pid);
 		for (struct tracee *o = tracee_first(); o; o = o->next)
 			if (o->flags & TF_STOPPED)
 				resume(o, o->inject);
@@ -1860,6 +2055,8 @@ int main(int argc, char **argv)
 		debug_flag = 1;
 	int first = parse_options(argc, argv);
 	char **prog_argv = argv + first;
+	saved_argv = argv;
+	saved_first = first;
 	setup_models();
 
 	static const struct decode_target target = {
@@ -1907,9 +2104,12 @@ int main(int argc, char **argv)
 		eng.scratch = xcalloc(n_events, sizeof(*eng.scratch));
 	}
 
+	if (opt_forked_child)
+		kill(target_pid, SIGCONT);	/* stopped by our parent */
 	run();
 	if (eng.trace_mem)
 		fclose(eng.trace_mem);
+	wait_helpers();
 	/* Launched: the target's status is ours.  Attached: it runs on. */
 	int status = opt_pid ? 0 : wait_target_exit();
 	print_summary();
