@@ -6,7 +6,8 @@
  * - Conditional: a bimodal table of 2-bit counters (pc & mask) and T tagged
  *   tables; table i is indexed and tagged by the pc hashed with the last
  *   L(i) outcomes (folded by XOR), L geometric from minhist to maxhist.
- *   The prediction comes from the longest-history table whose tag matches
+ *   (Folded incrementally, Seznec's way: each outcome shifts in, the one
+ *   L(i) back shifts out.)  The prediction comes from the longest-history table whose tag matches
  *   (the provider), else from the bimodal table.  Update: the provider's
  *   3-bit counter moves towards the outcome; its 2-bit useful counter goes
  *   up when it was right and the next matching table (or bimodal) would
@@ -27,7 +28,7 @@
 #include <string.h>
 
 #define MAX_TABLES 8
-#define HIST_WORDS 4		/* 256 bits of history */
+#define HIST_WORDS 5		/* 256 bits of history and the one leaving */
 #define U_RESET_PERIOD (256u * 1024)
 
 enum { EV_BC, EV_BCM, EV_BI, EV_BIM, EV_BR, EV_BRM, N_EVENTS };
@@ -42,6 +43,13 @@ struct tage_entry {
 	uint8_t u;		/* 0..3 */
 };
 
+/* The last LEN outcomes folded into WIDTH bits, kept up to date with each
+ * outcome in O(1) (Seznec's folded history registers). */
+struct folded {
+	uint32_t comp;
+	unsigned len, width;
+};
+
 struct btb_entry {
 	uint64_t pc, target;
 };
@@ -51,6 +59,8 @@ struct tage_branch {
 	struct tage_params p;
 	uint64_t hist[HIST_WORDS];	/* bit 0 = the last outcome */
 	unsigned hlen[MAX_TABLES];
+	struct folded f_idx[MAX_TABLES], f_tag[MAX_TABLES], f_tag2[MAX_TABLES];
+	struct folded f_btb;
 	uint8_t *bimodal;
 	struct tage_entry *tables[MAX_TABLES];
 	struct btb_entry *btb;
@@ -125,25 +135,20 @@ int tage_parse_opts(const char *s, struct tage_params *out, char *err,
 	return 0;
 }
 
-/* N (<= 32) history bits from POS. */
-static uint64_t hist_bits(const struct tage_branch *b, unsigned pos, unsigned n)
+static unsigned hist_bit(const struct tage_branch *b, unsigned pos)
 {
-	unsigned w = pos / 64, o = pos % 64;
-	uint64_t v = b->hist[w] >> o;
-
-	if (o + n > 64 && w + 1 < HIST_WORDS)
-		v |= b->hist[w + 1] << (64 - o);
-	return v & ((1ULL << n) - 1);
+	return (unsigned)(b->hist[pos / 64] >> (pos % 64)) & 1;
 }
 
-/* The last LEN outcomes folded into K bits. */
-static uint64_t fold(const struct tage_branch *b, unsigned len, unsigned k)
+/* After the history shifted: the new outcome enters, bit LEN leaves. */
+static void folded_update(struct folded *f, const struct tage_branch *b)
 {
-	uint64_t r = 0;
+	uint32_t c = f->comp;
 
-	for (unsigned pos = 0; pos < len; pos += k)
-		r ^= hist_bits(b, pos, len - pos < k ? len - pos : k);
-	return r;
+	c = (c << 1) ^ hist_bit(b, 0);
+	c ^= (uint32_t)hist_bit(b, f->len) << (f->len % f->width);
+	c ^= c >> f->width;
+	f->comp = c & ((1u << f->width) - 1);
 }
 
 static unsigned t_index(const struct tage_branch *b, unsigned t, uint64_t pc)
@@ -151,15 +156,15 @@ static unsigned t_index(const struct tage_branch *b, unsigned t, uint64_t pc)
 	unsigned k = b->p.bits;
 
 	return (unsigned)((pc ^ (pc >> k) ^ (pc >> (2 * k)) ^ (t * 0x9e5u) ^
-			   fold(b, b->hlen[t], k)) & ((1u << k) - 1));
+			   b->f_idx[t].comp) & ((1u << k) - 1));
 }
 
 static uint16_t t_tag(const struct tage_branch *b, unsigned t, uint64_t pc)
 {
 	unsigned k = b->p.tag_bits;
 
-	return (uint16_t)((pc ^ (pc >> 7) ^ fold(b, b->hlen[t], k) ^
-			   (fold(b, b->hlen[t], k - 1) << 1)) & ((1u << k) - 1));
+	return (uint16_t)((pc ^ (pc >> 7) ^ b->f_tag[t].comp ^
+			   (b->f_tag2[t].comp << 1)) & ((1u << k) - 1));
 }
 
 static void shift_history(struct tage_branch *b, bool taken)
@@ -167,6 +172,12 @@ static void shift_history(struct tage_branch *b, bool taken)
 	for (unsigned w = HIST_WORDS - 1; w > 0; w--)
 		b->hist[w] = (b->hist[w] << 1) | (b->hist[w - 1] >> 63);
 	b->hist[0] = (b->hist[0] << 1) | (taken ? 1 : 0);
+	for (unsigned t = 0; t < b->p.tables; t++) {
+		folded_update(&b->f_idx[t], b);
+		folded_update(&b->f_tag[t], b);
+		folded_update(&b->f_tag2[t], b);
+	}
+	folded_update(&b->f_btb, b);
 }
 
 static void tage_cond(struct branch_model *m, uint64_t pc, bool taken,
@@ -247,8 +258,7 @@ static void tage_indirect(struct branch_model *m, uint64_t pc,
 			  uint64_t target, uint64_t *row)
 {
 	struct tage_branch *b = (struct tage_branch *)m;
-	unsigned i = (unsigned)((pc ^ fold(b, 16, b->btb_bits ? b->btb_bits : 1))
-				& (b->p.btb - 1));
+	unsigned i = (unsigned)((pc ^ b->f_btb.comp) & (b->p.btb - 1));
 	struct btb_entry *e = &b->btb[i];
 
 	row[EV_BI]++;
@@ -354,6 +364,12 @@ struct branch_model *tage_branch_new(const struct model_config *cfg,
 	geometric_lengths(&b->p, b->hlen);
 	for (unsigned x = b->p.btb; x > 1; x >>= 1)
 		b->btb_bits++;
+	for (unsigned t = 0; t < b->p.tables; t++) {
+		b->f_idx[t] = (struct folded){ 0, b->hlen[t], b->p.bits };
+		b->f_tag[t] = (struct folded){ 0, b->hlen[t], b->p.tag_bits };
+		b->f_tag2[t] = (struct folded){ 0, b->hlen[t], b->p.tag_bits - 1 };
+	}
+	b->f_btb = (struct folded){ 0, 16, b->btb_bits ? b->btb_bits : 1 };
 	b->bimodal = calloc(1u << b->p.base_bits, 1);
 	ok = b->bimodal != NULL;
 	for (unsigned t = 0; ok && t < b->p.tables; t++) {
