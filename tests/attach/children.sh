@@ -3,7 +3,7 @@
 # each calling work() once, gives two profiles named by -o's %p, each with
 # work's Ir under Cachegrind (which follows forks too); a program that
 # execs the server: handler, absent from the first image, is found in the
-# new one. -o without %p is an error then.
+# new one, also in a vfork child. -o without %p is an error then.
 . "$(dirname "$0")/lib.sh"
 need --trace-children
 F=fk$$; S=fs$$
@@ -50,12 +50,36 @@ wait_ct 60 || fail "exec: hung"
 pid=$(awk '$1 == "exec" { print $2 }' tgt.out)
 sed 1d tgt.out | cmp -s native.out - && pass "exec: output intact" ||
 	fail "exec: output differs: $(cat tgt.out)"
-if [ -n "$pid" ] && [ -s cg.$pid ]; then
-	got=$(fn_cost cg.$pid handler)
-	[ "$got" -eq "$one" ] && pass "exec: handler Ir $got in the new image" ||
-		fail "exec: handler Ir $got, expected $one"
+# The new image's profile: named from cg.PID (the name after an exec is
+# cachetrace's choice), its cmd: the exec'd command.
+new=$(grep -l "^cmd: ./$S -t 0 2\$" cg.$pid* 2>/dev/null)
+if [ -n "$pid" ] && [ -n "$new" ] && [ "$(echo "$new" | wc -l)" = 1 ]; then
+	got=$(fn_cost $new handler)
+	[ "$got" -eq "$one" ] &&
+		pass "exec: handler Ir $got in the new image's $new" ||
+		fail "exec: handler Ir $got in $new, expected $one"
+	check_annotate $new "exec"
 else
-	fail "exec: no profile cg.$pid: $(ls cg.* 2>/dev/null)"
+	fail "exec: not one profile of the new image: '$new' in $(ls cg.* 2>/dev/null)"
+fi
+
+# vfork, then exec in the child: the child's new image has handler.
+rm -f cg.*
+"$CT" -q --trace-children=yes --start=handler -o 'cg.%p' -- \
+	./$F vfork ./$S -t 0 2 >tgt.out 2>ct.err &
+CTPID=$!
+wait_ct 60 || fail "vfork: hung"
+[ "$CTRC" = 0 ] && pass "vfork: exit 0" || { fail "vfork: exit $CTRC"; cat ct.err; }
+pid=$(awk '$1 == "vforked" { print $2 }' tgt.out)
+sed '$d' tgt.out | cmp -s native.out - && pass "vfork: output intact" ||
+	fail "vfork: output differs: $(cat tgt.out)"
+new=$(grep -l "^cmd: ./$S -t 0 2\$" cg.$pid* 2>/dev/null)
+if [ -n "$pid" ] && [ -n "$new" ] && [ "$(echo "$new" | wc -l)" = 1 ]; then
+	got=$(fn_cost $new handler)
+	[ "$got" -eq "$one" ] && pass "vfork: handler Ir $got in $new" ||
+		fail "vfork: handler Ir $got in $new, expected $one"
+else
+	fail "vfork: not one profile of the child's image: '$new' in $(ls cg.* 2>/dev/null)"
 fi
 
 "$CT" -q --trace-children=yes --start=work -o single.cg -- ./$F \

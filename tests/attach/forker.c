@@ -1,5 +1,6 @@
 /* fork: parent and child each call work() once; each prints its pid.
- * forker exec PROG ARGS...: print our pid, then exec PROG. */
+ * forker exec PROG ARGS...: print our pid, then exec PROG.
+ * forker vfork PROG ARGS...: vfork a child that execs PROG; print its pid. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -29,6 +30,17 @@ int main(int argc, char **argv)
 		execv(argv[2], argv + 2);
 		perror(argv[2]);
 		return 1;
+	}
+	if (argc > 2 && !strcmp(argv[1], "vfork")) {
+		child = vfork();
+		if (child == 0) {
+			execv(argv[2], argv + 2);
+			_exit(127);
+		}
+		if (child < 0 || waitpid(child, &status, 0) != child)
+			return 1;
+		printf("vforked %d\n", (int)child);
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 	}
 	fflush(stdout);
 	child = fork();
