@@ -4,8 +4,8 @@ and holds the expected frames with the expected widths, worked out by hand
 from small inputs (usable width 1180 px between 10 px margins; a frame is
 count / total * 1180 wide; 16 px per level; children in name order).
 Usage: flamegraph.py ANNOTATE SRCDIR [svg|chromium].  The chromium mode
-renders the SVG in headless Chromium and checks the picture (77 without
-/usr/bin/chromium)."""
+runs the SVG's script in headless Chromium (hover, zoom, search), renders
+the SVG and checks the picture (77 without /usr/bin/chromium)."""
 import os, shutil, subprocess, sys, tempfile, zlib, struct
 import xml.etree.ElementTree as ET
 
@@ -130,13 +130,60 @@ elif mode == 'chromium':
     f = os.path.join(tmp, 'game.svg')
     run('--flamegraph=' + f, '--event=DLmr', os.path.join(cg, 'game.cgout'))
     png = os.path.join(tmp, 'out.png')
-    prof = tempfile.mkdtemp()
-    subprocess.run([chromium, '--headless', '--no-sandbox', '--disable-gpu',
-                    '--disable-background-networking', '--disable-component-update',
-                    '--disable-sync', '--no-first-run', '--user-data-dir=' + prof,
-                    '--screenshot=' + png, '--window-size=1200,600', 'file://' + f],
-                   capture_output=True, timeout=120, cwd=tmp)
-    shutil.rmtree(prof, ignore_errors=True)
+
+    def chrome(*args):
+        prof = tempfile.mkdtemp()
+        p = subprocess.run([chromium, '--headless', '--no-sandbox', '--disable-gpu',
+                            '--disable-background-networking', '--disable-component-update',
+                            '--disable-sync', '--no-first-run', '--user-data-dir=' + prof]
+                           + list(args), capture_output=True, timeout=120, cwd=tmp)
+        shutil.rmtree(prof, ignore_errors=True)
+        return p.stdout.decode('utf-8', 'replace')
+
+    # The script, run by Chromium: hover frame_b, zoom on it, search for
+    # cull; the page's state goes into an attribute that --dump-dom shows.
+    # Zoomed, frame_b is 1180 px; cull 3000/5000 of it, from the SVG's
+    # rounded 252.86 / 421.43 * 1180 = 708.01; physics after it.  cull's
+    # two frames cover (758.57 + 252.86) / 1180 = 85.7%.
+    s = open(f).read().replace('</svg>\n', """<script type="text/ecmascript"><![CDATA[
+window.addEventListener('load', function () {
+  var b = null;
+  for (var i = 0; i < frames.length; i++) if (frames[i].name == 'frame_b') b = frames[i];
+  b.r.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+  var out = ['details=' + details.textContent];
+  b.r.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+  for (var i = 0; i < frames.length; i++) {
+    var f = frames[i];
+    out.push(f.name + '=' + (f.g.style.display || 'shown') + ',' + f.r.getAttribute('x') + ',' +
+             f.r.getAttribute('width') + ',' + f.t.textContent);
+  }
+  unzoom();
+  highlight(new RegExp('cull'));
+  out.push('matched=' + matched.textContent);
+  for (var i = 0; i < frames.length; i++)
+    if (frames[i].r.getAttribute('fill') == 'rgb(230,0,230)') out.push('purple=' + frames[i].info);
+  document.documentElement.setAttribute('data-test', out.join('|'));
+});
+]]></script>
+</svg>
+""")
+    t = os.path.join(tmp, 'test.svg')
+    open(t, 'w').write(s)
+    dom = chrome('--dump-dom', 'file://' + t)
+    m = __import__('re').search(r'data-test="([^"]*)"', dom)
+    got = m.group(1).split('|') if m else []
+    want = ['details=frame_b (5,000 DLmr, 35.71%)',
+            'all=shown,10.00,1180.00,all', 'main=shown,10.00,1180.00,main',
+            'frame_a=none,10.00,758.57,frame_a', 'cull=none,10.00,758.57,cull',
+            'getpos=none,10.00,758.57,getpos',
+            'frame_b=shown,10.00,1180.00,frame_b',
+            'cull=shown,10.00,708.01,cull', 'getpos=shown,10.00,708.01,getpos',
+            'physics=shown,718.01,471.99,physics', 'getpos=shown,718.01,471.99,getpos',
+            'matched=Matched: 85.7%', 'purple=cull (9,000 DLmr, 64.29%)',
+            'purple=cull (3,000 DLmr, 21.43%)']
+    if got != want:
+        print('FAIL: the script in Chromium:\n got  %s\n want %s' % (got, want)); sys.exit(1)
+    chrome('--screenshot=' + png, '--window-size=1200,600', 'file://' + f)
     if not os.path.exists(png) or os.path.getsize(png) < 2000:
         print('FAIL: no screenshot, or a trivial one'); sys.exit(1)
     # Decode the PNG (8-bit RGB or RGBA, no interlace) and count pixels
