@@ -112,6 +112,11 @@ struct hinst {
 	uint8_t *flags;			/* LF_* */
 	uint64_t *plru;			/* tree bits per set */
 	uint64_t clock;
+	/* The line used last in this instance (block + 1, 0: none): it is
+	 * the most recent of its set, so using it again changes no
+	 * replacement state (the fast path). */
+	uint64_t mru_block, mru_way;
+	bool fast_ok;			/* no prefetcher: the fast path applies */
 	uint64_t rng;
 	uint64_t set_mask;
 	uint32_t assoc;
@@ -229,6 +234,8 @@ static uint32_t plru_victim(const struct hinst *x, uint64_t set)
 
 static inline void inst_touch(struct hinst *x, uint64_t way)
 {
+	x->mru_block = x->tags[way];
+	x->mru_way = way;
 	switch (x->lv->spec.repl) {
 	case REPL_LRU:
 		x->stamp[way] = ++x->clock;
@@ -364,6 +371,8 @@ static void install(struct hier_model *h, unsigned side, unsigned k,
 	x->tags[way] = block + 1;
 	x->flags[way] = flags;
 	x->stamp[way] = ++x->clock;
+	x->mru_block = block + 1;
+	x->mru_way = way;
 	if (x->lv->spec.repl == REPL_PLRU)
 		plru_touch(x, way / x->assoc, (uint32_t)(way % x->assoc));
 }
@@ -701,6 +710,15 @@ static void coh_write(struct hier_model *h, uint64_t block, uint64_t mask)
 
 /* ---- ops ---- */
 
+/* BLOCK was the last line used in X and is still there, not prefetched:
+ * a hit that changes nothing but the counts. */
+static inline bool fast_hit(const struct hinst *x, uint64_t block)
+{
+	return x->mru_block == block + 1 && x->fast_ok &&
+	       x->tags[x->mru_way] == block + 1 &&
+	       !(x->flags[x->mru_way] & LF_HWPF);
+}
+
 static inline void flush_misses(struct hier_model *h)
 {
 	uint64_t m = h->missmask;
@@ -760,6 +778,8 @@ static void hier_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 	if (!h->n_path[SIDE_I])
 		return;
 	if (block == last) {
+		if (fast_hit(path_at(h, SIDE_I, 0), block))
+			return;
 		level_fill(h, SIDE_I, 0, block, CNT_I, &up);
 	} else {
 		unsigned depth[MAX_SPAN];
@@ -849,6 +869,18 @@ static void hier_access(struct cache_model *m, const struct mem_access *a,
 	}
 	if (!h->n_path[SIDE_D])
 		return;
+	if (block == last && a->kind != ACC_NT_WRITE) {
+		struct hinst *x = path_at(h, SIDE_D, 0);
+
+		if (fast_hit(x, block)) {
+			if (a->kind == ACC_READ)
+				return;
+			if (!multi && !x->lv->spec.write_through) {
+				x->flags[x->mru_way] |= LF_DIRTY;
+				return;
+			}
+		}
+	}
 	first = block;
 	for (; block <= last; block++) {
 		uint64_t mask = multi ? chunk_mask(h, block, a->addr, a->size) : 0;
@@ -965,7 +997,7 @@ static const char *pc_label(const struct model_resolver *res, uint64_t pc,
 static void report_pairs(const struct coh_rec *r, FILE *out,
 			 const char *prefix, const struct model_resolver *res)
 {
-	char text[PAIRS_PER_LINE][1024];
+	char text[PAIRS_PER_LINE][1100];
 	uint64_t count[PAIRS_PER_LINE];
 	bool is_true[PAIRS_PER_LINE];
 	unsigned n = 0;
@@ -1158,6 +1190,7 @@ static int inst_init(struct hinst *x, struct hlevel *lv, unsigned j,
 	x->assoc = lv->spec.assoc;
 	x->set_mask = sets - 1;
 	x->rng = lv->spec.seed ? lv->spec.seed : 0x2545f4914f6cdd1dULL;
+	x->fast_ok = lv->spec.pf == PF_NONE;
 	x->tags = calloc(lines, sizeof(*x->tags));
 	x->stamp = calloc(lines, sizeof(*x->stamp));
 	x->flags = calloc(lines, 1);
