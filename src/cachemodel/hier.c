@@ -931,9 +931,11 @@ static void hier_describe(const struct cache_model *m, FILE *out)
 	for (unsigned l = 0; l < h->n_levels; l++) {
 		const struct hier_level_spec *s = &h->levels[l].spec;
 
+		/* Cachegrind's layout: the value from column 24. */
+		int pad = 11 - (int)strlen(s->name);
+
 		fprintf(out, "desc: %s cache:%*s%" PRIu64 " B, %" PRIu32 " B, ",
-			s->name, (int)(18 - strlen(s->name)), "", s->size,
-			s->line);
+			s->name, pad < 1 ? 1 : pad, "", s->size, s->line);
 		if (s->assoc == 1)
 			fputs("direct-mapped", out);
 		else
@@ -947,8 +949,13 @@ static void hier_describe(const struct cache_model *m, FILE *out)
 			"write-allocate");
 		if (s->pf != PF_NONE)
 			fprintf(out, ", %s prefetcher", pf_names[s->pf]);
-		fprintf(out, ", %u per %u core%s\n", h->levels[l].n_inst,
-			s->share, s->share == 1 ? "" : "s");
+		if (h->n_cores == 1)
+			fputc('\n', out);
+		else if (s->share == 1)
+			fprintf(out, ", one per core\n");
+		else
+			fprintf(out, ", %u of them, each shared by %u cores\n",
+				h->levels[l].n_inst, s->share);
 	}
 	if (h->n_cores > 1)
 		fprintf(out, "desc: %s model, %u cores\n", h->desc_name,
