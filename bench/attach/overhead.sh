@@ -7,7 +7,8 @@
 # alternation so that drift hits both alike. Prints each phase's time and
 # the ratios attached/alone of the sums and of the fastest phases (the
 # machine is shared: the minimum is the figure least hit by other loads);
-# fails when the ratio of the minima is above 1.02.
+# fails when the ratio of the minima is above 1.02. Also prints the CPU
+# time (clock ticks) cachetrace itself used, attached, through the phase.
 set -u
 B=${1:-build}; PAIRS=${2:-5}
 CT=$(realpath "$B/cachetrace")
@@ -43,9 +44,12 @@ for mode in $modes; do
 		while [ "$(tracer $tp)" = 0 ]; do sleep 0.05; done
 		sleep 1		# armed
 		b=$(phase)
+		# Its CPU time while waiting (clock ticks): immune to the noise.
+		ticks=$(awk '{ print $14 + $15 }' /proc/$ct/stat)
 		kill -INT $ct; wait $ct
 		while [ "$(tracer $tp)" != 0 ]; do sleep 0.05; done
-		echo "$mode pair $i: alone $a us, attached $b us"
+		echo "$mode pair $i: alone $a us, attached $b us," \
+			"cachetrace used $ticks ticks"
 		alone=$((alone + a)); attached=$((attached + b))
 		{ [ $amin = 0 ] || [ $a -lt $amin ]; } && amin=$a
 		{ [ $bmin = 0 ] || [ $b -lt $bmin ]; } && bmin=$b
