@@ -50,6 +50,9 @@ struct model_config {
  * value. */
 int model_parse_option(struct model_config *cfg, const char *name,
 		       const char *value, char *err, size_t errlen);
+/* Free the option strings model_parse_option kept in CFG (after
+ * model_create, which copies what it needs, or at exit). */
+void model_config_free_options(struct model_config *cfg);
 /* Print the models and their options for --help. */
 void model_usage(FILE *out);
 

@@ -133,6 +133,7 @@ static void bench_cache(const struct cfgspec *c, const struct ev *s, size_t n)
 		fprintf(stderr, "%s: %s\n", c->label, err);
 		exit(1);
 	}
+	model_config_free_options(&cfg);
 	row = calloc(cm->n_events, sizeof(*row));
 	/* One warm-up pass (the tag arrays' pages, the stream in the host's
 	 * caches), then the best of three timed ones. */

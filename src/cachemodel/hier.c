@@ -1700,3 +1700,54 @@ struct cache_model *hier_cache_new(const struct model_config *cfg, bool sim,
 			model_option_bool(cfg, "nt-bypass", false), "hier",
 			err, errlen);
 }
+
+/* Invariants, for the tests: no line twice in a set; an inclusive
+ * instance holds every line of the instances above it that it serves. */
+int hier_check(const struct cache_model *m, char *err, size_t errlen)
+{
+	const struct hier_model *h = (const struct hier_model *)m;
+
+	for (unsigned l = 0; l < h->n_levels; l++) {
+		const struct hlevel *lv = &h->levels[l];
+
+		for (unsigned j = 0; j < lv->n_inst; j++) {
+			struct hinst *x = &lv->inst[j];
+			uint64_t lines = (x->set_mask + 1) * x->assoc;
+
+			for (uint64_t w = 0; w < lines; w++) {
+				uint64_t base = w - w % x->assoc;
+
+				if (!x->tags[w])
+					continue;
+				for (uint64_t v = base; v < w; v++)
+					if (x->tags[v] == x->tags[w]) {
+						snprintf(err, errlen, "%s[%u]: "
+							 "block %#" PRIx64 " twice",
+							 lv->spec.name, j,
+							 x->tags[w] - 1);
+						return -1;
+					}
+			}
+			if (lv->spec.incl != INCL_INCL)
+				continue;
+			for (unsigned u = 0; u < x->n_upper; u++) {
+				struct hinst *up = x->upper[u];
+				uint64_t ul = (up->set_mask + 1) * up->assoc;
+
+				for (uint64_t w = 0; w < ul; w++)
+					if (up->tags[w] &&
+					    inst_find(x, up->tags[w] - 1) < 0) {
+						snprintf(err, errlen, "%s[%u] holds "
+							 "block %#" PRIx64 ", "
+							 "inclusive %s[%u] not",
+							 up->lv->spec.name,
+							 up->core0 / up->lv->spec.share,
+							 up->tags[w] - 1,
+							 lv->spec.name, j);
+						return -1;
+					}
+			}
+		}
+	}
+	return 0;
+}

@@ -48,6 +48,10 @@ struct cache_model *hier_new(const struct hier_level_spec *specs,
 			     bool nt_bypass, const char *desc_name,
 			     char *err, size_t errlen);
 
+/* For the tests: 0 when M's state keeps the hier invariants, else -1 and
+ * the broken one in ERR. */
+int hier_check(const struct cache_model *m, char *err, size_t errlen);
+
 /* Model options kept in struct model_config: the last value of NAME, or
  * NULL. */
 const char *model_option(const struct model_config *cfg, const char *name);

@@ -284,6 +284,16 @@ int model_parse_option(struct model_config *cfg, const char *name,
 	return 1;
 }
 
+void model_config_free_options(struct model_config *cfg)
+{
+	for (unsigned i = 0; i < cfg->n_opts; i++) {
+		free(cfg->opt_names[i]);
+		free(cfg->opt_values[i]);
+		cfg->opt_names[i] = cfg->opt_values[i] = NULL;
+	}
+	cfg->n_opts = 0;
+}
+
 void model_usage(FILE *out)
 {
 	fputs(

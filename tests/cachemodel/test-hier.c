@@ -40,6 +40,7 @@ static struct t make_model(const char *model, const char *spec, unsigned cores,
 		fprintf(stderr, "%s %s: %s\n", model, spec ? spec : "", err);
 		exit(1);
 	}
+	model_config_free_options(&cfg);
 	t.row = calloc(t.m->n_events, sizeof(*t.row));
 	if (!t.row)
 		exit(1);
@@ -599,6 +600,53 @@ static void test_equals_cachegrind(void)
 	done(&h);
 }
 
+/* Random streams through odd hierarchies, cores switching: the
+ * invariants hold all along (and ASan/UBSan builds watch the memory). */
+static void test_stress(void)
+{
+	static const struct { const char *spec; unsigned cores; } cfgs[] = {
+		{ "L1I:1k:2:64,L1D:1k:4:64:pf=stride,L2:4k:4:64:incl:plru,"
+		  "L3:16k:8:64:incl:rand:seed=5", 4 },
+		{ "D1:1k:2:64:pf=next,L2:2k:4:64:excl:fifo,L3:8k:4:64:incl", 2 },
+		{ "L1I:512:2:64:share=2,L1D:1k:2:64:wt:nwa:share=2,"
+		  "L2:4k:4:64:incl:share=4,L3:16k:16:64:excl", 8 },
+	};
+	char err[256];
+
+	for (unsigned c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+		struct t t = make_model("hier", cfgs[c].spec, cfgs[c].cores,
+					c == 1 ? "yes" : NULL);
+		uint64_t seed = 99 + c;
+		int bad = 0;
+
+		for (int i = 0; i < 100000 && !bad; i++) {
+			uint64_t r;
+			struct mem_access a;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			r = seed;
+			if (i % 97 == 0)
+				cache_set_core(t.m, (unsigned)(r >> 33) %
+					       cfgs[c].cores);
+			cache_fetch(t.m, 0x400000 + (r >> 12) % 8192, 4, t.row);
+			a.addr = 0x600000 + (r >> 20) % 32768;
+			a.size = 1u << ((r >> 50) % 5);
+			a.kind = (uint8_t)((r >> 4) % 5);
+			cache_access(t.m, &a, t.row);
+			if (i % 1000 == 999 && hier_check(t.m, err, sizeof(err))) {
+				fprintf(stderr, "stress %u, step %d: %s\n", c, i,
+					err);
+				test_failures++;
+				bad = 1;
+			}
+		}
+		CHECK(ev(&t, "Dr") + ev(&t, "Dw") > 0);
+		done(&t);
+	}
+}
+
 static void test_spec_errors(void)
 {
 	static const char *const bad[] = {
@@ -649,6 +697,7 @@ static void test_spec_errors(void)
 			test_failures++;
 			cache_destroy(cm);
 		}
+		model_config_free_options(&c);
 	}
 	/* --cache belongs to hier. */
 	{
@@ -665,6 +714,8 @@ static void test_spec_errors(void)
 				   sizeof(note)) == -1);
 		CHECK(model_create("nosuch", &c, &cm, &bm, err, sizeof(err),
 				   note, sizeof(note)) == -1);
+		model_config_free_options(&c);
+		CHECK_U64(c.n_opts, 0);
 	}
 }
 
@@ -749,6 +800,7 @@ int main(void)
 	test_prefetch_nt();
 	test_hw_prefetch();
 	test_equals_cachegrind();
+	test_stress();
 	test_spec_errors();
 	test_host_dir();
 	return test_result("test-hier");

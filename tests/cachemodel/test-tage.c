@@ -28,6 +28,7 @@ static struct branch_model *make(const char *name, const char *opts)
 		fprintf(stderr, "%s: %s\n", name ? name : "default", err);
 		exit(1);
 	}
+	model_config_free_options(&cfg);
 	cache_destroy(cm);
 	return bm;
 }
