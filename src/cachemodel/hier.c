@@ -101,7 +101,7 @@ struct hlevel {
 	int ev_miss[4];			/* per enum cnt, -1 if none */
 	int ev_wb, ev_hpf, ev_hpfu, ev_pfw;
 	/* Totals for report(). */
-	uint64_t wb, back_inv, hpf, hpf_useful, hpf_useless;
+	uint64_t wb, back_inv, hpf, hpf_useful, hpf_useless, pf_wasted;
 };
 
 struct hinst {
@@ -824,6 +824,7 @@ static void software_prefetch(struct hier_model *h, uint64_t block)
 		struct hinst *x = path_at(h, SIDE_D, k);
 
 		if (inst_find(x, block) >= 0) {
+			x->lv->pf_wasted++;
 			if (x->lv->ev_pfw >= 0)
 				h->row[x->lv->ev_pfw]++;
 			if (!k)
@@ -861,8 +862,9 @@ static void hier_access(struct cache_model *m, const struct mem_access *a,
 		break;
 	case ACC_NT_WRITE:
 		row[h->ev_ntw]++;
+		row[h->ev_dw]++;
 		h->ntw_total++;
-		/* fall through */
+		break;
 	default:
 		row[h->ev_dw]++;
 		break;
@@ -1105,6 +1107,27 @@ static void hier_report(const struct cache_model *m, FILE *out,
 			fprintf(out, "%s%s back-invalidations: %" PRIu64 "\n",
 				prefix, lv->spec.name, lv->back_inv);
 	}
+	if (h->pf_total) {
+		uint64_t wasted = 0;
+
+		fprintf(out, "%sSoftware prefetches: %" PRIu64, prefix,
+			h->pf_total);
+		for (unsigned l = 0; l < h->n_levels; l++) {
+			const struct hlevel *lv = &h->levels[l];
+
+			if (lv->ev_pfw < 0)
+				continue;
+			fprintf(out, ", %" PRIu64 " already in %s",
+				lv->pf_wasted, lv->spec.name);
+			wasted += lv->pf_wasted;
+		}
+		fprintf(out, " (%.1f%% wasted)\n",
+			100.0 * (double)wasted / (double)h->pf_total);
+	}
+	if (h->ntw_total)
+		fprintf(out, "%sNon-temporal stores: %" PRIu64 "%s\n", prefix,
+			h->ntw_total, h->nt_bypass ? ", bypassing the caches" :
+			"");
 	if (h->n_cores > 1)
 		report_coherence(h, out, prefix, res);
 }

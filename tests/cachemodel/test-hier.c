@@ -470,6 +470,18 @@ static void test_prefetch_nt(void)
 	CHECK_U64(ev(&t, "NTw"), 1);
 	CHECK_U64(ev(&t, "Dw"), 1);
 	CHECK_U64(ev(&t, "D1mw"), 1);	/* no bypass: an ordinary store */
+	{
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		cache_report(t.m, f, "", NULL);
+		fclose(f);
+		CHECK(strstr(buf, "Software prefetches: 3, 1 already in D1, 1 "
+			     "already in L2 (66.7% wasted)\n") != NULL);
+		CHECK(strstr(buf, "Non-temporal stores: 1\n") != NULL);
+		free(buf);
+	}
 	done(&t);
 
 	t = make_model("hier", "D1:128:2:64,L2:64k:4:64", 1, "yes");
