@@ -90,6 +90,7 @@ static void after_window(struct tracee *lead);
 static void arm_or_wait_for_entry(bool retry);
 static char *read_cmdline(pid_t pid);
 static void arm_start(void);
+static bool has_start_event(void);
 static void dispatch_other(struct event_info *ei);
 static void release_target(void);
 
@@ -833,13 +834,26 @@ static void collect_desc(void)
 	if (!m)
 		error_msg_and_die("out of memory");
 	cache_describe(eng.cm, m);
-	if (opt_start)
-		fprintf(m, "desc: Region:          --start=%s, %s%s\n", opt_start,
-			opt_stop ? "--stop=" : "stop at the return of the start "
-					       "function", opt_stop ? opt_stop : "");
+	const char *stop = opt_stop ? opt_stop : opt_stop_watch;
+	const char *stop_opt = opt_stop ? "--stop=" : "--stop-watch=";
+	if (opt_start && !stop)
+		fprintf(m, "desc: Region:          --start=%s, stop at the "
+			"return of the start function\n", opt_start);
+	else if (opt_start || opt_start_watch)
+		fprintf(m, "desc: Region:          --%s=%s, %s%s\n",
+			opt_start ? "start" : "start-watch",
+			opt_start ? opt_start : opt_start_watch,
+			stop ? stop_opt : "no stop event",
+			stop ? stop : "");
+	else if (opt_toggle_signal)
+		fprintf(m, "desc: Region:          --toggle-signal=%s\n",
+			sigabbrev_np(opt_toggle_signal));
 	else
 		fprintf(m, "desc: Region:          the whole run\n");
-	if (opt_start)
+	if (opt_max_insns)
+		fprintf(m, "desc: Window limit:    %" PRIu64 " instructions\n",
+			opt_max_insns);
+	if (has_start_event())
 		fprintf(m, "desc: Windows:         %u\n", windows_done);
 	if (opt_threads_all)
 		fprintf(m, "desc: Threads:         all\n");
@@ -964,7 +978,7 @@ static void print_summary(void)
 	fprintf(stderr, "%s\n%sStepped %" PRIu64 " instructions in %.2f s "
 		"(%.1fk steps/s)", prefix, prefix, eng.steps, t,
 		t > 0 ? eng.steps / t / 1000 : 0.0);
-	if (opt_start)
+	if (has_start_event())
 		fprintf(stderr, ", %u window%s", windows_done,
 			windows_done == 1 ? "" : "s");
 	if (partial_reason)
@@ -1878,6 +1892,14 @@ static void arm_or_wait_for_entry(bool retry)
 		arm_start();
 		return;
 	}
+	if (opt_pid) {
+		/* A forked child (--trace-children) may exec a program that
+		 * has the start symbol: on_exec resolves it again then. */
+		if (!opt_quiet)
+			error_msg("note: --start=%s is not in %s; waiting for an "
+				  "exec", opt_start, cmd_line);
+		return;
+	}
 	uint64_t at = read_auxv_entry(target_pid, AT_ENTRY);
 	int rc = at ? breakpoint_insert(target_pid, &entry_bp, at) : -ENOENT;
 	if (rc < 0) {
@@ -1934,7 +1956,7 @@ static void run(void)
 	if (!has_start_event()) {
 		begin_window(t);
 	} else {
-		arm_or_wait_for_entry(!opt_pid);
+		arm_or_wait_for_entry(!opt_pid || opt_forked_child);
 		for (struct tracee *o = tracee_first(); o; o = o->next)
 			if (o->flags & TF_STOPPED)
 				resume(o, o->inject);

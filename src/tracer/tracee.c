@@ -238,11 +238,46 @@ void tracee_stop_all(void)
 	}
 }
 
+/* A thread single-stepped into a syscall has a SIGTRAP queued when it
+ * leaves the syscall (the kernel's syscall-exit step report), even when we
+ * interrupted it there: detached, that SIGTRAP would kill it.  Let it
+ * reach the signal-delivery stop and drop the signal there. */
+static void drop_queued_step_trap(struct tracee *t)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		siginfo_t si[8];
+		struct __ptrace_peeksiginfo_args args = {
+			.off = 0, .flags = 0, .nr = 8 };
+		int n = (int)ptrace(PTRACE_PEEKSIGINFO, t->tid, &args, si);
+		bool trap = false;
+		for (int i = 0; i < n; i++)
+			if (si[i].si_signo == SIGTRAP &&
+			    si[i].si_code != SI_USER && si[i].si_code != SI_TKILL)
+				trap = true;
+		if (!trap)
+			return;
+		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
+			return;
+		int status;
+		pid_t r;
+		while ((r = waitpid(t->tid, &status, __WALL)) < 0 &&
+		       errno == EINTR)
+			;
+		if (r < 0 || !WIFSTOPPED(status))
+			return;
+		int sig = WSTOPSIG(status);
+		if (((unsigned)status >> 16) == 0 && sig != SIGTRAP &&
+		    !t->pending_sig)
+			t->pending_sig = sig;	/* another one: keep it */
+	}
+}
+
 void tracee_detach_all(void)
 {
 	struct tracee *next;
 	for (struct tracee *t = tracees; t; t = next) {
 		next = t->next;
+		drop_queued_step_trap(t);
 		ptrace(PTRACE_DETACH, t->tid, NULL,
 		       (void *)(long)t->pending_sig);
 		tracee_remove(t->tid);
