@@ -301,6 +301,38 @@ static bool evex_insn(const struct vex_info *v, struct fb_insn *fb)
 	return true;
 }
 
+/* CET shadow-stack instructions Capstone 4.0.2 rejects, register forms
+ * only: rdsspd/rdsspq (f3 [rex] 0f 1e /1, mod 3) and incsspd/incsspq
+ * (f3 [rex] 0f ae /5, mod 3), which libgcc's unwinder runs.  Without CET
+ * enabled they are NOPs; with it they touch only the shadow stack, which
+ * is no data access of the program's.  No memory operand either way. */
+static bool cet_insn(const uint8_t *buf, size_t n, struct fb_insn *fb)
+{
+	size_t i = 0;
+	bool f3 = false;
+	while (i < n && is_legacy_prefix(buf[i]))
+		f3 |= buf[i++] == 0xf3;
+	if (i < n && (buf[i] & 0xf0) == 0x40)
+		i++;			/* REX */
+	if (!f3 || i + 3 > n || buf[i] != 0x0f)
+		return false;
+	uint8_t op = buf[i + 1], modrm = buf[i + 2];
+	if ((modrm >> 6) != 3)
+		return false;
+	unsigned reg = (modrm >> 3) & 7;
+	const char *name;
+	if (op == 0x1e && reg == 1)
+		name = "rdssp";
+	else if (op == 0xae && reg == 5)
+		name = "incssp";
+	else
+		return false;
+	fb->len = (uint8_t)(i + 3);
+	fb->known = true;
+	snprintf(fb->text, sizeof(fb->text), "%s", name);
+	return true;
+}
+
 bool fallback_decode(const uint8_t *buf, size_t n, struct fb_insn *fb)
 {
 	struct vex_info v;
@@ -316,6 +348,8 @@ bool fallback_decode(const uint8_t *buf, size_t n, struct fb_insn *fb)
 			 buf[2] == 0xee ? "rdpkru" : "wrpkru");
 		return true;
 	}
+	if (cet_insn(buf, n, fb))
+		return true;
 	if (!vex_parse(buf, n, &v) || v.map < 1 || v.map > 3)
 		return false;
 	/* EVEX disp8*N: N is the access size of the forms we know (full

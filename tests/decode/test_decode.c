@@ -61,6 +61,11 @@ struct row {
 #define REGS(...) .r = { .rsp = RSP, .rbp = RBP, __VA_ARGS__ }
 
 static const struct row rows[] = {
+	/* CET shadow-stack instructions (Capstone 4.0.2 rejects them; libgcc's
+	 * unwinder runs them): register forms, no data access (SDM: RDSSP
+	 * reads the SSP register, INCSSP pops the shadow stack only) */
+	{ "rdsspq rax", CODE(0xf3, 0x48, 0x0f, 0x1e, 0xc8), REGS(.rax = 0) },
+	{ "incsspq rax", CODE(0xf3, 0x48, 0x0f, 0xae, 0xe8), REGS(.rax = 1) },
 	/* explicit loads and stores of every width */
 	{ "mov al,[rbx]", CODE(0x8a, 0x03), REGS(.rbx = RBX), .acc = { R_(RBX, 1) } },
 	{ "mov ax,[rbx+2]", CODE(0x66, 0x8b, 0x43, 0x02), REGS(.rbx = RBX),
