@@ -1,9 +1,10 @@
-/* Two threads, each incrementing its own counter.  "shared": the two
- * counters sit in one 64-byte line (false sharing: each write takes the
- * line from the other core, and the other's next access misses on bytes
- * nobody else wrote); "padded": a line each (no coherence misses in the
- * loops).  The increments are on the lines marked LOOP-A and LOOP-B, which
- * the test script finds with grep. */
+/* Two threads, each incrementing a counter (lock add: one read-modify-
+ * write).  "shared": their two counters sit in one 64-byte line (false
+ * sharing: each write takes the line from the other core, and the other's
+ * next access misses on bytes nobody else wrote); "padded": a line each
+ * (no coherence misses in the loops); "true": both increment the same
+ * counter (true sharing).  The increments are on the lines marked LOOP-A
+ * and LOOP-B, which the test script finds with grep. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,14 +12,14 @@
 #define ITERS 3000
 
 struct shared_pair {
-	volatile long a;
-	volatile long b;
+	long a;
+	long b;
 } __attribute__((aligned(64)));
 
 struct padded_pair {
-	volatile long a;
+	long a;
 	char pad[64 - sizeof(long)];
-	volatile long b;
+	long b;
 } __attribute__((aligned(64)));
 
 struct shared_pair counters_shared;
@@ -27,7 +28,7 @@ struct padded_pair counters_padded;
 /* The pointers and the barrier in lines of their own: only the counters
  * may be shared. */
 static struct {
-	volatile long *a, *b;
+	long *a, *b;
 } ctr __attribute__((aligned(64)));
 static pthread_barrier_t start __attribute__((aligned(64)));
 static char after_start[64] __attribute__((aligned(64), used));
@@ -36,7 +37,7 @@ static void *worker_a(void *arg)
 {
 	pthread_barrier_wait(&start);
 	for (int i = 0; i < ITERS; i++)
-		(*ctr.a)++;	/* LOOP-A */
+		__atomic_fetch_add(ctr.a, 1, __ATOMIC_RELAXED);	/* LOOP-A */
 	return arg;
 }
 
@@ -44,15 +45,19 @@ static void *worker_b(void *arg)
 {
 	pthread_barrier_wait(&start);
 	for (int i = 0; i < ITERS; i++)
-		(*ctr.b)++;	/* LOOP-B */
+		__atomic_fetch_add(ctr.b, 1, __ATOMIC_RELAXED);	/* LOOP-B */
 	return arg;
 }
 
-__attribute__((noinline)) int work(int padded)
+/* MODE: 0 shared, 1 padded, 2 true. */
+__attribute__((noinline)) int work(int mode)
 {
 	pthread_t ta, tb;
 
-	if (padded) {
+	if (mode == 2) {
+		ctr.a = &counters_shared.a;
+		ctr.b = &counters_shared.a;
+	} else if (mode == 1) {
 		ctr.a = &counters_padded.a;
 		ctr.b = &counters_padded.b;
 	} else {
@@ -65,14 +70,17 @@ __attribute__((noinline)) int work(int padded)
 		return 1;
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
+	if (mode == 2)
+		return *ctr.a != 2 * ITERS;
 	return *ctr.a != ITERS || *ctr.b != ITERS;
 }
 
 int main(int argc, char **argv)
 {
-	int padded = argc > 1 && !strcmp(argv[1], "padded");
+	int mode = argc < 2 ? 0 : !strcmp(argv[1], "padded") ? 1 :
+		!strcmp(argv[1], "true") ? 2 : 0;
 
-	if (work(padded)) {
+	if (work(mode)) {
 		fprintf(stderr, "falseshare: wrong counts\n");
 		return 1;
 	}

@@ -13,6 +13,8 @@
 #   other) and no CohT there (neither loop touches the other's bytes).
 # - padded: no CohF or CohT on the loop lines, counters_padded nowhere in
 #   the section.
+# - true (both threads increment one counter): CohT > 100 on both loop
+#   lines, no CohF there, and true-sharing pairs of the two loop lines.
 # Exit 77 while cachetrace has no --threads option.
 ME=falseshare
 [ $# -ge 3 ] || { echo "usage: $ME CACHETRACE SRCDIR SCRATCH" >&2; exit 1; }
@@ -42,7 +44,7 @@ count() {
 		awk -v l="$2" '{ split($1, k, "|"); if (k[1] ~ /falseshare\.c$/ && k[3] == l) s += $3 }
 			END { print s + 0 }'
 }
-for mode in shared padded; do
+for mode in shared padded true; do
 	"$CACHETRACE" --threads=all --start=work "$@" \
 		-o $mode.out -- ./falseshare $mode >$mode.stdout 2>$mode.stderr ||
 		die "cachetrace failed on $mode: $(head -c 1000 $mode.stderr)"
@@ -78,5 +80,15 @@ fi
 if grep -q 'counters_padded' padded.stderr; then
 	echo "$ME: padded: counters_padded in the report:"; cat padded.stderr; fail=1
 fi
-[ $fail -eq 0 ] && echo "$ME: $TAG: shared CohF $fa+$fb at lines $LA/$LB, padded none"
+ta=$(count true.out "$LA" CohT); tb=$(count true.out "$LB" CohT)
+fa=$(count true.out "$LA" CohF); fb=$(count true.out "$LB" CohF)
+if [ "$ta" -le 100 ] || [ "$tb" -le 100 ] || [ "$fa" -ne 0 ] || [ "$fb" -ne 0 ]; then
+	echo "$ME: true: CohT $ta/$tb (want > 100), CohF $fa/$fb (want 0) at lines $LA/$LB"
+	fail=1
+fi
+if ! grep -q "true : [0-9]* misses at .*falseshare.c:$LA (worker_a) on counters_shared, written at .*falseshare.c:$LB (worker_b)" true.stderr; then
+	echo "$ME: true: no true-sharing pair of the loop lines in:"
+	sed -n '/False sharing:/,$p' true.stderr; fail=1
+fi
+[ $fail -eq 0 ] && echo "$ME: $TAG: shared CohF $(count shared.out "$LA" CohF)+$(count shared.out "$LB" CohF), true CohT $ta+$tb at lines $LA/$LB, padded none"
 exit $fail
