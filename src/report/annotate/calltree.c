@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "report.h"
 
 /* ---- the call graph ----------------------------------------------------- */
 
@@ -603,27 +604,6 @@ static void sort_children(struct ctree *t, bool by_name)
 	free(buf);
 }
 
-static int commify(char *buf, int64_t v)
-{
-	char tmp[32];
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-	int n = 0, digits = 0, o = 0;
-
-	do {
-		if (digits && digits % 3 == 0)
-			tmp[n++] = ',';
-		tmp[n++] = '0' + u % 10;
-		u /= 10;
-		digits++;
-	} while (u);
-	if (v < 0)
-		tmp[n++] = '-';
-	while (n)
-		buf[o++] = tmp[--n];
-	buf[o] = '\0';
-	return o;
-}
-
 static void pct(char *buf, int64_t v, int64_t total)
 {
 	if (!total)
@@ -678,7 +658,7 @@ void ctree_print(FILE *out, struct ctree *t, const char *title,
 	sort_children(t, false);
 	uint32_t *ord = preorder(t, min, &n);
 	for (uint32_t k = 0; k < n; k++) {
-		int l = commify(cnt, t->n[ord[k]].val);
+		int l = report_commify(cnt, t->n[ord[k]].val);
 		pct(pc, t->n[ord[k]].val, total);
 		if (percent && (int)strlen(pc) > pw)
 			pw = strlen(pc);
@@ -692,7 +672,7 @@ void ctree_print(FILE *out, struct ctree *t, const char *title,
 	fputs("\n\n", out);
 	for (uint32_t k = 0; k < n; k++) {
 		const struct ctree_node *x = &t->n[ord[k]];
-		commify(cnt, x->val);
+		report_commify(cnt, x->val);
 		fprintf(out, "%*s", cw, cnt);
 		if (percent) {
 			pct(pc, x->val, total);
@@ -946,7 +926,7 @@ int ctree_write_svg(FILE *out, struct ctree *t, const struct svg_opts *o)
 			   height - SVG_BOTTOM - (f->depth + 1) * SVG_FRAME;
 		int r, g, b;
 		colour(f->name, &r, &g, &b);
-		commify(cnt, f->val);
+		report_commify(cnt, f->val);
 		fputs("<g class=\"f\"><title>", out);
 		xml_puts(out, f->name);
 		fprintf(out, " (%s %s, %.2f%%)</title>", cnt, o->event,

@@ -50,7 +50,7 @@ static int64_t col_val(const struct printer *pr, const int64_t *row,
 	return row[ev];
 }
 
-static int commify(char *buf, int64_t v)
+int report_commify(char *buf, int64_t v)
 {
 	char tmp[32];
 	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
@@ -92,7 +92,7 @@ static void cell_parts(const struct printer *pr, const int64_t *row,
 		strcpy(cnt, ".");
 		return;
 	}
-	commify(cnt, v);
+	report_commify(cnt, v);
 	if (!pr->o->percent || v == 0 || ev == pr->p->n_events)
 		return;
 	fmt_pct(x, v, pr->tot[ev]);

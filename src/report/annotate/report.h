@@ -27,6 +27,10 @@ struct report_opts {
 };
 
 /* Print the whole report.  Returns 0, or -1 if a count overflowed. */
+/* V with a comma every three digits ("-1,234,567") into BUF (at least 32
+ * bytes); returns its length. */
+int report_commify(char *buf, int64_t v);
+
 int report_print(FILE *out, const struct profile *p,
 		 const struct report_opts *o);
 
