@@ -178,6 +178,11 @@ int model_create(const char *model_name, struct model_config *cfg,
 		snprintf(err, errlen, "--cache is an option of --model=hier");
 		return -1;
 	}
+	if (model_option(cfg, "nt-bypass") && !strcmp(e->name, "cachegrind")) {
+		snprintf(err, errlen, "--nt-bypass is an option of --model=hier, "
+			 "host and jaguar");
+		return -1;
+	}
 	if (model_option(cfg, "branch-opts") && strcmp(be->name, "tage")) {
 		snprintf(err, errlen, "--branch-opts is an option of "
 			 "--branch-model=tage");

@@ -727,6 +727,13 @@ static void test_spec_errors(void)
 		CHECK(model_create("nosuch", &c, &cm, &bm, err, sizeof(err),
 				   note, sizeof(note)) == -1);
 		model_config_free_options(&c);
+		CHECK(model_parse_option(&c, "nt-bypass", "yes", err,
+					 sizeof(err)) == 1);
+		CHECK(model_create("cachegrind", &c, &cm, &bm, err, sizeof(err),
+				   note, sizeof(note)) == -1);
+		CHECK_STR(err, "--nt-bypass is an option of --model=hier, host "
+			  "and jaguar");
+		model_config_free_options(&c);
 		CHECK_U64(c.n_opts, 0);
 	}
 }
