@@ -52,7 +52,9 @@ enum branch_kind {
  * templates), which stays valid until decode_invalidate or decode_free. */
 struct insn {
 	uint64_t pc;
-	uint8_t len;		/* bytes */
+	uint8_t len;		/* bytes; 0 when not even the length is known
+				 * (neither Capstone nor our fallback decodes
+				 * it): take it from the pc after the step */
 	uint8_t branch;		/* enum branch_kind */
 	uint8_t rep;		/* 0, or the rep kind of a string instruction:
 				 * REP_PLAIN (movs/stos/lods/ins/outs),

@@ -680,12 +680,17 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		build_from_capstone(d, r, buf, (size_t)got);
 	} else {
 		struct fb_insn fb;
-		if (!fallback_decode(buf, (size_t)got, &fb)) {
-			free(r);
-			*err = "cannot decode the instruction";
-			return NULL;
+		if (fallback_decode(buf, (size_t)got, &fb)) {
+			build_from_fallback(r, &fb, buf, (size_t)got);
+		} else {
+			/* Neither knows it: an unknown instruction of unknown
+			 * length (len 0); the CPU still runs it, and the
+			 * tracer takes its length from the pc after. */
+			r->insn.unknown = true;
+			r->insn.len = 0;
+			r->insn.id = X86_INS_INVALID;
+			set_text(r->insn.text, sizeof(r->insn.text), "(bad)", "");
 		}
-		build_from_fallback(r, &fb, buf, (size_t)got);
 	}
 	if ((d->count + 1) * 2 > d->cap && map_grow(d) < 0) {
 		free(r);

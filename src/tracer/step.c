@@ -151,13 +151,20 @@ void engine_account(struct engine *e, struct tracee *t,
 	engine_switch_core(e, t);
 	uint64_t *row = engine_row(e, in);
 	int r = decode_step(e->dec, in, &t->regs, after, &ev);
+	/* An instruction of unknown length: it fell through (or we cannot
+	 * tell), so its length is where the pc went, within x86's 15. */
+	uint32_t len = in->len;
+	if (!len) {
+		uint64_t d = after->rip - in->pc;
+		len = d >= 1 && d <= 15 ? (uint32_t)d : 1;
+	}
 	if (r < 0) {
 		/* The vector registers could not be read (thread dying):
 		 * count the fetch, nothing else. */
 		memset(&ev, 0, sizeof(ev));
 		ev.n_fetch = 1;
 	}
-	cache_fetch(e->cm, in->pc, in->len, row);
+	cache_fetch(e->cm, in->pc, len, row);
 	if (e->trace_mem)
 		trace_fetch(e->trace_mem, in);
 	for (unsigned i = 0; i < ev.n_acc; i++) {
@@ -176,11 +183,11 @@ void engine_account(struct engine *e, struct tracee *t,
 	if (ev.n_fetch > 1) {
 		/* A rep string instruction's final rcx == 0 check, which
 		 * Cachegrind counts as one more execution. */
-		cache_fetch(e->cm, in->pc, in->len, row);
+		cache_fetch(e->cm, in->pc, len, row);
 		if (e->trace_mem)
 			trace_fetch(e->trace_mem, in);
 	}
-	if (e->bm) {
+	if (e->bm && in->len) {
 		uint64_t *brow = row + e->bm_offset;
 		for (unsigned i = 0; i < ev.n_cond; i++)
 			branch_cond(e->bm, in->pc, ev.cond_taken[i], brow);
@@ -215,7 +222,7 @@ void engine_account_fetch_only(struct engine *e, struct tracee *t)
 	const struct insn *in = t->insn;
 	engine_switch_core(e, t);
 	uint64_t *row = engine_row(e, in);
-	cache_fetch(e->cm, in->pc, in->len, row);
+	cache_fetch(e->cm, in->pc, in->len ? in->len : 1, row);
 	engine_commit(e, in);
 	if (e->trace_mem)
 		trace_fetch(e->trace_mem, in);

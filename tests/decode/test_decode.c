@@ -49,6 +49,7 @@ struct row {
 	bool cond[3];
 	bool indirect;
 	bool unknown;
+	bool no_len;			/* undecodable: insn len 0 expected */
 	int need;
 };
 
@@ -419,6 +420,10 @@ static const struct row rows[] = {
 	{ "syscall", CODE(0x0f, 0x05), REGS(.rax = 39) },
 	/* not in the table: fetch only, flagged */
 	{ "rdmsr (unknown)", CODE(0x0f, 0x32), REGS(.rax = 1), .unknown = true },
+	/* 0xd6 (SALC) is invalid in 64-bit mode (SDM opcode map): neither
+	 * decoder knows it, so it is unknown with no length (the tracer takes
+	 * the length from the pc after the step), and it accesses nothing */
+	{ "(bad) d6", CODE(0xd6), REGS(.rax = 1), .unknown = true, .no_len = true },
 
 	/* bytes Capstone 4.0.2 cannot decode (our fallback) */
 	{ "kmovd eax,k0", CODE(0xc5, 0xfb, 0x93, 0xc0), REGS(.rax = 1) },
@@ -572,8 +577,9 @@ static int check_row(struct decoder *d, const struct row *row, uint64_t pc, bool
 		printf("FAIL %s: decode_insn: %s\n", row->what, err);
 		return 1;
 	}
-	if (in->len != row->code_len) {
-		printf("FAIL %s: len %u, want %u\n", row->what, in->len, row->code_len);
+	unsigned int want_len = row->no_len ? 0 : row->code_len;
+	if (in->len != want_len) {
+		printf("FAIL %s: len %u, want %u\n", row->what, in->len, want_len);
 		bad = 1;
 	}
 	if (in->unknown != row->unknown) {
