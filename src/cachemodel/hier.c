@@ -102,6 +102,7 @@ struct hlevel {
 	int ev_wb, ev_hpf, ev_hpfu, ev_pfw;
 	/* Totals for report(). */
 	uint64_t wb, back_inv, hpf, hpf_useful, hpf_useless, pf_wasted;
+	uint64_t misses[3];		/* per enum cnt but CNT_NONE */
 };
 
 struct hinst {
@@ -166,6 +167,7 @@ struct hier_model {
 	char ev_buf[HIER_MAX_EVENTS][16];
 	int ev_ir, ev_dr, ev_dw, ev_pf, ev_ntw, ev_inv, ev_cot, ev_cof;
 	uint64_t pf_total, ntw_total;
+	uint64_t refs[3];		/* fetches, reads, writes: for report() */
 	/* Coherence records: open addressing over indices into a pool. */
 	uint32_t *coh_table;		/* index + 1; 0 = free */
 	uint64_t coh_cap, coh_used;
@@ -727,6 +729,7 @@ static inline void flush_misses(struct hier_model *h)
 		unsigned bit = (unsigned)__builtin_ctzll(m);
 		int ev = h->levels[bit / 3].ev_miss[bit % 3];
 
+		h->levels[bit / 3].misses[bit % 3]++;
 		if (ev >= 0)
 			h->row[ev]++;
 		m &= m - 1;
@@ -775,6 +778,7 @@ static void hier_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 	h->addr = addr;
 	h->row = row;
 	row[h->ev_ir]++;
+	h->refs[CNT_I]++;
 	if (!h->n_path[SIDE_I])
 		return;
 	if (block == last) {
@@ -859,14 +863,17 @@ static void hier_access(struct cache_model *m, const struct mem_access *a,
 	case ACC_READ:
 	case ACC_MODIFY:
 		row[h->ev_dr]++;
+		h->refs[CNT_R]++;
 		break;
 	case ACC_NT_WRITE:
 		row[h->ev_ntw]++;
 		row[h->ev_dw]++;
+		h->refs[CNT_W]++;
 		h->ntw_total++;
 		break;
 	default:
 		row[h->ev_dw]++;
+		h->refs[CNT_W]++;
 		break;
 	}
 	if (!h->n_path[SIDE_D])
@@ -1089,11 +1096,40 @@ static void report_coherence(const struct hier_model *h, FILE *out,
 	}
 }
 
+static void report_levels(const struct hier_model *h, FILE *out,
+			  const char *prefix)
+{
+	static const char *const what[3] = { "fetch", "read", "write" };
+
+	fprintf(out, "%s%s: %" PRIu64 " fetches, %" PRIu64 " reads, %" PRIu64
+		" writes\n", prefix, h->desc_name, h->refs[CNT_I],
+		h->refs[CNT_R], h->refs[CNT_W]);
+	for (unsigned l = 0; l < h->n_levels; l++) {
+		const struct hlevel *lv = &h->levels[l];
+		const char *sep = "";
+
+		fprintf(out, "%s  %-6s misses:", prefix, lv->spec.name);
+		for (unsigned c = 0; c < 3; c++) {
+			if (lv->ev_miss[c] < 0)
+				continue;
+			fprintf(out, "%s %" PRIu64 " %s (%.2f%%)", sep,
+				lv->misses[c], what[c], h->refs[c] ?
+				100.0 * (double)lv->misses[c] /
+				(double)h->refs[c] : 0.0);
+			sep = ",";
+		}
+		if (lv->ev_wb >= 0)
+			fprintf(out, "; %" PRIu64 " write-backs", lv->wb);
+		fputc('\n', out);
+	}
+}
+
 static void hier_report(const struct cache_model *m, FILE *out,
 			const char *prefix, const struct model_resolver *res)
 {
 	const struct hier_model *h = (const struct hier_model *)m;
 
+	report_levels(h, out, prefix);
 	for (unsigned l = 0; l < h->n_levels; l++) {
 		const struct hlevel *lv = &h->levels[l];
 

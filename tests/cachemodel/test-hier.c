@@ -245,6 +245,22 @@ static void test_write_back(void)
 	CHECK_U64(ev(&t, "D1mr"), 3);
 	CHECK_U64(ev(&t, "L2mr"), 2);
 	CHECK_U64(ev(&t, "L2Wb"), 0);
+	{
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		cache_report(t.m, f, "", NULL);
+		fclose(f);
+		CHECK(strstr(buf, "hier: 0 fetches, 3 reads, 2 writes\n"
+			     "  D1     misses: 3 read (100.00%), 2 write "
+			     "(100.00%); 2 write-backs\n"
+			     "  L2     misses: 0 fetch (0.00%), 2 read (66.67%), "
+			     "2 write (100.00%); 0 write-backs\n") != NULL);
+		if (test_failures)
+			fputs(buf, stderr);
+		free(buf);
+	}
 	done(&t);
 
 	t = make_model("hier", "D1:128:2:64:nwa,L2:64k:4:64", 1, NULL);
