@@ -15,9 +15,13 @@
  *   of a longer table with useful 0 is taken (the shortest such), else all
  *   longer candidates' useful counters drop by one.  Every 256K branches
  *   all useful counters halve.  The outcome then enters the history.
- * - Indirect jumps and calls: BTB entries indexed by the pc XOR 16 folded
- *   history bits; a stored target differing from the real one (or none) is
- *   a mispredict (Bim); the real target is stored.
+ * - Indirect jumps and calls: a BTB indexed by the pc holds the last
+ *   target; a second table indexed by the pc hashed with the path (the last
+ *   indirect targets, 5 bits a target, 30 bits) holds targets with a 2-bit
+ *   confidence and predicts when its pc matches (ITTAGE's idea with one
+ *   tagged table).  It gets an entry when the BTB mispredicted; a wrong
+ *   entry loses confidence and at 0 takes the new target.  A predicted
+ *   target differing from the real one (or none) is a mispredict (Bim).
  * - Calls push their return address on the RAS (wrapping when full, the
  *   oldest entry lost); a return pops it: a different or missing address is
  *   a return mispredict (Brm).  Returns count Br. */
@@ -54,16 +58,23 @@ struct btb_entry {
 	uint64_t pc, target;
 };
 
+/* The path-indexed indirect table: a target seen after this path. */
+struct ind_entry {
+	uint64_t pc, target;
+	uint8_t conf;		/* 0..3: replaced at 0 */
+};
+
 struct tage_branch {
 	struct branch_model base;
 	struct tage_params p;
 	uint64_t hist[HIST_WORDS];	/* bit 0 = the last outcome */
 	unsigned hlen[MAX_TABLES];
 	struct folded f_idx[MAX_TABLES], f_tag[MAX_TABLES], f_tag2[MAX_TABLES];
-	struct folded f_btb;
+	uint64_t path;		/* hash of the last indirect targets */
 	uint8_t *bimodal;
 	struct tage_entry *tables[MAX_TABLES];
 	struct btb_entry *btb;
+	struct ind_entry *ind;
 	uint64_t *ras;
 	unsigned ras_top, ras_depth;
 	uint32_t n_branches;
@@ -177,7 +188,6 @@ static void shift_history(struct tage_branch *b, bool taken)
 		folded_update(&b->f_tag[t], b);
 		folded_update(&b->f_tag2[t], b);
 	}
-	folded_update(&b->f_btb, b);
 }
 
 static void tage_cond(struct branch_model *m, uint64_t pc, bool taken,
@@ -258,14 +268,31 @@ static void tage_indirect(struct branch_model *m, uint64_t pc,
 			  uint64_t target, uint64_t *row)
 {
 	struct tage_branch *b = (struct tage_branch *)m;
-	unsigned i = (unsigned)((pc ^ b->f_btb.comp) & (b->p.btb - 1));
-	struct btb_entry *e = &b->btb[i];
+	uint64_t mask = b->p.btb - 1;
+	struct btb_entry *e = &b->btb[pc & mask];
+	struct ind_entry *p = &b->ind[(pc ^ (pc >> b->btb_bits) ^ b->path) &
+				      mask];
+	bool path_hit = p->pc == pc && p->conf;
+	uint64_t pred = path_hit ? p->target : e->pc == pc ? e->target : 0;
 
 	row[EV_BI]++;
-	if (e->pc != pc || e->target != target)
+	if (pred != target)
 		row[EV_BIM]++;
+	if (path_hit) {
+		if (p->target == target) {
+			if (p->conf < 3)
+				p->conf++;
+		} else if (--p->conf == 0) {
+			p->target = target;
+			p->conf = 1;
+		}
+	} else if (pred != target) {
+		*p = (struct ind_entry){ pc, target, 1 };
+	}
 	e->pc = pc;
 	e->target = target;
+	b->path = ((b->path << 5) ^ (target >> 2) ^ (target >> 13)) &
+		  ((1ULL << 30) - 1);
 }
 
 static void tage_call(struct branch_model *m, uint64_t pc, uint64_t ret,
@@ -330,6 +357,7 @@ static void tage_destroy(struct branch_model *m)
 	for (unsigned t = 0; t < MAX_TABLES; t++)
 		free(b->tables[t]);
 	free(b->btb);
+	free(b->ind);
 	free(b->ras);
 	free(b);
 }
@@ -369,7 +397,7 @@ struct branch_model *tage_branch_new(const struct model_config *cfg,
 		b->f_tag[t] = (struct folded){ 0, b->hlen[t], b->p.tag_bits };
 		b->f_tag2[t] = (struct folded){ 0, b->hlen[t], b->p.tag_bits - 1 };
 	}
-	b->f_btb = (struct folded){ 0, 16, b->btb_bits ? b->btb_bits : 1 };
+
 	b->bimodal = calloc(1u << b->p.base_bits, 1);
 	ok = b->bimodal != NULL;
 	for (unsigned t = 0; ok && t < b->p.tables; t++) {
@@ -377,8 +405,9 @@ struct branch_model *tage_branch_new(const struct model_config *cfg,
 		ok = b->tables[t] != NULL;
 	}
 	b->btb = calloc(b->p.btb, sizeof(*b->btb));
+	b->ind = calloc(b->p.btb, sizeof(*b->ind));
 	b->ras = calloc(b->p.ras, sizeof(*b->ras));
-	if (!ok || !b->btb || !b->ras) {
+	if (!ok || !b->btb || !b->ind || !b->ras) {
 		snprintf(err, errlen, "out of memory for the tage tables");
 		tage_destroy(&b->base);
 		return NULL;

@@ -319,7 +319,7 @@ void model_usage(FILE *out)
 "                          bits=N (log2 entries per table) [10], base=N\n"
 "                          (log2 bimodal entries) [14], minhist=N [4],\n"
 "                          maxhist=N (up to 256) [128], tagbits=N [9],\n"
-"                          btb=N (indirect target entries) [4096], ras=N\n"
+"                          btb=N (entries per indirect table) [4096], ras=N\n"
 "                          (return stack entries) [32]\n"
 "                          (docs/models.md describes every model and event)\n",
 		out);
