@@ -354,6 +354,8 @@ static void evict(struct hier_model *h, unsigned side, unsigned k,
 	}
 }
 
+static void coh_refetched(struct hier_model *h, uint64_t block);
+
 /* Put BLOCK into path level K (merging when it is there already). */
 static void install(struct hier_model *h, unsigned side, unsigned k,
 		    uint64_t block, uint8_t flags)
@@ -361,6 +363,11 @@ static void install(struct hier_model *h, unsigned side, unsigned k,
 	struct hinst *x = path_at(h, side, k);
 	int64_t have = inst_find(x, block);
 	uint64_t way;
+
+	/* The core has the line again (a demand miss was classified
+	 * before; this covers prefetches). */
+	if (h->n_cores > 1 && side == SIDE_D && !k)
+		coh_refetched(h, block);
 
 	if (have >= 0) {
 		x->flags[have] |= flags & LF_DIRTY;
@@ -642,6 +649,14 @@ static void coh_pair_add(struct coh_rec *r, const struct hier_model *h,
 				1, is_true };
 }
 
+static void coh_refetched(struct hier_model *h, uint64_t block)
+{
+	struct coh_rec *r = coh_find(h, block);
+
+	if (r)
+		r->pending &= ~(1ULL << h->core);
+}
+
 /* A first-level data miss of the current core on BLOCK. */
 static void coh_miss(struct hier_model *h, uint64_t block, uint64_t mask)
 {
@@ -898,8 +913,12 @@ static void hier_access(struct cache_model *m, const struct mem_access *a,
 		if (multi && !in_first_level(h, block))
 			coh_miss(h, block, mask);
 		if (a->kind == ACC_NT_WRITE && h->nt_bypass) {
+			/* Others lose their copies to the store first. */
+			if (multi)
+				coh_write(h, block, mask);
 			nt_store(h, block);
 			bypass = true;
+			continue;
 		} else if (a->kind == ACC_READ) {
 			d = level_fill(h, SIDE_D, 0, block, CNT_R, &up);
 		} else if (a->kind == ACC_MODIFY) {

@@ -454,6 +454,37 @@ static void test_sharing(void)
 	CHECK_U64(ev(&t, "CohInv"), 3);
 	done(&t);
 
+	/* A line back by prefetch is no longer lost: core 1 holds A, core 0
+	 * writes it, core 1 prefetches it back, B and C push it out of core
+	 * 1's 2-way D1: the next miss on A is a capacity miss. */
+	t = make_model("hier", "D1:128:2:64,LL:1M:16:64", 2, NULL);
+	cache_set_core(t.m, 1);
+	rd(&t, A);
+	cache_set_core(t.m, 0);
+	wr(&t, A);
+	CHECK_U64(ev(&t, "CohInv"), 1);
+	cache_set_core(t.m, 1);
+	acc(&t, BLK(A), 1, ACC_PREFETCH);
+	rd(&t, B);
+	rd(&t, C);
+	rd(&t, A);
+	CHECK_U64(ev(&t, "D1mr"), 4);
+	CHECK_U64(ev(&t, "CohT") + ev(&t, "CohF"), 0);
+	done(&t);
+
+	/* A bypassing non-temporal store invalidates too: core 1's next read
+	 * of the stored bytes is true sharing. */
+	t = make_model("hier", "D1:32k:8:64,LL:1M:16:64", 2, "yes");
+	cache_set_core(t.m, 1);
+	rd(&t, A);
+	cache_set_core(t.m, 0);
+	acc(&t, BLK(A), 8, ACC_NT_WRITE);
+	CHECK_U64(ev(&t, "CohInv"), 1);
+	cache_set_core(t.m, 1);
+	rd(&t, A);
+	CHECK_U64(ev(&t, "CohT"), 1);
+	done(&t);
+
 	/* One core: no coherence events at all. */
 	t = make_model("hier", "D1:32k:8:64,LL:1M:16:64", 1, NULL);
 	CHECK(!has_ev(&t, "CohF") && !has_ev(&t, "CohInv"));
