@@ -78,13 +78,6 @@ struct edge {
 	uint64_t *incl;		/* n_events */
 };
 
-/* Self costs of one (context, pc). */
-struct row {
-	struct node *node;
-	uint64_t pc;
-	uint64_t *cost;		/* n_events */
-};
-
 /* One active function on the shadow stack. */
 struct frame {
 	struct node *node;
@@ -130,7 +123,7 @@ struct callstack {
 	struct htab funcs;	/* (pc, 0, 1) -> func containing pc */
 	struct htab nodes;	/* (parent, func, level) -> node */
 	struct htab edges;	/* (from, site, target | level << 56) -> edge */
-	struct htab rows;	/* (node, pc, 2) -> row */
+	struct htab rows;	/* (node, pc, 2) -> its n_events self costs */
 	struct node root;
 
 	/* Everything we allocate, freed at callstack_free. */
@@ -396,17 +389,14 @@ static void commit(struct callstack *cs, struct thread *t)
 			return;
 	}
 	struct hkey k = { (uintptr_t)n, at, 2 };
-	struct row *r = ht_get(&cs->rows, &k);
-	if (!r) {
-		r = zalloc(cs, sizeof(*r));
-		if (!r || !(r->cost = counters(cs)) ||
-		    ht_insert(&cs->rows, &k, r) < 0)
+	struct hslot *s = ht_find(&cs->rows, &k);
+	uint64_t *cost = s->v;
+	if (!cost) {
+		if (!(cost = counters(cs)) || ht_insert(&cs->rows, &k, cost) < 0)
 			return;		/* out of memory: lost */
-		r->node = n;
-		r->pc = at;
 	}
 	for (unsigned i = 0; i < cs->n_events; i++) {
-		r->cost[i] += cs->pending[i];
+		cost[i] += cs->pending[i];
 		t->total[i] += cs->pending[i];
 	}
 }
@@ -945,22 +935,24 @@ int callstack_write_callgrind(struct callstack *cs, FILE *out,
 	(void)acc_calls;
 
 	for (size_t i = 0; i <= cs->rows.mask; i++) {
-		struct row *r = cs->rows.slots[i].v;
-		if (!r)
+		const struct hslot *r = &cs->rows.slots[i];
+		if (!r->v)
 			continue;
-		struct named_node o = owner(cs, r->node, r->pc);
+		const struct node *node = (const struct node *)(uintptr_t)r->k.a;
+		uint64_t *cost = r->v;
+		struct named_node o = owner(cs, node, r->k.b);
 		if (!o.func)
 			continue;
 		struct src_loc loc;
-		sym_lookup(cs->syms, r->pc, &loc);
+		sym_lookup(cs->syms, r->k.b, &loc);
 		struct rec *x = &recs[n_rec++];
 		x->func = o.func;
 		x->fn = node_name(cs, o.func, o.level);
 		x->file = loc.file;
 		x->line = loc.line;
-		x->cost = r->cost;
+		x->cost = cost;
 		for (unsigned e = 0; e < ne; e++)
-			sum[e] += r->cost[e];
+			sum[e] += cost[e];
 	}
 	for (size_t i = 0; i <= cs->edges.mask; i++) {
 		struct edge *ed = cs->edges.slots[i].v;
@@ -1112,13 +1104,15 @@ int callstack_write_folded(struct callstack *cs, FILE *out, unsigned event)
 	if (!lines)
 		return -1;
 	for (size_t i = 0; i <= cs->rows.mask; i++) {
-		struct row *r = cs->rows.slots[i].v;
-		if (!r || !r->cost[event] || !r->node->func)
+		const struct hslot *r = &cs->rows.slots[i];
+		const uint64_t *cost = r->v;
+		const struct node *node = (const struct node *)(uintptr_t)r->k.a;
+		if (!cost || !cost[event] || !node->func)
 			continue;
-		lines[n].s = stack_string(cs, r->node);
+		lines[n].s = stack_string(cs, node);
 		if (!lines[n].s)
 			goto out;
-		lines[n++].count = r->cost[event];
+		lines[n++].count = cost[event];
 	}
 	qsort(lines, n, sizeof(*lines), line_cmp);
 	for (size_t i = 0; i < n;) {
