@@ -174,6 +174,11 @@ struct hier_model {
 	unsigned char *coh_pool;
 	size_t coh_stride, coh_pool_cap;
 	uint64_t coh_inv, coh_true, coh_false;
+	/* Per core, block + 1 of its last write, while no instance that does
+	 * not serve it can hold the line (no install since): its next write
+	 * there needs no invalidation scan. */
+	uint64_t owned[HIER_MAX_CORES];
+	uint64_t last_write, last_writer;	/* this access's, for hier_check */
 	bool coh_oom;
 	char desc_name[16];
 };
@@ -366,8 +371,13 @@ static void install(struct hier_model *h, unsigned side, unsigned k,
 
 	/* The core has the line again (a demand miss was classified
 	 * before; this covers prefetches). */
-	if (h->n_cores > 1 && side == SIDE_D && !k)
-		coh_refetched(h, block);
+	if (h->n_cores > 1) {
+		if (side == SIDE_D && !k)
+			coh_refetched(h, block);
+		for (unsigned c = 0; c < h->n_cores; c++)
+			if (h->owned[c] == block + 1 && c != h->core)
+				h->owned[c] = 0;
+	}
 
 	if (have >= 0) {
 		x->flags[have] |= flags & LF_DIRTY;
@@ -689,7 +699,10 @@ static void coh_write(struct hier_model *h, uint64_t block, uint64_t mask)
 	uint64_t lost = 0;
 	uint64_t copies = 0;
 
-	for (unsigned i = 0; i < h->n_foreign; i++) {
+	h->last_write = block + 1;
+	h->last_writer = h->core;
+	for (unsigned i = 0; h->owned[h->core] != block + 1 &&
+	     i < h->n_foreign; i++) {
 		int64_t way = inst_find(fx[i], block);
 
 		if (way < 0)
@@ -701,6 +714,8 @@ static void coh_write(struct hier_model *h, uint64_t block, uint64_t mask)
 			for (unsigned c = 0; c < fx[i]->n_cores; c++)
 				lost |= 1ULL << (fx[i]->core0 + c);
 	}
+	/* Also another core's own install of the line cleared this. */
+	h->owned[h->core] = block + 1;
 	if (copies) {
 		h->row[h->ev_inv] += copies;
 		h->coh_inv += copies;
@@ -868,6 +883,7 @@ static void hier_access(struct cache_model *m, const struct mem_access *a,
 
 	h->addr = a->addr;
 	h->row = row;
+	h->last_write = 0;
 	switch (a->kind) {
 	case ACC_PREFETCH:
 		row[h->ev_pf]++;
@@ -1780,10 +1796,27 @@ struct cache_model *hier_cache_new(const struct model_config *cfg, bool sim,
 }
 
 /* Invariants, for the tests: no line twice in a set; an inclusive
- * instance holds every line of the instances above it that it serves. */
+ * instance holds every line of the instances above it that it serves;
+ * right after a write, no instance that does not serve the writer holds
+ * the line (write invalidation, also through the owned[] shortcut). */
 int hier_check(const struct cache_model *m, char *err, size_t errlen)
 {
 	const struct hier_model *h = (const struct hier_model *)m;
+
+	if (h->n_cores > 1 && h->last_write) {
+		struct hinst *const *fx = h->foreign +
+			h->last_writer * h->n_inst_total;
+
+		for (unsigned i = 0; i < h->n_foreign; i++)
+			if (inst_find(fx[i], h->last_write - 1) >= 0) {
+				snprintf(err, errlen, "%s of core %u holds "
+					 "block %#" PRIx64 " core %" PRIu64
+					 " wrote last", fx[i]->lv->spec.name,
+					 fx[i]->core0, h->last_write - 1,
+					 h->last_writer);
+				return -1;
+			}
+	}
 
 	for (unsigned l = 0; l < h->n_levels; l++) {
 		const struct hlevel *lv = &h->levels[l];

@@ -660,7 +660,8 @@ static void test_equals_cachegrind(void)
 }
 
 /* Random streams through odd hierarchies, cores switching: the
- * invariants hold all along (and ASan/UBSan builds watch the memory). */
+ * invariants hold all along, the write invalidation one checked right
+ * after writes (and ASan/UBSan builds watch the memory). */
 static void test_stress(void)
 {
 	static const struct { const char *spec; unsigned cores; } cfgs[] = {
@@ -694,7 +695,8 @@ static void test_stress(void)
 			a.size = 1u << ((r >> 50) % 5);
 			a.kind = (uint8_t)((r >> 4) % 5);
 			cache_access(t.m, &a, t.row);
-			if (i % 1000 == 999 && hier_check(t.m, err, sizeof(err))) {
+			if ((i % 1000 == 999 || (a.kind != ACC_READ && i % 7 == 0)) &&
+			    hier_check(t.m, err, sizeof(err))) {
 				fprintf(stderr, "stress %u, step %d: %s\n", c, i,
 					err);
 				test_failures++;
