@@ -38,11 +38,14 @@
  * - Coherence, with more than one core: a write (or read-modify-write, or
  *   non-temporal store) of core W removes the line from every instance that
  *   does not serve W (other cores' L1s, other modules' L2s and all their
- *   L1s).  Each removal counts in CohInv of the writing row.  The cores that
- *   lost the line remember, per byte, what other cores wrote since; their
- *   next first-level data miss on the line is a coherence miss: true
- *   sharing (CohT) when the access touches a written byte, else false
- *   sharing (CohF).  Lines larger than 64 bytes track 64 chunks.
+ *   L1s).  Each removal counts in CohInv of the writing row.  The cores
+ *   whose first data level lost the line remember, per byte, what other
+ *   cores wrote since; their next first-level data miss on the line is a
+ *   coherence miss: true sharing (CohT) when the access touches a written
+ *   byte, else false sharing (CohF); a prefetch bringing the line back ends
+ *   that too.  Lines larger than 64 bytes track 64 chunks.  After a write
+ *   nothing outside the writer's caches holds the line until some install
+ *   of it: repeated writes skip the invalidation scan (owned[]).
  * - The pc of an access is the address of the last fetch (the tracer
  *   fetches each instruction before its accesses).
  * - Software prefetch (ACC_PREFETCH, also clflush: the decoder does not tell
