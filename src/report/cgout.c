@@ -302,8 +302,11 @@ void cgout_print_summary(FILE *out, const char *prefix, unsigned n_events,
 				v[k] = totals[e];
 				have[k] = true;
 			}
+	/* The cache block needs all of Cachegrind's cache events: other
+	 * models (hier: L2mr, ...) print their own sections instead. */
+	cache = true;
 	for (int k = EV_I1mr; k <= EV_DLmw; k++)
-		cache |= have[k];
+		cache &= have[k];
 	for (int k = EV_Bc; k <= EV_Bim; k++)
 		branch |= have[k];
 

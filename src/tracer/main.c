@@ -2039,6 +2039,7 @@ static void setup_models(void)
 	if (model_create(opt_model, &opt_cfg, &cm, &bm, err, sizeof(err),
 			 note, sizeof(note)) < 0)
 		error_msg_and_die("%s", err);
+	model_config_free_options(&opt_cfg);
 	if (note[0] && !opt_quiet)
 		error_msg("note: %s", note);
 	eng.cm = cm;
