@@ -1,0 +1,341 @@
+/* callstack.c on synthetic steps: a forked, stopped copy of this program
+ * gives the symbols (and the stack callstack_begin unwinds); the steps are
+ * made up here, with pcs inside this program's functions, and every cost
+ * is 1 Ir per step, so the expected counts follow by hand:
+ *
+ *   recursion 50 deep: r self 3, r'2 self 3 * 48 + 2, edges outer -> r
+ *     (1 call, 149), r -> r'2 (1, 146), r'2 -> r'2 (48, sum over levels
+ *     3..50 of 3 * (50 - k) + 2 = 3480); no stack deeper than r;r'2;
+ *   a tail call fa -> fb: both popped by fb's return;
+ *   a longjmp out of fa/fb/fc (an indirect jump with rsp back up): the
+ *     three frames go, the next cost is outer's;
+ *   a return to an unexpected address: unwound again, the cost after it
+ *     lands above outer, at the stack the real thread has. */
+#include "callstack.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile long sink;
+
+#define BODY                                                                   \
+	do {                                                                   \
+		for (int i = 0; i < 8; i++)                                    \
+			sink += sink * i + 3;                                  \
+	} while (0)
+
+__attribute__((noinline)) static void outer(void) { BODY; }
+__attribute__((noinline)) static void r(void) { BODY; }
+__attribute__((noinline)) static void fa(void) { BODY; }
+__attribute__((noinline)) static void fb(void) { BODY; }
+__attribute__((noinline)) static void fc(void) { BODY; }
+
+static int fails;
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			printf("FAIL: " __VA_ARGS__);                          \
+			putchar('\n');                                         \
+			fails++;                                               \
+		}                                                              \
+	} while (0)
+
+static struct callstack *cs;
+static pid_t child;
+static struct user_regs_struct cur;
+
+static void step(uint8_t branch, uint8_t len, uint64_t next, uint64_t rsp)
+{
+	uint64_t *row = callstack_row(cs, cur.rip);
+	row[0] += 1;
+	struct insn in = { .pc = cur.rip, .len = len, .branch = branch };
+	struct user_regs_struct after = cur;
+	after.rip = next;
+	after.rsp = rsp;
+	callstack_step(cs, child, &in, &cur, &after);
+	cur = after;
+}
+
+static void plain(void) { step(BR_NONE, 1, cur.rip + 1, cur.rsp); }
+
+/* A 5-byte call at the current pc; returns the return address. */
+static uint64_t call(void (*f)(void))
+{
+	uint64_t ret = cur.rip + 5;
+	step(BR_CALL, 5, (uintptr_t)f, cur.rsp - 8);
+	return ret;
+}
+
+static void ret_to(uint64_t to) { step(BR_RET, 1, to, cur.rsp + 8); }
+
+/* "stack COUNT" lines of the folded output, the PREFIX above outer cut. */
+static char folded[64][256];
+static uint64_t folded_n[64];
+static size_t n_folded;
+
+static void read_folded(const char *prefix)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	CHECK(callstack_write_folded(cs, m, 0) == 0, "write_folded failed");
+	fclose(m);
+	n_folded = 0;
+	for (char *l = strtok(buf, "\n"); l && n_folded < 64;
+	     l = strtok(NULL, "\n")) {
+		char *sp = strrchr(l, ' ');
+		if (!sp)
+			continue;
+		*sp = 0;
+		const char *s = l;
+		size_t pl = strlen(prefix);
+		if (!strncmp(s, prefix, pl))
+			s += pl;
+		else if (pl && strlen(s) == pl - 1 && !strncmp(s, prefix, pl - 1))
+			s = "";		/* the thread's own frame: the call */
+		else
+			s = "(other)";
+		snprintf(folded[n_folded], sizeof(folded[0]), "%s", s);
+		folded_n[n_folded++] = strtoull(sp + 1, NULL, 10);
+	}
+	free(buf);
+}
+
+static uint64_t folded_count(const char *stack)
+{
+	for (size_t i = 0; i < n_folded; i++)
+		if (!strcmp(folded[i], stack))
+			return folded_n[i];
+	return 0;
+}
+
+/* Callgrind edges "caller callee": calls and the first event. */
+struct cg_edge {
+	char from[64], to[64];
+	uint64_t calls, incl;
+};
+static struct cg_edge edges[64];
+static size_t n_edges;
+
+static void read_callgrind(void)
+{
+	static const char *const ev[] = { "Ir", "Dr" };
+	char *buf = NULL, names[256][64] = { { 0 } }, fn[64] = "", cfn[64] = "";
+	size_t len = 0;
+	uint64_t calls = 0;
+	bool pending = false;
+	FILE *m = open_memstream(&buf, &len);
+	CHECK(callstack_write_callgrind(cs, m, NULL, "test", ev) == 0,
+	      "write_callgrind failed");
+	fclose(m);
+	n_edges = 0;
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+		char *dst = !strncmp(l, "fn=", 3) ? fn :
+			    !strncmp(l, "cfn=", 4) ? cfn : NULL;
+		if (dst) {
+			char *v = strchr(l, '=') + 1;
+			unsigned id;
+			int off = 0;
+			if (sscanf(v, "(%u)%n", &id, &off) == 1 && id < 256) {
+				if (v[off] == ' ')
+					snprintf(names[id], 64, "%s", v + off + 1);
+				snprintf(dst, 64, "%s", names[id]);
+			} else {
+				snprintf(dst, 64, "%s", v);
+			}
+		} else if (!strncmp(l, "calls=", 6)) {
+			calls = strtoull(l + 6, NULL, 10);
+			pending = true;
+		} else if (pending && l[0] >= '0' && l[0] <= '9' &&
+			   n_edges < 64) {
+			struct cg_edge *e = &edges[n_edges++];
+			snprintf(e->from, 64, "%s", fn);
+			snprintf(e->to, 64, "%s", cfn);
+			e->calls = calls;
+			char *p = strchr(l, ' ');
+			e->incl = p ? strtoull(p + 1, NULL, 10) : 0;
+			pending = false;
+		}
+	}
+	free(buf);
+}
+
+static void check_edge(const char *from, const char *to, uint64_t calls,
+		       uint64_t incl)
+{
+	uint64_t c = 0, i = 0;
+	for (size_t k = 0; k < n_edges; k++)
+		if (!strcmp(edges[k].from, from) && !strcmp(edges[k].to, to)) {
+			c += edges[k].calls;
+			i += edges[k].incl;
+		}
+	CHECK(c == calls && i == incl, "edge %s -> %s: %" PRIu64 " calls, %"
+	      PRIu64 " Ir; expected %" PRIu64 ", %" PRIu64, from, to, c, i,
+	      calls, incl);
+}
+
+int main(void)
+{
+	child = fork();
+	if (child == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	int st;
+	if (child < 0 || waitpid(child, &st, 0) != child || !WIFSTOPPED(st)) {
+		puts("cannot trace a child here");
+		return 77;
+	}
+	char err[256];
+	struct symbols *syms = sym_open(child, err, sizeof(err));
+	if (!syms) {
+		printf("sym_open: %s\n", err);
+		kill(child, SIGKILL);
+		return 77;
+	}
+	void (*fns[])(void) = { outer, r, fa, fb, fc };
+	for (size_t i = 0; i < 5; i++) {
+		uint64_t lo, hi;
+		CHECK(sym_function_range(syms, (uintptr_t)fns[i], &lo, &hi,
+					 NULL) == 0 && hi - lo >= 32,
+		      "function %zu: no symbol of 32 bytes or more", i);
+	}
+	if (fails) {
+		kill(child, SIGKILL);
+		return 1;
+	}
+	cs = callstack_new(2, syms);
+	CHECK(cs, "callstack_new failed");
+	ptrace(PTRACE_GETREGS, child, NULL, &cur);
+	CHECK(callstack_begin(cs, child, &cur) == 0,
+	      "no stack unwound for a thread stopped in raise()");
+
+	uint64_t base_ret = call(outer);
+	plain();			/* outer: 1 */
+
+	/* Recursion, 50 levels. */
+	uint64_t rets[51];
+	for (int k = 1; k <= 50; k++) {
+		rets[k] = call(r);
+		plain();		/* r + 0 */
+		if (k == 50)
+			break;
+		cur.rip = (uintptr_t)r + 1;
+	}
+	for (int k = 50; k >= 1; k--) {
+		if (k < 50)
+			cur.rip = rets[k + 1];	/* r + 6, after the call */
+		ret_to(rets[k]);
+	}
+	/* The calls above came from r + 1; the first from outer. */
+
+	/* A tail call: fa jumps to fb, whose return pops both. */
+	plain();
+	uint64_t ra = call(fa);
+	plain();
+	step(BR_JMP, 5, (uintptr_t)fb, cur.rsp);
+	plain();
+	ret_to(ra);
+	plain();			/* outer again */
+
+	/* longjmp out of fa, fb, fc. */
+	uint64_t outer_rsp = cur.rsp;
+	uint64_t landing = cur.rip + 3;
+	call(fa);
+	plain();
+	call(fb);
+	plain();
+	call(fc);
+	plain();
+	step(BR_JMP_IND, 2, landing, outer_rsp);
+	plain();			/* outer, after the jump */
+
+	/* A return to the wrong place: unwound again. */
+	call(fa);
+	plain();
+	ret_to(base_ret + 1);
+
+	callstack_end(cs);
+
+	/* The real thread's stack above outer: the first stack line. */
+	char prefix[256] = "";
+	{
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		callstack_write_folded(cs, m, 0);
+		fclose(m);
+		char *o = strstr(buf, ";outer ");
+		if (o) {
+			char *start = o;
+			while (start > buf && start[-1] != '\n')
+				start--;
+			snprintf(prefix, sizeof(prefix), "%.*s",
+				 (int)(o - start + 1), start);
+		}
+		free(buf);
+	}
+	CHECK(prefix[0], "no stack ends in outer");
+	if (getenv("CS_DEBUG")) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		callstack_write_folded(cs, m, 0);
+		fclose(m);
+		printf("prefix '%s'\n%s", prefix, buf);
+		free(buf);
+	}
+	read_folded(prefix);
+	/* outer: 1 + call r + plain + call fa + plain (after the return)
+	 * + call fa + plain (after the jump) + call fa = 8 */
+	CHECK(folded_count("") == 1, "the first call %" PRIu64 ", expected 1",
+	      folded_count(""));
+	CHECK(folded_count("outer") == 8, "outer self %" PRIu64 ", expected 8",
+	      folded_count("outer"));
+	CHECK(folded_count("outer;r") == 3, "r self %" PRIu64 ", expected 3",
+	      folded_count("outer;r"));
+	CHECK(folded_count("outer;r;r'2") == 3 * 48 + 2,
+	      "r'2 self %" PRIu64 ", expected 146", folded_count("outer;r;r'2"));
+	CHECK(folded_count("outer;fa;fb") == 2 + 2,
+	      "fb (tail call, then under the longjmp) %" PRIu64 ", expected 4",
+	      folded_count("outer;fa;fb"));
+	CHECK(folded_count("outer;fa;fb;fc") == 2,
+	      "fc %" PRIu64 ", expected 2 (plain, the jump)",
+	      folded_count("outer;fa;fb;fc"));
+	/* fa: plain + jmp; plain + call fb; plain + ret */
+	CHECK(folded_count("outer;fa") == 6, "fa self %" PRIu64 ", expected 6",
+	      folded_count("outer;fa"));
+	for (size_t i = 0; i < n_folded; i++)
+		CHECK(!strstr(folded[i], "r'2;r'2") &&
+		      !strstr(folded[i], "(other)"),
+		      "unexpected stack %s", folded[i]);
+
+	read_callgrind();
+	check_edge("outer", "r", 1, 149);
+	check_edge("r", "r'2", 1, 146);
+	check_edge("r'2", "r'2", 48, 3480);
+	/* fa -> fb: the tail call (fb's plain, ret), then fb's plain and
+	 * call and fc's plain and jump */
+	check_edge("fa", "fb", 2, 2 + 4);
+	check_edge("fb", "fc", 1, 2);
+	/* outer -> fa: tail (plain, jmp, plain, ret), longjmp (fa: plain,
+	 * call; fb: plain, call; fc: plain, jmp), wrong return (plain, ret) */
+	check_edge("outer", "fa", 3, 4 + 6 + 2);
+
+	callstack_free(cs);
+	sym_close(syms);
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	if (fails)
+		return 1;
+	puts("test-callstack: all passed");
+	return 0;
+}
