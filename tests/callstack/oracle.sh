@@ -33,8 +33,9 @@ valgrind -q --tool=callgrind --cache-sim=yes --branch-sim=yes --demangle=no \
 	--callgrind-out-file=vg.cg ./$exe >vg.stdout 2>vg.stderr ||
 	{ cat vg.stderr; echo "callgrind failed"; exit 1; }
 "$CT" -q --start=work --call-stacks=yes --callgrind-out-file=ct.cg \
-	--folded-out-file=ct.folded -o ct.flat -- ./$exe >ct.stdout 2>ct.stderr ||
-	{ cat ct.stderr; fail "cachetrace exited with $?"; }
+	--folded-out-file=ct.folded -o ct.flat -- ./$exe >ct.stdout 2>ct.stderr
+rc=$?
+[ $rc -eq 0 ] || { cat ct.stderr; fail "cachetrace exited with $rc"; }
 if grep -q "cannot decode" ct.stderr; then
 	# rdsspq in libgcc's _Unwind_RaiseException (Capstone 4.0.2)
 	cat ct.stderr
