@@ -50,26 +50,6 @@ static int64_t col_val(const struct printer *pr, const int64_t *row,
 	return row[ev];
 }
 
-int report_commify(char *buf, int64_t v)
-{
-	char tmp[32];
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-	int n = 0, digits = 0, o = 0;
-
-	do {
-		if (digits && digits % 3 == 0)
-			tmp[n++] = ',';
-		tmp[n++] = '0' + u % 10;
-		u /= 10;
-		digits++;
-	} while (u);
-	if (v < 0)
-		tmp[n++] = '-';
-	while (n)
-		buf[o++] = tmp[--n];
-	buf[o] = '\0';
-	return o;
-}
 
 static int fmt_pct(char *buf, int64_t v, int64_t total)
 {
