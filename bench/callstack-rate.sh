@@ -2,7 +2,9 @@
 # Stepping rate of cachetrace with --call-stacks=yes against the same run
 # without it: bench/work.c, whole run (the dynamic loader's start-up too),
 # cache and branch simulation on, alternating runs so that both see the
-# same machine.  Then the same with --start=work (one window).
+# same machine; the median ratio of REPEATS pairs.  Then the same with
+# --start=work (one window).  First, the module's own cost per step on
+# synthetic steps (tests/callstack/test-callstack --bench), without ptrace.
 #   sh bench/callstack-rate.sh [BUILDDIR] [ROUNDS] [REPEATS]
 set -eu
 B=$(realpath "${1:-build}"); R=${2:-20}
@@ -14,6 +16,7 @@ ct() {
 		--LL=1048576,16,64 --callgrind-out-file="$W/callgrind.out" \
 		--folded-out-file="$W/folded" "$@" 2>&1 | rate
 }
+"$B/tests/callstack/test-callstack" --bench 5000000
 for region in "" "--start=work"; do
 	echo "${region:-whole run}:"
 	echo "round plain(k/s) call-stacks(k/s) ratio"
@@ -21,5 +24,7 @@ for region in "" "--start=work"; do
 		plain=$(ct $region -- "$W/work" "$R")
 		cs=$(ct $region --call-stacks=yes -- "$W/work" "$R")
 		echo "$i $plain $cs $(echo "scale=3; $cs / $plain" | bc)"
-	done
+	done | tee "$W/ratios"
+	echo "median ratio: $(awk '{ print $4 }' "$W/ratios" | sort -n |
+		awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')"
 done

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile long sink;
@@ -181,7 +182,35 @@ static void check_edge(const char *from, const char *to, uint64_t calls,
 	      calls, incl);
 }
 
-int main(void)
+/* --bench N: the cost of callstack_row + callstack_step per step, N
+ * steps looping over 32 pcs of outer() with a call to fa() and its return
+ * every 16 steps. */
+static int bench(long n)
+{
+	double t0, t1;
+	struct timespec ts;
+	uint64_t base = (uintptr_t)outer + 8;
+
+	call(outer);
+	step(BR_COND, 2, base, cur.rsp);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = ts.tv_sec + ts.tv_nsec / 1e9;
+	for (long i = 0; i < n; i++) {
+		if ((i & 15) == 15) {
+			uint64_t ra = call(fa);
+			ret_to(ra);
+			continue;
+		}
+		step(BR_COND, 2, base + (i & 15), cur.rsp);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t1 = ts.tv_sec + ts.tv_nsec / 1e9;
+	printf("callstack_row + callstack_step: %.1f ns per step (%ld steps, "
+	       "1 call in 16)\n", (t1 - t0) / n * 1e9, n);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	child = fork();
 	if (child == 0) {
@@ -217,6 +246,15 @@ int main(void)
 	ptrace(PTRACE_GETREGS, child, NULL, &cur);
 	CHECK(callstack_begin(cs, child, &cur) == 0,
 	      "no stack unwound for a thread stopped in raise()");
+
+	if (argc > 2 && !strcmp(argv[1], "--bench")) {
+		int rc = bench(atol(argv[2]));
+		callstack_free(cs);
+		sym_close(syms);
+		kill(child, SIGKILL);
+		waitpid(child, &st, 0);
+		return rc;
+	}
 
 	uint64_t base_ret = call(outer);
 	plain();			/* outer: 1 */
