@@ -21,8 +21,9 @@
  *   resolved function is called from the original caller (Callgrind's
  *   pop-on-jump).
  * - Returns pop every frame whose return-address slot is below the new
- *   rsp (tail-called frames go with their caller); any step that moves rsp
- *   above the top frame's slot pops likewise (longjmp, exceptions).  A
+ *   rsp (tail-called frames go with their caller); a step that leaves the
+ *   current function with rsp above the top frame's slot pops likewise
+ *   (longjmp, exceptions: Callgrind's rule at the next block).  A
  *   return to an address other than the expected one, a pc that leaves the
  *   current function without a call or jump to an entry (sigreturn), or a
  *   pc other than the one the last step led to (signal handler entry: the
@@ -34,10 +35,13 @@
  *   the window's end), summed over calls; nested recursive calls are
  *   therefore counted once per active call, as in Callgrind.  Frames found
  *   by unwinding were not called in the window: they carry no edge.
+ * - Threads have a shadow stack and running totals each; the context tree
+ *   is shared (Callgrind's --separate-threads=no).
  *
- * Per step: callstack_row is one hash lookup; callstack_step adds the
- * step's cost (the row's change) into a running total, compares a few
- * registers with the top frame, and does one hash lookup per call. */
+ * Per step: callstack_row hands out a zeroed pending row (it is not told
+ * the thread); callstack_step adds it into the thread's (context, pc) row
+ * and running totals (one hash lookup), compares a few registers with the
+ * top frame, and does one more hash lookup per call. */
 #include "callstack.h"
 
 #include <errno.h>
@@ -57,6 +61,7 @@ struct func {
 	uint64_t low, high;	/* [low, high); high == low + 1 when unknown */
 	const char *name;
 	char *own_name;		/* "0x..." for pcs without a symbol */
+	char *rec_name;		/* "name'2", made when first written */
 	unsigned active;	/* activations on the shadow stack */
 	bool plt;		/* a PLT stub: skipped */
 	bool pop_on_jump;	/* _dl_runtime_resolve*: popped by its jump */
@@ -761,8 +766,8 @@ void callstack_end(struct callstack *cs)
 struct names {
 	char **s;
 	size_t n, cap;
-	struct htab ids;	/* (hash, 0, 3) chains are avoided: collisions
-				 * probe on, compared by content below */
+	struct htab ids;	/* (hash, n, 3) -> id: the n-th string of
+				 * that hash */
 };
 
 static uint64_t str_hash(const char *s)
@@ -841,27 +846,18 @@ struct rec {
 	const uint64_t *cost;
 };
 
-static const char *display(struct callstack *cs, const struct func *f,
+/* "name", or Callgrind's "name'2" for a recursive level. */
+static const char *fn_name(struct callstack *cs, struct func *f,
 			   unsigned level)
 {
-	static char buf[4][512];
-	static unsigned k;
 	if (level < 2)
 		return f->name;
-	char *b = buf[k++ & 3];
-	snprintf(b, sizeof(buf[0]), "%s'%u", f->name, level);
-	return b;
-}
-
-/* Persisting names: level-2 names are kept in the allocations. */
-static const char *node_name(struct callstack *cs, const struct func *f,
-			     unsigned level)
-{
-	if (level < 2)
-		return f->name;
-	const char *d = display(cs, f, level);
-	char *p = keep(cs, strdup(d));
-	return p ? p : f->name;
+	if (!f->rec_name) {
+		char b[512];
+		snprintf(b, sizeof(b), "%s'%u", f->name, level);
+		f->rec_name = keep(cs, strdup(b));
+	}
+	return f->rec_name ? f->rec_name : f->name;
 }
 
 static int rec_cmp(const void *pa, const void *pb)
@@ -899,7 +895,7 @@ static void put_costs(FILE *out, unsigned line, const uint64_t *c,
 }
 
 struct named_node {
-	const struct func *func;
+	struct func *func;
 	unsigned level;
 };
 
@@ -924,7 +920,6 @@ int callstack_write_callgrind(struct callstack *cs, FILE *out,
 	struct rec *recs = calloc(cap, sizeof(*recs));
 	uint64_t *sum = calloc(ne ? ne : 1, sizeof(uint64_t));
 	uint64_t *acc = calloc(ne ? ne : 1, sizeof(uint64_t));
-	uint64_t *acc_calls = NULL;
 	struct names files = { 0 }, fns = { 0 };
 	int ret = -1;
 
@@ -932,7 +927,6 @@ int callstack_write_callgrind(struct callstack *cs, FILE *out,
 	if (!recs || !sum || !acc || ht_init(&files.ids, 1024) < 0 ||
 	    ht_init(&fns.ids, 1024) < 0)
 		goto out;
-	(void)acc_calls;
 
 	for (size_t i = 0; i <= cs->rows.mask; i++) {
 		const struct hslot *r = &cs->rows.slots[i];
@@ -947,7 +941,7 @@ int callstack_write_callgrind(struct callstack *cs, FILE *out,
 		sym_lookup(cs->syms, r->k.b, &loc);
 		struct rec *x = &recs[n_rec++];
 		x->func = o.func;
-		x->fn = node_name(cs, o.func, o.level);
+		x->fn = fn_name(cs, o.func, o.level);
 		x->file = loc.file;
 		x->line = loc.line;
 		x->cost = cost;
@@ -966,11 +960,11 @@ int callstack_write_callgrind(struct callstack *cs, FILE *out,
 		sym_lookup(cs->syms, ed->to->func->low, &cloc);
 		struct rec *x = &recs[n_rec++];
 		x->func = o.func;
-		x->fn = node_name(cs, o.func, o.level);
+		x->fn = fn_name(cs, o.func, o.level);
 		x->file = loc.file;
 		x->line = loc.line;
 		x->is_call = true;
-		x->cfn = node_name(cs, ed->to->func, ed->to->level);
+		x->cfn = fn_name(cs, ed->to->func, ed->to->level);
 		x->cfile = cloc.file;
 		x->cline = cloc.line;
 		x->calls = ed->calls;
@@ -1076,7 +1070,7 @@ static char *stack_string(struct callstack *cs, const struct node *n)
 	for (const struct node *a = n; a && a->func && d < 1024; a = a->parent)
 		chain[d++] = a;
 	while (d--) {
-		const char *name = display(cs, chain[d]->func, chain[d]->level);
+		const char *name = fn_name(cs, chain[d]->func, chain[d]->level);
 		for (const char *p = name; *p; p++)
 			fputc(*p == ';' ? ':' : *p, m);
 		if (d)
