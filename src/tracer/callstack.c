@@ -62,7 +62,6 @@ struct func {
 	const char *name;
 	char *own_name;		/* "0x..." for pcs without a symbol */
 	char *rec_name;		/* "name'2", made when first written */
-	unsigned active;	/* activations on the shadow stack */
 	bool plt;		/* a PLT stub: skipped */
 	bool pop_on_jump;	/* _dl_runtime_resolve*: popped by its jump */
 };
@@ -119,6 +118,9 @@ struct thread {
 	/* Inside a skipped PLT stub: its costs go to SKIP_SITE. */
 	bool skipping;
 	uint64_t skip_site, skip_sp, skip_ret;
+	/* (func, 0, 4) -> 1 + its activations on this stack (per thread, as
+	 * Callgrind's recursion levels) */
+	struct htab active;
 };
 
 struct callstack {
@@ -347,11 +349,6 @@ static struct node *child_of(struct callstack *cs, struct node *parent,
 	return n;
 }
 
-static unsigned level_for(const struct func *f)
-{
-	return f->active + 1 < REC_LEVELS ? f->active + 1 : REC_LEVELS;
-}
-
 /* ---- the shadow stacks ---- */
 
 static struct thread *thread_of(struct callstack *cs, pid_t tid)
@@ -370,10 +367,31 @@ static struct thread *thread_of(struct callstack *cs, pid_t tid)
 		return NULL;
 	}
 	cs->threads = a;
+	if (ht_init(&t->active, 256) < 0)
+		return NULL;
 	a[cs->n_threads++] = t;
 	t->tid = tid;
 	t->cur = &cs->root;
 	return cs->last = t;
+}
+
+/* The recursion level of a new activation of F in T. */
+static unsigned level_for(struct thread *t, const struct func *f)
+{
+	struct hkey k = { (uintptr_t)f, 0, 4 };
+	uintptr_t v = (uintptr_t)ht_get(&t->active, &k);
+	unsigned active = v ? (unsigned)v - 1 : 0;
+	return active + 1 < REC_LEVELS ? active + 1 : REC_LEVELS;
+}
+
+static void count_active(struct thread *t, const struct func *f, int d)
+{
+	struct hkey k = { (uintptr_t)f, 0, 4 };
+	struct hslot *s = ht_find(&t->active, &k);
+	if (s->v)
+		s->v = (void *)((uintptr_t)s->v + d);
+	else if (d > 0)
+		(void)ht_insert(&t->active, &k, (void *)(uintptr_t)2);
 }
 
 /* Add the pending row into T's current context (at the PLT call site
@@ -429,7 +447,7 @@ static int push(struct callstack *cs, struct thread *t, struct node *n,
 	if (e)
 		memcpy(&t->snaps[t->depth * cs->n_events], t->total,
 		       cs->n_events * sizeof(uint64_t));
-	n->func->active++;
+	count_active(t, n->func, 1);
 	t->depth++;
 	t->cur = n;
 	return 0;
@@ -443,7 +461,7 @@ static void pop(struct callstack *cs, struct thread *t)
 		for (unsigned i = 0; i < cs->n_events; i++)
 			f->edge->incl[i] += t->total[i] - s[i];
 	}
-	f->node->func->active--;
+	count_active(t, f->node->func, -1);
 	t->cur = t->depth ? t->frames[t->depth - 1].node : &cs->root;
 }
 
@@ -467,7 +485,7 @@ static void call(struct callstack *cs, struct thread *t, uint64_t site,
 		t->skip_ret = ret;
 		return;
 	}
-	unsigned level = level_for(f);
+	unsigned level = level_for(t, f);
 	struct hkey k = { (uintptr_t)t->cur, site,
 			  target | (uint64_t)level << 56 };
 	struct edge *e = ht_get(&cs->edges, &k);
@@ -534,6 +552,16 @@ static size_t unwind(struct callstack *cs, struct thread *t, uint64_t rip,
 		bool exact = !j || sig[j] || sig[j - 1];
 		f->func = func_of(cs, t->tid, exact ? ip[j] : ip[j] - 1);
 	}
+	/* Frames past a thread's real outermost one (clone3 has no end
+	 * marker in its CFI) come out as pcs in no function: drop them. */
+	size_t drop = 0;
+	while (drop + 1 < n && (!u[drop].func || u[drop].func->own_name))
+		drop++;
+	if (drop) {
+		memmove(u, u + drop, (n - drop) * sizeof(*u));
+		n -= drop;
+		u[0].sp = NO_SP;
+	}
 	return n;
 }
 
@@ -563,7 +591,7 @@ static void resync(struct callstack *cs, struct thread *t, uint64_t rip)
 		if (!u[j].func)
 			continue;
 		struct node *nd = child_of(cs, t->cur, u[j].func,
-					   level_for(u[j].func));
+					   level_for(t, u[j].func));
 		/* The frame returns to where its caller was unwound. */
 		if (!nd || push(cs, t, nd, NULL, u[j].sp,
 				j ? u[j - 1].ip : 0) < 0)
@@ -604,6 +632,7 @@ void callstack_free(struct callstack *cs)
 	for (size_t i = 0; i < cs->n_threads; i++) {
 		free(cs->threads[i]->frames);
 		free(cs->threads[i]->snaps);
+		free(cs->threads[i]->active.slots);
 	}
 	free(cs->threads);
 	for (size_t i = 0; i < cs->n_allocs; i++)
