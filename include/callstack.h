@@ -37,8 +37,10 @@ void callstack_free(struct callstack *cs);
 int callstack_begin(struct callstack *cs, pid_t tid,
 		    const struct user_regs_struct *regs);
 
-/* The cost row of (current context, PC), created zeroed on first use;
- * valid until callstack_free. */
+/* A zeroed row for the coming step at PC; callstack_step adds it into the
+ * (context, PC) row of the thread that stepped (with --threads=all only the
+ * step tells which).  Valid until the next callstack_row, callstack_step,
+ * callstack_end or writer call. */
 uint64_t *callstack_row(struct callstack *cs, uint64_t pc);
 
 /* INSN at BEFORE->rip has executed; AFTER are the registers after the

@@ -2097,6 +2097,7 @@ int main(int argc, char **argv)
 			perror_msg_and_die("cannot write %s", opt_trace_mem);
 	}
 	const char *path;
+	char *prog_path = NULL;
 	if (opt_pid) {
 		attach(opt_pid);
 		target_pid = opt_pid;
@@ -2104,7 +2105,8 @@ int main(int argc, char **argv)
 		path = cmd_line;
 		install_signal_handlers();
 	} else {
-		path = find_program(prog_argv[0]);
+		prog_path = find_program(prog_argv[0]);
+		path = prog_path;
 		cmd_line = join_args(prog_argv);
 		install_signal_handlers();
 		target_pid = launch(path, prog_argv, !strcmp(opt_out, "-"));
@@ -2136,5 +2138,6 @@ int main(int argc, char **argv)
 	/* Launched: the target's status is ours.  Attached: it runs on. */
 	int status = opt_pid ? 0 : wait_target_exit();
 	print_summary();
+	free(prog_path);
 	return status;
 }
