@@ -174,7 +174,7 @@ bool cache_geom_tweak_ll(struct cache_geom *g)
 }
 
 /* Read the first line of DIR/indexN/NAME into BUF without the newline. */
-static int read_attr(const char *dir, unsigned idx, const char *name,
+int sysfs_cache_attr(const char *dir, unsigned idx, const char *name,
 		     char *buf, size_t len)
 {
 	char path[512];
@@ -217,12 +217,12 @@ static int parse_sysfs_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int read_num_attr(const char *dir, unsigned idx, const char *name,
-			 uint64_t *out)
+int sysfs_cache_num(const char *dir, unsigned idx, const char *name,
+		    uint64_t *out)
 {
 	char buf[64];
 
-	if (read_attr(dir, idx, name, buf, sizeof(buf)) < 0)
+	if (sysfs_cache_attr(dir, idx, name, buf, sizeof(buf)) < 0)
 		return -1;
 	return parse_sysfs_size(buf, out);
 }
@@ -240,12 +240,12 @@ int cache_geom_from_dir(const char *dir, struct cache_geom *i1,
 		struct cache_geom g;
 		bool unified;
 
-		if (read_attr(dir, idx, "type", type, sizeof(type)) < 0)
+		if (sysfs_cache_attr(dir, idx, "type", type, sizeof(type)) < 0)
 			continue;
-		if (read_num_attr(dir, idx, "level", &level) < 0 ||
-		    read_num_attr(dir, idx, "size", &size) < 0 ||
-		    read_num_attr(dir, idx, "ways_of_associativity", &ways) < 0 ||
-		    read_num_attr(dir, idx, "coherency_line_size", &line) < 0)
+		if (sysfs_cache_num(dir, idx, "level", &level) < 0 ||
+		    sysfs_cache_num(dir, idx, "size", &size) < 0 ||
+		    sysfs_cache_num(dir, idx, "ways_of_associativity", &ways) < 0 ||
+		    sysfs_cache_num(dir, idx, "coherency_line_size", &line) < 0)
 			return -1;
 		if (!line || line > UINT32_MAX || size < line)
 			return -1;

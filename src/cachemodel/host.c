@@ -17,46 +17,6 @@
 #define SYSFS_CACHE_DIR "/sys/devices/system/cpu/cpu0/cache"
 #define MAX_INDEX 64
 
-static int read_line(const char *dir, unsigned idx, const char *name,
-		     char *buf, size_t len)
-{
-	char path[512];
-	FILE *f;
-	bool ok;
-
-	snprintf(path, sizeof(path), "%s/index%u/%s", dir, idx, name);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -1;
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-static int read_u64(const char *dir, unsigned idx, const char *name,
-		    uint64_t *out)
-{
-	char buf[64], *end;
-	unsigned long long v;
-
-	if (read_line(dir, idx, name, buf, sizeof(buf)) < 0)
-		return -1;
-	v = strtoull(buf, &end, 10);
-	if (end == buf)
-		return -1;
-	if (*end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'M')
-		v <<= 20, end++;
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* "0-3,8-11" -> 8. */
 static unsigned count_cpus(const char *s)
 {
@@ -99,12 +59,12 @@ int host_levels_from_dir(const char *dir, struct hier_level_spec *out,
 		struct cache_geom g;
 		unsigned j;
 
-		if (read_line(dir, idx, "type", type, sizeof(type)) < 0)
+		if (sysfs_cache_attr(dir, idx, "type", type, sizeof(type)) < 0)
 			continue;
-		if (read_u64(dir, idx, "level", &level) < 0 ||
-		    read_u64(dir, idx, "size", &size) < 0 ||
-		    read_u64(dir, idx, "ways_of_associativity", &ways) < 0 ||
-		    read_u64(dir, idx, "coherency_line_size", &line) < 0 ||
+		if (sysfs_cache_num(dir, idx, "level", &level) < 0 ||
+		    sysfs_cache_num(dir, idx, "size", &size) < 0 ||
+		    sysfs_cache_num(dir, idx, "ways_of_associativity", &ways) < 0 ||
+		    sysfs_cache_num(dir, idx, "coherency_line_size", &line) < 0 ||
 		    !line || line > UINT32_MAX || size < line || level > 9) {
 			snprintf(err, errlen, "%s/index%u: unreadable", dir, idx);
 			return -1;
@@ -125,7 +85,7 @@ int host_levels_from_dir(const char *dir, struct hier_level_spec *out,
 		s.assoc = g.assoc;
 		s.line = g.line;
 		s.share_given = true;
-		s.share = read_line(dir, idx, "shared_cpu_list", cpus,
+		s.share = sysfs_cache_attr(dir, idx, "shared_cpu_list", cpus,
 				    sizeof(cpus)) < 0 ? 1 : count_cpus(cpus);
 		snprintf(s.name, sizeof(s.name), "L%u%s", (unsigned)level,
 			 s.side == 0 ? "I" : s.side == 1 ? "D" : "");

@@ -87,4 +87,12 @@ int tage_parse_opts(const char *s, struct tage_params *p, char *err,
 struct branch_model *tage_branch_new(const struct model_config *cfg,
 				     char *err, size_t errlen);
 
+/* geometry.c: DIR/indexIDX/NAME of a sysfs cache directory: its first line
+ * (without the newline), or a number with an optional K/M/G suffix.
+ * Return 0, or -1 when missing or malformed. */
+int sysfs_cache_attr(const char *dir, unsigned idx, const char *name,
+		     char *buf, size_t len);
+int sysfs_cache_num(const char *dir, unsigned idx, const char *name,
+		    uint64_t *out);
+
 #endif
