@@ -34,4 +34,12 @@ void *xreallocarray(void *ptr, size_t nmemb, size_t size);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) CT_FMT(1, 2);
 
+/* A growing NUL-terminated string; start with { 0 }, free(.s) when done. */
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+/* Append N bytes of S (dies on allocation failure). */
+void strbuf_add(struct strbuf *b, const char *s, size_t n);
+
 #endif

@@ -131,21 +131,6 @@ int cgout_write(FILE *out, const struct cgout_meta *meta,
 
 /* ---- file names ---- */
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static void sb_add(struct strbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->s = xreallocarray(b->s, b->cap, 1);
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
 
 /* %n: "a file sequence number unique for this process" (valgrind's
  * manual); valgrind counts per expansion, from 1. */
@@ -161,23 +146,23 @@ char *cgout_expand_name(const char *pattern, int pid, char *err,
 		snprintf(err, errlen, "No filename given");
 		return NULL;
 	}
-	sb_add(&b, "", 0);
+	strbuf_add(&b, "", 0);
 	for (const char *p = pattern; *p; p++) {
 		if (*p != '%') {
-			sb_add(&b, p, 1);
+			strbuf_add(&b, p, 1);
 			continue;
 		}
 		switch (*++p) {
 		case '%':
-			sb_add(&b, "%", 1);
+			strbuf_add(&b, "%", 1);
 			break;
 		case 'p':
 			snprintf(num, sizeof(num), "%d", pid);
-			sb_add(&b, num, strlen(num));
+			strbuf_add(&b, num, strlen(num));
 			break;
 		case 'n':
 			snprintf(num, sizeof(num), "%u", ++name_seq);
-			sb_add(&b, num, strlen(num));
+			strbuf_add(&b, num, strlen(num));
 			break;
 		case 'q': {
 			const char *name, *end, *val;
@@ -205,7 +190,7 @@ char *cgout_expand_name(const char *pattern, int pid, char *err,
 				goto fail;
 			}
 			free(var);
-			sb_add(&b, val, strlen(val));
+			strbuf_add(&b, val, strlen(val));
 			p = end;
 			break;
 		}

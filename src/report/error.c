@@ -116,3 +116,14 @@ char *xasprintf(const char *fmt, ...)
 	va_end(ap);
 	return s;
 }
+
+void strbuf_add(struct strbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->s = xreallocarray(b->s, b->cap, 1);
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}

@@ -380,35 +380,20 @@ int prof_mod_compile(struct prof_mod *m, const char *spec, char *err,
 	return 0;
 }
 
-struct sbuf {
-	char *s;
-	size_t n, cap;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->n + n + 1 > b->cap) {
-		b->cap = (b->n + n + 1) * 2;
-		b->s = xreallocarray(b->s, b->cap, 1);
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
 
 /* REPL: \N or $N is group N, & is the whole match, \x is x. */
 char *prof_mod_apply(const struct prof_mod *m, const char *s)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = { 0 };
 	regmatch_t g[10];
 	const char *at = s;
 	int eflags = 0;
 
-	sb_add(&b, "", 0);
+	strbuf_add(&b, "", 0);
 	while (*at || at == s) {
 		if (regexec(&m->re, at, 10, g, eflags))
 			break;
-		sb_add(&b, at, g[0].rm_so);
+		strbuf_add(&b, at, g[0].rm_so);
 		for (const char *r = m->repl; *r; r++) {
 			int k = -1;
 			if ((*r == '\\' || *r == '$') && r[1] >= '0' &&
@@ -420,9 +405,9 @@ char *prof_mod_apply(const struct prof_mod *m, const char *s)
 				r++;
 			}
 			if (k < 0)
-				sb_add(&b, r, 1);
+				strbuf_add(&b, r, 1);
 			else if (g[k].rm_so >= 0)
-				sb_add(&b, at + g[k].rm_so,
+				strbuf_add(&b, at + g[k].rm_so,
 				       g[k].rm_eo - g[k].rm_so);
 		}
 		if (g[0].rm_eo == g[0].rm_so) {
@@ -431,7 +416,7 @@ char *prof_mod_apply(const struct prof_mod *m, const char *s)
 				at += g[0].rm_eo;
 				break;
 			}
-			sb_add(&b, at + g[0].rm_eo, 1);
+			strbuf_add(&b, at + g[0].rm_eo, 1);
 			at += g[0].rm_eo + 1;
 		} else {
 			at += g[0].rm_eo;
@@ -440,7 +425,7 @@ char *prof_mod_apply(const struct prof_mod *m, const char *s)
 		if (!m->global)
 			break;
 	}
-	sb_add(&b, at, strlen(at));
+	strbuf_add(&b, at, strlen(at));
 	return b.s;
 }
 
