@@ -697,9 +697,7 @@ static void attach(pid_t pid)
 		next = t->next;
 		while (!(t->flags & TF_STOPPED)) {
 			int status;
-			pid_t r = waitpid(t->tid, &status, __WALL);
-			if (r < 0 && errno == EINTR)
-				continue;
+			pid_t r = tracee_wait(t->tid, &status);
 			if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
 				tracee_remove(t->tid);
 				break;
@@ -1051,11 +1049,7 @@ static void stop_others(struct tracee *t)
 		if (o == t || (o->flags & TF_STOPPED))
 			continue;
 		int status;
-		pid_t r;
-		while ((r = waitpid(o->tid, &status, __WALL)) < 0 &&
-		       errno == EINTR)
-			;
-		if (r < 0)
+		if (tracee_wait(o->tid, &status) < 0)
 			continue;	/* gone: nothing to replay */
 		o->deferred_status = status;
 		o->has_deferred = true;
@@ -1095,9 +1089,7 @@ static int step_over_int3(struct tracee *t)
 	sync_dr(t);
 	tracee_restart(t, PTRACE_SINGLESTEP, sig);
 	int status;
-	pid_t r;
-	while ((r = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
-		;
+	pid_t r = tracee_wait(t->tid, &status);
 	struct tracee *any = NULL;
 	if (r == t->tid && WIFSTOPPED(status)) {
 		t->flags |= TF_STOPPED;
@@ -1347,10 +1339,7 @@ static void hand_off_child(pid_t child)
 	struct tracee *c = tracee_find(child);
 	/* Its first stop (PTRACE_EVENT_STOP) may not be reported yet. */
 	while (!(c && (c->flags & TF_STOPPED))) {
-		pid_t r = waitpid(child, &status, __WALL);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 || !WIFSTOPPED(status)) {
+		if (tracee_wait(child, &status) < 0 || !WIFSTOPPED(status)) {
 			if (c)
 				tracee_remove(child);
 			return;
@@ -1366,11 +1355,7 @@ static void hand_off_child(pid_t child)
 	for (;;) {
 		if (ptrace(PTRACE_CONT, child, NULL, NULL) < 0)
 			return;
-		pid_t r;
-		while ((r = waitpid(child, &status, __WALL)) < 0 &&
-		       errno == EINTR)
-			;
-		if (r < 0 || !WIFSTOPPED(status))
+		if (tracee_wait(child, &status) < 0 || !WIFSTOPPED(status))
 			return;		/* it died */
 		if ((status >> 16) == 0 && WSTOPSIG(status) == SIGSTOP)
 			break;
@@ -1536,8 +1521,7 @@ static void dispatch_stepping(struct tracee *t, struct event_info *ei)
 		t->inject = ei->sig;
 		break;
 	case TE_GROUP_STOP:
-		if (ei->sig == SIGSTOP || ei->sig == SIGTSTP ||
-		    ei->sig == SIGTTIN || ei->sig == SIGTTOU) {
+		if (is_stop_signal(ei->sig)) {
 			/* A job-control stop: stay stopped (PTRACE_LISTEN)
 			 * until SIGCONT, then go on stepping. */
 			tracee_restart(t, PTRACE_LISTEN, 0);
@@ -1624,8 +1608,7 @@ static void dispatch_other(struct event_info *ei)
 		resume(t, ei->sig);
 		break;
 	case TE_GROUP_STOP:
-		if (ei->sig == SIGSTOP || ei->sig == SIGTSTP ||
-		    ei->sig == SIGTTIN || ei->sig == SIGTTOU) {
+		if (is_stop_signal(ei->sig)) {
 			sync_dr(t);
 			tracee_restart(t, PTRACE_LISTEN, 0);
 		}

@@ -81,6 +81,14 @@ ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return done ? (ssize_t)done : -EFAULT;
 }
 
+pid_t tracee_wait(pid_t tid, int *status)
+{
+	pid_t r;
+	while ((r = waitpid(tid, status, __WALL)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
 void tracee_decode_status(pid_t tid, int status, struct event_info *ei)
 {
 	memset(ei, 0, sizeof(*ei));
@@ -216,10 +224,7 @@ void tracee_stop_all(void)
 		next = t->next;
 		while (!(t->flags & TF_STOPPED)) {
 			int status;
-			pid_t r = waitpid(t->tid, &status, __WALL);
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
+			if (tracee_wait(t->tid, &status) < 0) {
 				tracee_remove(t->tid);	/* gone */
 				break;
 			}
@@ -259,11 +264,7 @@ static void drop_queued_step_trap(struct tracee *t)
 		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
 			return;
 		int status;
-		pid_t r;
-		while ((r = waitpid(t->tid, &status, __WALL)) < 0 &&
-		       errno == EINTR)
-			;
-		if (r < 0 || !WIFSTOPPED(status))
+		if (tracee_wait(t->tid, &status) < 0 || !WIFSTOPPED(status))
 			return;
 		int sig = WSTOPSIG(status);
 		if (((unsigned)status >> 16) == 0 && sig != SIGTRAP &&

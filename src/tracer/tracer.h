@@ -92,6 +92,15 @@ struct tracee *tracee_first(void);
 int tracee_restart(struct tracee *t, int request, int sig);
 /* Read target memory (process_vm_readv, PEEKDATA fallback). */
 ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* waitpid(TID, STATUS, __WALL), retried on EINTR: our signal handlers are
+ * installed without SA_RESTART so that the main wait sees them. */
+pid_t tracee_wait(pid_t tid, int *status);
+/* A job-control stop signal: its group-stop is kept with PTRACE_LISTEN. */
+static inline bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	       sig == SIGTTOU;
+}
 /* Decode a wait status of thread TID. */
 void tracee_decode_status(pid_t tid, int status, struct event_info *ei);
 /* Wait for the next stop of any traced thread and decode it. */
