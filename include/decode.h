@@ -18,22 +18,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
-enum access_kind {
-	ACC_READ,	/* load: Cachegrind's Dr */
-	ACC_WRITE,	/* store: Dw */
-	ACC_MODIFY,	/* read-modify-write of one location (add [m],r; inc [m];
-			 * xchg; cmpxchg; lock-prefixed): ONE Dr, no Dw */
-	ACC_PREFETCH,	/* prefetch*, clflush*: touches a line, reads nothing;
-			 * Cachegrind ignores these (no event) */
-	ACC_NT_WRITE,	/* non-temporal store (movnt*, maskmovdqu): Dw for
-			 * Cachegrind, a hint for models that care */
-};
-
-struct mem_access {
-	uint64_t addr;
-	uint32_t size;		/* bytes; may exceed a cache line (fxsave: 512) */
-	uint8_t kind;		/* enum access_kind */
-};
+#include "access.h"
 
 /* How control leaves an instruction. */
 enum branch_kind {

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "decode.h"
+#include "access.h"
 
 /* One cache level's geometry, as in Cachegrind's --I1/--D1/--LL. */
 struct cache_geom {
