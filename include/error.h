@@ -21,7 +21,9 @@ void error_msg(const char *fmt, ...) CT_FMT(1, 2);
 void perror_msg(const char *fmt, ...) CT_FMT(1, 2);
 noreturn void error_msg_and_die(const char *fmt, ...) CT_FMT(1, 2);
 noreturn void perror_msg_and_die(const char *fmt, ...) CT_FMT(1, 2);
-/* Exit status 2 for bad usage, after the message and a --help hint. */
+/* Bad usage: the message and a --help hint; returns -1 (the caller exits
+ * with status 2), or exits with status 2. */
+int error_usage(const char *fmt, ...) CT_FMT(1, 2);
 noreturn void error_usage_and_die(const char *fmt, ...) CT_FMT(1, 2);
 #define debug_msg(...) \
 	do { if (debug_flag) debug_msg_impl(__VA_ARGS__); } while (0)

@@ -48,8 +48,6 @@ int breakpoint_remove(pid_t tid, struct breakpoint *bp)
  * bits 16+4i (00 execute, 01 write, 11 read/write) and its length in bits
  * 18+4i (00 1 byte, 01 2, 11 4, 10 8; 00 for execute).  New threads do not
  * inherit them: they are programmed at each thread's first stop. */
-struct hw_slot hw_slots[4];
-
 static int poke_dr(pid_t tid, int reg, unsigned long value)
 {
 	if (ptrace(PTRACE_POKEUSER, tid,
@@ -69,14 +67,15 @@ static unsigned long len_bits(unsigned len)
 	}
 }
 
-int hwbp_program(pid_t tid, unsigned enabled_mask)
+int hwbp_program(pid_t tid, const struct hw_slot slots[4],
+		 unsigned enabled_mask)
 {
 	unsigned long dr7 = 0;
 	int rc = poke_dr(tid, 7, 0);	/* off while the addresses change */
 	if (rc < 0)
 		return rc;
 	for (int i = 0; i < 4; i++) {
-		const struct hw_slot *s = &hw_slots[i];
+		const struct hw_slot *s = &slots[i];
 		if (!s->used || !(enabled_mask & (1u << i)))
 			continue;
 		rc = poke_dr(tid, i, s->addr);

@@ -1,274 +1,96 @@
-/* The stepping engine: what happens at every single-step trap.
+/* The single-step engine: a thread in a window executes one instruction
+ * per PTRACE_SINGLESTEP, and every trap is one instruction accounted.
  *
- * Per trap: the instruction at the old pc was decoded before the step
- * (decode cache, so a lookup); its accesses are computed from the
- * registers before the step and its branch outcome from the pc after; the
- * I-fetch, the data accesses in order and the branch outcomes go into the
- * models, which add into the pc's cost row.  Nothing is allocated per
- * step. */
-#include "tracer.h"
+ * Its rules:
+ * - Before each step the next instruction is decoded (a decode-cache
+ *   lookup); an instruction that cannot be read ends the window and the
+ *   thread runs on natively.
+ * - An instruction under our int3 (--breakpoints=sw) is executed by
+ *   window_step_over_int3 with the other threads stopped, then stepping
+ *   goes on from there.
+ * - A trap right after a signal was injected, with si_code SIGTRAP, is the
+ *   entry of the signal's handler: nothing executed, the pc moved.
+ * - The debug registers of a stepped thread are off (its own window must
+ *   not trap on them); the thread and the tracer are pinned to one CPU. */
+#include "engine.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ptrace.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "error.h"
+#include "tracer.h"
 
-double now_seconds(void)
+static int step_begin_window(struct tracer *tr, struct tracee *t)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-int engine_begin_thread(struct engine *e, struct tracee *t)
-{
-	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs) < 0)
-		return -errno;
+	int rc = tracee_getregs(t->tid, &t->regs);
+	if (rc < 0)
+		return rc;
 	t->flags |= TF_STEPPING;
 	t->insn = NULL;
-	tracee_pin(t);
+	tracee_pin(tr, t);
 	return 0;
 }
 
-void engine_end_thread(struct engine *e, struct tracee *t)
+static void step_end_window(struct tracer *tr, struct tracee *t)
 {
 	t->flags &= ~TF_STEPPING;
 	tracee_unpin(t);
-	if (e->current == t)
-		e->current = NULL;
+	if (tr->eng.current == t)
+		tr->eng.current = NULL;
 }
 
-static bool unknown_already_reported(struct engine *e, uint64_t pc)
+static void step_run(struct tracer *tr, struct tracee *t)
 {
-	for (size_t i = 0; i < e->n_unknown_seen; i++)
-		if (e->unknown_seen[i] == pc)
-			return true;
-	e->unknown_seen = xreallocarray(e->unknown_seen,
-					e->n_unknown_seen + 1, sizeof(pc));
-	e->unknown_seen[e->n_unknown_seen++] = pc;
-	return false;
-}
-
-static void report_unknown(struct engine *e, const struct insn *in)
-{
-	if (unknown_already_reported(e, in->pc))
-		return;
-	struct src_loc loc = { "???", "???", 0 };
-	if (e->syms)
-		sym_lookup(e->syms, in->pc, &loc);
-	error_msg("warning: instruction at 0x%" PRIx64 " in %s (%s) is not in "
-		  "the decoder's table: counted for Ir only", in->pc, loc.fn,
-		  in->text);
-}
-
-int engine_prepare(struct engine *e, struct tracee *t)
-{
-	const char *err = NULL;
-	t->insn = decode_insn(e->dec, t->regs.rip, &err);
-	if (!t->insn) {
-		error_msg("cannot decode the instruction at 0x%llx in thread "
-			  "%d: %s", t->regs.rip, t->tid,
-			  err ? err : "unknown error");
-		return -1;
+	struct engine *e = &tr->eng;
+	for (;;) {
+		e->decoding = t;
+		if (engine_prepare(e, t) < 0) {
+			if (tracee_leads(t))
+				window_end(tr, t, "the next instruction could "
+					   "not be read");
+			step_end_window(tr, t);
+			tracer_restart(tr, t, RESTART_CONT);
+			return;
+		}
+		if (!window_int3_at(tr, t))
+			break;
+		if (window_step_over_int3(tr, t) < 0)
+			return;
+		if (tracee_leads(t) && engine_at_stop(e, t)) {
+			window_end(tr, t, NULL);
+			tracer_restart(tr, t, window_after(tr, t));
+			return;
+		}
+		if (!tracee_stepping(t))
+			return;
 	}
-	if (t->insn->unknown)
-		report_unknown(e, t->insn);
-	/* A gather clears its mask as it goes: its vector state must be
-	 * read before the step.  A no-op for other instructions; on failure
-	 * decode_step reads the state after the step. */
-	(void)decode_prepare(e->dec, t->insn);
-	return 0;
+	int sig = t->inject;
+	t->inject = 0;
+	window_sync_dr(tr, t);
+	if (tracee_restart(t, PTRACE_SINGLESTEP, sig) < 0)
+		error_msg("cannot step thread %d", t->tid);
 }
 
-static void trace_fetch(FILE *f, const struct insn *in)
+static bool step_trap(struct tracer *tr, struct tracee *t)
 {
-	fprintf(f, "I  %08" PRIx64 ",%u\n", in->pc, in->len);
+	/* A signal with a handler was delivered: the kernel reports the
+	 * handler's entry with si_code SIGTRAP before running anything. */
+	bool handler_entry = tracee_injected(t) &&
+			     tracee_si_code(t->tid) == SIGTRAP;
+	struct user_regs_struct after;
+	if (tracee_getregs(t->tid, &after) < 0)
+		return false;		/* dying: its exit event follows */
+	if (handler_entry)
+		engine_moved(&tr->eng, t, &after);
+	else
+		engine_account(&tr->eng, t, &after);
+	return true;
 }
 
-static void trace_access(FILE *f, const struct mem_access *a)
-{
-	char c;
-	switch (a->kind) {
-	case ACC_READ:
-		c = 'L';
-		break;
-	case ACC_WRITE:
-	case ACC_NT_WRITE:
-		c = 'S';
-		break;
-	case ACC_MODIFY:
-		c = 'M';
-		break;
-	default:
-		return;		/* prefetch: Lackey sees no access either */
-	}
-	fprintf(f, " %c %08" PRIx64 ",%u\n", c, a->addr, a->size);
-}
-
-/* The row the models add into for INSN: the pc's flat row, or, with call
- * stacks, a zeroed scratch row that engine_commit adds to both the flat row
- * and the context's row. */
-static uint64_t *engine_row(struct engine *e, const struct insn *in)
-{
-	if (!e->cs)
-		return costs_row(e->costs, in->pc);
-	memset(e->scratch, 0, e->n_events * sizeof(*e->scratch));
-	return e->scratch;
-}
-
-static void engine_commit(struct engine *e, const struct insn *in)
-{
-	if (!e->cs)
-		return;
-	uint64_t *row = costs_row(e->costs, in->pc);
-	uint64_t *crow = callstack_row(e->cs, in->pc);
-	for (unsigned i = 0; i < e->n_events; i++) {
-		row[i] += e->scratch[i];
-		crow[i] += e->scratch[i];
-	}
-}
-
-static void engine_switch_core(struct engine *e, struct tracee *t)
-{
-	if (e->current == t)
-		return;
-	if (!e->current || e->current->core != t->core)
-		cache_set_core(e->cm, t->core);
-	e->current = t;
-}
-
-void engine_account(struct engine *e, struct tracee *t,
-		    const struct user_regs_struct *after)
-{
-	const struct insn *in = t->insn;
-	struct step_events ev;
-
-	engine_switch_core(e, t);
-	uint64_t *row = engine_row(e, in);
-	int r = decode_step(e->dec, in, &t->regs, after, &ev);
-	/* An instruction of unknown length: it fell through (or we cannot
-	 * tell), so its length is where the pc went, within x86's 15. */
-	uint32_t len = in->len;
-	if (!len) {
-		uint64_t d = after->rip - in->pc;
-		len = d >= 1 && d <= 15 ? (uint32_t)d : 1;
-	}
-	if (r < 0) {
-		/* The vector registers could not be read (thread dying):
-		 * count the fetch, nothing else. */
-		memset(&ev, 0, sizeof(ev));
-		ev.n_fetch = 1;
-	}
-	cache_fetch(e->cm, in->pc, len, row);
-	if (e->trace_mem)
-		trace_fetch(e->trace_mem, in);
-	for (unsigned i = 0; i < ev.n_acc; i++) {
-		const struct mem_access *a = &ev.acc[i];
-		cache_access(e->cm, a, row);
-		if (e->trace_mem)
-			trace_access(e->trace_mem, a);
-		/* --stop-watch: the decoder knows every access, so the
-		 * stop watchpoint costs no debug register. */
-		if (e->swatch_hi && a->addr < e->swatch_hi &&
-		    a->addr + a->size > e->swatch_lo &&
-		    (e->swatch_rw || a->kind == ACC_WRITE ||
-		     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE))
-			t->win.watch_hit = true;
-	}
-	if (ev.n_fetch > 1) {
-		/* A rep string instruction's final rcx == 0 check, which
-		 * Cachegrind counts as one more execution. */
-		cache_fetch(e->cm, in->pc, len, row);
-		if (e->trace_mem)
-			trace_fetch(e->trace_mem, in);
-	}
-	if (e->bm && in->len) {
-		uint64_t *brow = row + e->bm_offset;
-		for (unsigned i = 0; i < ev.n_cond; i++)
-			branch_cond(e->bm, in->pc, ev.cond_taken[i], brow);
-		if (ev.indirect)
-			branch_indirect(e->bm, in->pc, ev.ind_target, brow);
-		if ((in->branch == BR_CALL || in->branch == BR_CALL_IND) &&
-		    e->bm->ops->call)
-			e->bm->ops->call(e->bm, in->pc, in->pc + in->len, brow);
-		else if (in->branch == BR_RET && e->bm->ops->ret)
-			e->bm->ops->ret(e->bm, in->pc, after->rip, brow);
-	}
-	engine_commit(e, in);
-	if (e->cs)
-		callstack_step(e->cs, t->tid, in, &t->regs, after);
-	t->regs = *after;
-	e->steps++;
-	t->win.steps++;
-	if (e->progress && (e->steps & 4095) == 0)
-		engine_progress(e, false);
-}
-
-void engine_moved(struct engine *e, struct tracee *t,
-		  const struct user_regs_struct *after)
-{
-	if (e->cs)
-		callstack_step(e->cs, t->tid, NULL, &t->regs, after);
-	t->regs = *after;
-}
-
-void engine_account_fetch_only(struct engine *e, struct tracee *t)
-{
-	const struct insn *in = t->insn;
-	engine_switch_core(e, t);
-	uint64_t *row = engine_row(e, in);
-	cache_fetch(e->cm, in->pc, in->len ? in->len : 1, row);
-	engine_commit(e, in);
-	if (e->trace_mem)
-		trace_fetch(e->trace_mem, in);
-	e->steps++;
-}
-
-bool engine_at_stop(const struct engine *e, const struct tracee *t)
-{
-	if (e->max_steps && t->win.steps >= e->max_steps)
-		return true;
-	if (t->win.watch_hit)
-		return true;
-	if (t->win.on_return)
-		return t->regs.rip == t->win.stop_pc &&
-		       t->regs.rsp > t->win.entry_sp;
-	return t->win.stop_pc && t->regs.rip == t->win.stop_pc;
-}
-
-void engine_progress(struct engine *e, bool force)
-{
-	double t = now_seconds();
-	if (!force && t - e->t_last_progress < 0.25)
-		return;
-	e->t_last_progress = t;
-	double el = e->t_stepping + (t - e->t_start);
-	struct src_loc loc = { "???", "???", 0 };
-	if (e->syms && e->current)
-		sym_lookup(e->syms, e->current->regs.rip, &loc);
-	char line[160];
-	int n = snprintf(line, sizeof(line),
-			 "cachetrace: %" PRIu64 " instructions, %.1fk steps/s, "
-			 "%.1f s, in %.40s", e->steps,
-			 el > 0 ? e->steps / el / 1000 : 0.0, el, loc.fn);
-	if (n < 0)
-		return;
-	if (n >= (int)sizeof(line))
-		n = sizeof(line) - 1;
-	fprintf(stderr, "\r%s%*s", line,
-		e->progress_width > n ? e->progress_width - n : 0, "");
-	e->progress_width = n;
-}
-
-void engine_clear_progress(struct engine *e)
-{
-	if (e->progress && e->progress_width) {
-		fprintf(stderr, "\r%*s\r", e->progress_width, "");
-		e->progress_width = 0;
-	}
-}
+const struct engine_ops step_engine = {
+	.name = "step",
+	.begin_window = step_begin_window,
+	.run = step_run,
+	.trap = step_trap,
+	.end_window = step_end_window,
+};

@@ -1,6 +1,7 @@
 /* The thread table and the ptrace plumbing shared by every mode. */
 #include "tracer.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -11,35 +12,30 @@
 
 #include "error.h"
 
-volatile sig_atomic_t interrupted_by;
-
-static struct tracee *tracees;
-
-struct tracee *tracee_find(pid_t tid)
+struct tracee *tracee_find(struct tracer *tr, pid_t tid)
 {
-	for (struct tracee *t = tracees; t; t = t->next)
+	for (struct tracee *t = tr->tracees; t; t = t->next)
 		if (t->tid == tid)
 			return t;
 	return NULL;
 }
 
-struct tracee *tracee_add(pid_t tid)
+struct tracee *tracee_add(struct tracer *tr, pid_t tid)
 {
-	struct tracee *t = tracee_find(tid);
+	struct tracee *t = tracee_find(tr, tid);
 	if (t)
 		return t;
-	static unsigned next_seq;
 	t = xcalloc(1, sizeof(*t));
 	t->tid = tid;
-	t->seq = next_seq++;
-	t->next = tracees;
-	tracees = t;
+	t->seq = tr->next_seq++;
+	t->next = tr->tracees;
+	tr->tracees = t;
 	return t;
 }
 
-void tracee_remove(pid_t tid)
+void tracee_remove(struct tracer *tr, pid_t tid)
 {
-	for (struct tracee **pp = &tracees; *pp; pp = &(*pp)->next) {
+	for (struct tracee **pp = &tr->tracees; *pp; pp = &(*pp)->next) {
 		if ((*pp)->tid == tid) {
 			struct tracee *t = *pp;
 			*pp = t->next;
@@ -49,9 +45,57 @@ void tracee_remove(pid_t tid)
 	}
 }
 
-struct tracee *tracee_first(void)
+int tracee_getregs(pid_t tid, struct user_regs_struct *r)
 {
-	return tracees;
+	return ptrace(PTRACE_GETREGS, tid, NULL, r) < 0 ? -errno : 0;
+}
+
+int tracee_setregs(pid_t tid, const struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_SETREGS, tid, NULL, r) < 0 ? -errno : 0;
+}
+
+int tracee_si_code(pid_t tid)
+{
+	siginfo_t si;
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
+		return -1;
+	return si.si_code;
+}
+
+int tracee_interrupt(pid_t tid)
+{
+	return ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ? -errno : 0;
+}
+
+int tracee_seize(pid_t tid, long options)
+{
+	return ptrace(PTRACE_SEIZE, tid, NULL, (void *)options) < 0 ? -errno
+								   : 0;
+}
+
+int tracee_event_msg(pid_t tid, unsigned long *msg)
+{
+	return ptrace(PTRACE_GETEVENTMSG, tid, NULL, msg) < 0 ? -errno : 0;
+}
+
+int tracee_detach(pid_t tid, int sig)
+{
+	return ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) < 0 ? -errno
+									: 0;
+}
+
+int tracee_restart_pid(pid_t tid, int request, int sig)
+{
+	return ptrace(request, tid, NULL, (void *)(long)sig) < 0 ? -errno : 0;
+}
+
+ssize_t tracee_read_xstate(pid_t tid, void *buf, size_t len)
+{
+	struct iovec iov = { buf, len };
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) < 0)
+		return -errno;
+	return iov.iov_len;
 }
 
 ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
@@ -120,7 +164,8 @@ void tracee_decode_status(pid_t tid, int status, struct event_info *ei)
 		ei->ev = TE_EXIT;
 		break;
 	default:
-		/* An event we did not ask for: treat as a plain trap stop. */
+		/* An event we did not ask for: dispatched like a group-stop,
+		 * so the thread is restarted with PTRACE_CONT. */
 		ei->ev = TE_GROUP_STOP;
 		break;
 	}
@@ -141,26 +186,24 @@ void tracee_next_event(struct event_info *ei)
 	tracee_decode_status(tid, status, ei);
 }
 
-/* The CPU everything stepped runs on, and the tracer's own mask. */
-static cpu_set_t saved_self;
-static int pin_cpu = -1;
-
-void tracee_pin(struct tracee *t)
+/* tr->pin_cpu: the CPU everything stepped runs on; tr->saved_self: the
+ * tracer's own mask, restored when nothing is stepped. */
+void tracee_pin(struct tracer *tr, struct tracee *t)
 {
 	if (t->pinned)
 		return;
 	if (sched_getaffinity(t->tid, sizeof(t->saved_affinity),
 			      &t->saved_affinity) < 0)
 		return;
-	if (pin_cpu < 0) {
-		if (sched_getaffinity(0, sizeof(saved_self), &saved_self) < 0)
+	if (tr->pin_cpu < 0) {
+		if (sched_getaffinity(0, sizeof(tr->saved_self), &tr->saved_self) < 0)
 			return;
 		int cpu = sched_getcpu();
 		if (cpu < 0 || !CPU_ISSET(cpu, &t->saved_affinity)) {
 			/* The first CPU both may run on. */
 			cpu = -1;
 			for (int i = 0; i < CPU_SETSIZE && cpu < 0; i++)
-				if (CPU_ISSET(i, &saved_self) &&
+				if (CPU_ISSET(i, &tr->saved_self) &&
 				    CPU_ISSET(i, &t->saved_affinity))
 					cpu = i;
 			if (cpu < 0)
@@ -171,12 +214,12 @@ void tracee_pin(struct tracee *t)
 		CPU_SET(cpu, &one);
 		if (sched_setaffinity(0, sizeof(one), &one) < 0)
 			return;
-		pin_cpu = cpu;
+		tr->pin_cpu = cpu;
 		debug_msg("pinned the tracer to CPU %d", cpu);
 	}
 	cpu_set_t one;
 	CPU_ZERO(&one);
-	CPU_SET(pin_cpu, &one);
+	CPU_SET(tr->pin_cpu, &one);
 	if (sched_setaffinity(t->tid, sizeof(one), &one) == 0)
 		t->pinned = true;
 }
@@ -191,12 +234,12 @@ void tracee_unpin(struct tracee *t)
 	t->pinned = false;
 }
 
-void tracee_unpin_self(void)
+void tracee_unpin_self(struct tracer *tr)
 {
-	if (pin_cpu < 0)
+	if (tr->pin_cpu < 0)
 		return;
-	sched_setaffinity(0, sizeof(saved_self), &saved_self);
-	pin_cpu = -1;
+	sched_setaffinity(0, sizeof(tr->saved_self), &tr->saved_self);
+	tr->pin_cpu = -1;
 }
 
 int tracee_restart(struct tracee *t, int request, int sig)
@@ -214,22 +257,22 @@ int tracee_restart(struct tracee *t, int request, int sig)
 	return 0;
 }
 
-void tracee_stop_all(void)
+void tracee_stop_all(struct tracer *tr)
 {
-	for (struct tracee *t = tracees; t; t = t->next)
+	for (struct tracee *t = tr->tracees; t; t = t->next)
 		if (!(t->flags & TF_STOPPED))
-			ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+			tracee_interrupt(t->tid);
 	struct tracee *next;
-	for (struct tracee *t = tracees; t; t = next) {
+	for (struct tracee *t = tr->tracees; t; t = next) {
 		next = t->next;
 		while (!(t->flags & TF_STOPPED)) {
 			int status;
 			if (tracee_wait(t->tid, &status) < 0) {
-				tracee_remove(t->tid);	/* gone */
+				tracee_remove(tr, t->tid);	/* gone */
 				break;
 			}
 			if (WIFEXITED(status) || WIFSIGNALED(status)) {
-				tracee_remove(t->tid);
+				tracee_remove(tr, t->tid);
 				break;
 			}
 			t->flags |= TF_STOPPED;
@@ -273,14 +316,14 @@ static void drop_queued_step_trap(struct tracee *t)
 	}
 }
 
-void tracee_detach_all(void)
+void tracee_detach_all(struct tracer *tr)
 {
 	struct tracee *next;
-	for (struct tracee *t = tracees; t; t = next) {
+	for (struct tracee *t = tr->tracees; t; t = next) {
 		next = t->next;
 		drop_queued_step_trap(t);
 		ptrace(PTRACE_DETACH, t->tid, NULL,
 		       (void *)(long)t->pending_sig);
-		tracee_remove(t->tid);
+		tracee_remove(tr, t->tid);
 	}
 }

@@ -1,4 +1,20 @@
-/* The ptrace supervisor: threads, breakpoints, the stepping engine. */
+/* The ptrace supervisor: one struct tracer for the run, one struct tracee
+ * per traced thread, and what each file of src/tracer/ offers the others.
+ *
+ * Who owns what (docs/design.md has the picture):
+ *   main.c      main(): options, models, the loop, the exit status
+ *   options.c   struct options: parsing, usage, cross-checks
+ *   launch.c    PATH search, fork + exec under ptrace, killing, reaping
+ *   attach.c    -p: seizing every thread, the reasons an attach fails
+ *   tracee.c    the thread table and every ptrace request on a thread
+ *   breakpoint.c int3 and debug-register breakpoints
+ *   window.c    start/stop events, windows, int3 step-over, release
+ *   children.c  clone, fork/vfork hand-off, exec
+ *   dispatch.c  next_event -> one switch -> one restart
+ *   output.c    the profiles and the summary
+ *   engine.h    the engine interface; step.c the single-step engine,
+ *               account.c what every engine feeds the models
+ *   callstack.c call stacks while stepping */
 #ifndef CT_TRACER_H
 #define CT_TRACER_H
 
@@ -13,16 +29,18 @@
 #include "callstack.h"
 #include "costs.h"
 #include "decode.h"
+#include "engine.h"
 #include "event.h"
 #include "model.h"
+#include "options.h"
 #include "symbols.h"
 
 /* One traced thread. */
 struct tracee {
 	pid_t tid;
-	unsigned flags;			/* TF_* bits */
+	unsigned flags;			/* TF_* bits: use the predicates below */
 	int pending_sig;		/* signal to deliver when detaching */
-	int inject;			/* signal to deliver with the next step */
+	int inject;			/* signal to deliver with the next restart */
 	unsigned seq;			/* creation order, from 0 */
 	unsigned core;			/* the model core its accesses go to */
 	struct user_regs_struct regs;	/* while stepped: before its next step */
@@ -62,9 +80,21 @@ enum {
 };
 
 static inline bool tracee_stepping(const struct tracee *t)
-{
-	return t->flags & TF_STEPPING;
-}
+{ return t->flags & TF_STEPPING; }
+static inline bool tracee_injected(const struct tracee *t)
+{ return t->flags & TF_INJECTED; }
+static inline bool tracee_stopped(const struct tracee *t)
+{ return t->flags & TF_STOPPED; }
+static inline bool tracee_trapped(const struct tracee *t)
+{ return t->flags & TF_TRAPPED; }
+static inline bool tracee_wants_step(const struct tracee *t)
+{ return t->flags & TF_WANT_STEP; }
+static inline bool tracee_ending(const struct tracee *t)
+{ return t->flags & TF_ENDING; }
+static inline bool tracee_wants_window(const struct tracee *t)
+{ return t->flags & TF_WANT_WINDOW; }
+static inline bool tracee_leads(const struct tracee *t)
+{ return t->flags & TF_LEAD; }
 
 /* A software breakpoint (int3), restored byte for byte on removal. */
 struct breakpoint {
@@ -72,6 +102,16 @@ struct breakpoint {
 	long orig_word;			/* the text word at addr before patching */
 	bool inserted;
 };
+
+/* Debug registers.  Slot SLOT_START holds an instruction start event,
+ * SLOT_WATCH a data watchpoint (--start-watch). */
+struct hw_slot {
+	uint64_t addr;
+	unsigned rw;			/* 0 execute, 1 write, 3 read/write */
+	unsigned len;			/* 1, 2, 4, 8 (watchpoints) */
+	bool used;
+};
+enum { SLOT_START, SLOT_WATCH };
 
 /* The wait status of the last event, decoded. */
 struct event_info {
@@ -82,14 +122,93 @@ struct event_info {
 	unsigned ptrace_event;		/* status >> 16 */
 };
 
-/* tracee.c: the thread table and ptrace helpers. */
-struct tracee *tracee_find(pid_t tid);
-struct tracee *tracee_add(pid_t tid);
-void tracee_remove(pid_t tid);
-struct tracee *tracee_first(void);
+/* How dispatch restarts the thread of an event (see event.h). */
+enum restart {
+	RESTART_NONE,		/* leave it: gone, restarted already, or held
+				 * stopped until the target is released */
+	RESTART_CONT,		/* run natively, with t->inject */
+	RESTART_STEP,		/* in a window: the engine runs it on */
+	RESTART_LISTEN,		/* a job-control stop: PTRACE_LISTEN */
+};
+
+/* The run: everything the supervisor knows, passed to every function of
+ * the tracer as its first argument. */
+struct tracer {
+	struct options opt;
+
+	/* The target. */
+	pid_t target_pid;
+	char *prog_path;		/* launched: the program found in PATH */
+	char *cmd_line;			/* the profile's cmd: */
+	int target_status;		/* wait status of its exit; -1: none */
+	struct tracee *tracees;		/* its threads (tracee.c) */
+	unsigned next_seq;		/* creation order of the next thread */
+	cpu_set_t saved_self;		/* the tracer's affinity while pinned */
+	int pin_cpu;			/* the CPU stepping runs on; -1: none */
+
+	/* Models and the engine. */
+	struct symbols *syms;
+	struct engine eng;
+	const struct engine_ops *engine;
+	const char **event_names;
+	unsigned n_events;
+
+	/* Start and stop events. */
+	struct breakpoint start_bp, entry_bp;
+	struct hw_slot hw_slots[4];
+	unsigned dr_want;		/* debug-register slots armed */
+	uint64_t start_addr, stop_addr;
+
+	/* Windows. */
+	unsigned n_active;		/* windows being stepped */
+	unsigned windows_done;		/* windows ended */
+	const char *partial_reason;	/* why the profile is partial */
+	char interrupt_reason[64];
+
+	/* Output. */
+	FILE *out_file;
+	char *out_name;
+	char **desc_lines;
+	char *desc_buf;
+	uint64_t *totals;
+	bool profile_written;
+	bool summary_printed;
+
+	/* Children and exec (--trace-children). */
+	pid_t helpers[64];		/* cachetraces of forked children */
+	unsigned n_helpers;
+	unsigned execs;			/* images traced after exec */
+
+	/* The end: the loop stops, main() returns exit_status. */
+	bool done;
+	bool failed;			/* a fatal error (tracer_fail) */
+	int exit_status;
+};
+
+/* Set by the signal handlers (main.c), read by the loop: the only two
+ * variables outside struct tracer. */
+extern volatile sig_atomic_t interrupted_by;
+extern volatile sig_atomic_t toggle_requests;
+
+/* tracee.c: the thread table and every ptrace request on a thread. */
+struct tracee *tracee_find(struct tracer *tr, pid_t tid);
+struct tracee *tracee_add(struct tracer *tr, pid_t tid);
+void tracee_remove(struct tracer *tr, pid_t tid);
 /* Restart a stopped thread (PTRACE_CONT, _SINGLESTEP, _LISTEN) with SIG.
  * ESRCH (the thread is dying) is not an error: its exit event follows. */
 int tracee_restart(struct tracee *t, int request, int sig);
+/* The same for a thread not in the table (killing, handing off). */
+int tracee_restart_pid(pid_t tid, int request, int sig);
+int tracee_getregs(pid_t tid, struct user_regs_struct *r);
+int tracee_setregs(pid_t tid, const struct user_regs_struct *r);
+/* si_code of the stop's siginfo, or -1. */
+int tracee_si_code(pid_t tid);
+int tracee_interrupt(pid_t tid);
+int tracee_seize(pid_t tid, long options);
+int tracee_event_msg(pid_t tid, unsigned long *msg);
+int tracee_detach(pid_t tid, int sig);
+/* The XSAVE area of TID into BUF: its length, or -errno. */
+ssize_t tracee_read_xstate(pid_t tid, void *buf, size_t len);
 /* Read target memory (process_vm_readv, PEEKDATA fallback). */
 ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
 /* waitpid(TID, STATUS, __WALL), retried on EINTR: our signal handlers are
@@ -107,97 +226,102 @@ void tracee_decode_status(pid_t tid, int status, struct event_info *ei);
 void tracee_next_event(struct event_info *ei);
 /* Detach every thread, restarting it with no signal.  The threads must be
  * stopped (interrupt them first with tracee_stop_all). */
-void tracee_detach_all(void);
+void tracee_detach_all(struct tracer *tr);
 /* Bring every running thread to a ptrace stop (PTRACE_INTERRUPT) so that
  * breakpoints can be removed and threads detached; pending events are
  * consumed, signals seen meanwhile are kept for re-injection at detach. */
-void tracee_stop_all(void);
-
+void tracee_stop_all(struct tracer *tr);
 /* Pin the tracer and each stepped thread to one CPU while stepping (3.5x
  * faster here: cross-CPU wake-ups cost ~50 us in this VM); restore
  * afterwards. */
-void tracee_pin(struct tracee *t);
+void tracee_pin(struct tracer *tr, struct tracee *t);
 void tracee_unpin(struct tracee *t);
-void tracee_unpin_self(void);
+void tracee_unpin_self(struct tracer *tr);
 
 /* breakpoint.c */
 int breakpoint_insert(pid_t tid, struct breakpoint *bp, uint64_t addr);
 int breakpoint_remove(pid_t tid, struct breakpoint *bp);
-
-/* step.c: the stepping engine.  One engine per run; the costs it keeps
- * are per pc, the regs it keeps are those of the stepped thread before its
- * next step. */
-struct engine {
-	struct decoder *dec;
-	struct cache_model *cm;
-	struct branch_model *bm;	/* NULL with --branch-sim=no */
-	unsigned bm_offset;		/* the branch model's first event */
-	unsigned n_events;
-	struct cost_table *costs;
-	struct callstack *cs;		/* --call-stacks=yes, else NULL */
-	uint64_t *scratch;		/* one step's counts, with call stacks */
-	FILE *trace_mem;		/* --trace-mem: Lackey-format trace */
-	struct symbols *syms;		/* for messages and the progress line */
-	struct tracee *current;		/* whose accesses the model sees now */
-	struct tracee *decoding;	/* whose memory and xstate decode reads */
-
-	uint64_t max_steps;		/* per window; 0: no cap */
-	uint64_t swatch_lo, swatch_hi;	/* --stop-watch range [lo, hi) */
-	bool swatch_rw;			/* reads end the window too */
-
-	uint64_t steps;			/* traps accounted, all windows */
-	unsigned windows;		/* windows begun */
-	uint64_t *unknown_seen;		/* pcs already reported (small set) */
-	size_t n_unknown_seen;
-	double t_start, t_last_progress, t_stepping;
-	bool progress;			/* live line on a terminal */
-	int progress_width;
-};
-
-double now_seconds(void);
-/* Start stepping thread T, stopped: read its registers, pin it. */
-int engine_begin_thread(struct engine *e, struct tracee *t);
-/* Stop stepping thread T (it is stopped or gone): unpin it. */
-void engine_end_thread(struct engine *e, struct tracee *t);
-/* Decode the instruction T is about to execute (at t->regs.rip).
- * Returns 0, or -1 when it cannot be read. */
-int engine_prepare(struct engine *e, struct tracee *t);
-/* Account one completed trap of T whose after-registers are AFTER, then
- * make them T's current registers. */
-void engine_account(struct engine *e, struct tracee *t,
-		    const struct user_regs_struct *after);
-/* T's pc moved without executing an instruction (signal handler entry). */
-void engine_moved(struct engine *e, struct tracee *t,
-		  const struct user_regs_struct *after);
-/* Account the instruction at t->regs.rip as fetched but not completed
- * (the exit_group syscall that ends the process). */
-void engine_account_fetch_only(struct engine *e, struct tracee *t);
-/* True when T, a window's lead, meets the window's stop event: its stop
- * pc (or the start function's return: the return address reached with rsp
- * above the entry rsp, so that recursion and several exits are right),
- * the instruction cap, or a write to the --stop-watch range. */
-bool engine_at_stop(const struct engine *e, const struct tracee *t);
-void engine_progress(struct engine *e, bool force);
-void engine_clear_progress(struct engine *e);
-
-/* breakpoint.c: debug registers.  Slot SLOT_START holds an instruction
- * start event, SLOT_WATCH a data watchpoint (--start-watch). */
-struct hw_slot {
-	uint64_t addr;
-	unsigned rw;			/* 0 execute, 1 write, 3 read/write */
-	unsigned len;			/* 1, 2, 4, 8 (watchpoints) */
-	bool used;
-};
-enum { SLOT_START, SLOT_WATCH };
-extern struct hw_slot hw_slots[4];
-/* Program the used slots whose bit is in ENABLED_MASK into thread TID
+/* Program the used SLOTS whose bit is in ENABLED_MASK into thread TID
  * (stopped); the others are disabled. */
-int hwbp_program(pid_t tid, unsigned enabled_mask);
+int hwbp_program(pid_t tid, const struct hw_slot slots[4],
+		 unsigned enabled_mask);
 int hwbp_clear(pid_t tid);
 /* Which slots fired (DR6 bits 0-3), and reset DR6. */
 unsigned hwbp_hits(pid_t tid);
 
-/* The interrupt flag set by the SIGINT/SIGTERM/SIGHUP handler. */
-extern volatile sig_atomic_t interrupted_by;
+/* launch.c */
+/* execvp's search, done before forking: NULL after a message when PROG
+ * is missing or not executable. */
+char *launch_find_program(const char *prog);
+/* Fork PROG stopped, seize it, run it to its exec stop.  Returns its pid,
+ * or -1 after a message (nothing left running). */
+pid_t launch(struct tracer *tr, const char *path, char **argv);
+/* Kill the launched target and reap every thread. */
+void launch_kill_and_reap(pid_t pid);
+/* The launched target's exit status as ours (128+N for signal N). */
+int launch_wait_exit(struct tracer *tr);
+/* The ptrace options of every tracee. */
+long launch_trace_options(const struct tracer *tr);
+
+/* attach.c: seize every thread of PID and stop them all.  0, or -1 after
+ * a one-line message, the target left untouched. */
+int attach(struct tracer *tr, pid_t pid);
+char *attach_read_cmdline(pid_t pid);
+
+/* window.c */
+bool window_has_start_event(const struct tracer *tr);
+bool window_all_done(const struct tracer *tr);
+bool window_can_begin(const struct tracer *tr);
+/* start.c: resolve and arm the start events at the beginning of the run
+ * (or again after an exec); -1 after a message. */
+int window_setup(struct tracer *tr);
+int window_arm_or_wait_for_entry(struct tracer *tr, bool retry);
+/* Thread T, stopped at the start event, leads a new window; returns how
+ * T is restarted (RESTART_NONE after a fatal error). */
+enum restart window_begin_thread(struct tracer *tr, struct tracee *t);
+void window_end(struct tracer *tr, struct tracee *lead, const char *reason);
+void window_end_all(struct tracer *tr, const char *reason);
+/* How the lead of a window that just ended is restarted. */
+enum restart window_after(struct tracer *tr, struct tracee *lead);
+/* Thread T, stopped, joins the running window (--threads=all). */
+void window_join(struct tracer *tr, struct tracee *t);
+/* Stop stepping thread T, now or at its next stop. */
+void window_leave(struct tracer *tr, struct tracee *t, bool run_on);
+void window_toggle(struct tracer *tr);
+void window_assign_core(struct tracer *tr, struct tracee *t);
+/* Program T's debug registers as the armed start events want. */
+void window_sync_dr(struct tracer *tr, struct tracee *t);
+bool window_int3_at(const struct tracer *tr, const struct tracee *t);
+/* T executes the instruction under our int3 with the others stopped. */
+int window_step_over_int3(struct tracer *tr, struct tracee *t);
+/* A SIGTRAP of T, not stepped: one of our start events (true, *HOW set),
+ * or not ours (false). */
+bool window_on_trap(struct tracer *tr, struct tracee *t, enum restart *how);
+/* Detach from every thread so that the target runs on natively. */
+void window_release(struct tracer *tr);
+/* A fatal error: the run ends with status 1, the target released. */
+void tracer_fail(struct tracer *tr);
+
+/* children.c */
+void children_new(struct tracer *tr, struct tracee *t, struct event_info *ei);
+bool children_is_helper(const struct tracer *tr, pid_t pid);
+void children_wait_helpers(struct tracer *tr);
+enum restart children_on_exec(struct tracer *tr, struct tracee *t);
+
+/* dispatch.c */
+/* One event: dispatched, its thread restarted.  False when the run is
+ * over. */
+bool dispatch(struct tracer *tr, struct event_info *ei);
+/* The one place a thread is restarted (also for threads that the window
+ * logic restarts as a side effect). */
+void tracer_restart(struct tracer *tr, struct tracee *t, enum restart how);
+/* Until the windows are done and the target released, or it is gone. */
+void tracer_run(struct tracer *tr);
+
+/* output.c */
+int output_open(struct tracer *tr);
+void output_write_profile(struct tracer *tr);
+void output_print_summary(struct tracer *tr);
+void output_abort(struct tracer *tr);
 
 #endif

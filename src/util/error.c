@@ -55,14 +55,28 @@ void perror_msg_and_die(const char *fmt, ...)
 	exit(1);
 }
 
+static void vusage(const char *fmt, va_list ap)
+{
+	vmsg(0, fmt, ap);
+	fprintf(stderr, "Try '%s --help' for more information.\n",
+		program_invocation_short_name);
+}
+
+int error_usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vusage(fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 void error_usage_and_die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vmsg(0, fmt, ap);
+	vusage(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Try '%s --help' for more information.\n",
-		program_invocation_short_name);
 	exit(2);
 }
 

@@ -1,0 +1,297 @@
+/* The event loop, after strace's:
+ *
+ *   while (dispatch(next_event())) ;
+ *
+ * tracee_next_event waits for any thread and turns the wait status into
+ * an enum tracer_event (event.h); dispatch is one switch on it that
+ * decides how the thread goes on (enum restart) and restarts it in one
+ * place, tracer_restart, which the window logic also uses for the threads
+ * it restarts as a side effect (--threads=all joins and leaves). */
+#include "tracer.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "error.h"
+
+void tracer_restart(struct tracer *tr, struct tracee *t, enum restart how)
+{
+	int sig = t->inject;
+	switch (how) {
+	case RESTART_NONE:
+		return;
+	case RESTART_STEP:
+		tr->engine->run(tr, t);
+		return;
+	case RESTART_LISTEN:
+		window_sync_dr(tr, t);
+		tracee_restart(t, PTRACE_LISTEN, 0);
+		return;
+	case RESTART_CONT:
+		t->inject = 0;
+		window_sync_dr(tr, t);
+		tracee_restart(t, PTRACE_CONT, sig);
+		return;
+	}
+}
+
+/* A thread that is not stepped. */
+static enum restart dispatch_other(struct tracer *tr, struct event_info *ei)
+{
+	struct tracee *t = tracee_find(tr, ei->tid);
+	if (!t) {
+		t = tracee_add(tr, ei->tid);	/* a new thread's first stop */
+		window_assign_core(tr, t);
+		if (tr->opt.threads_all && tr->n_active)
+			t->flags |= TF_WANT_STEP;
+	}
+	if (ei->ev == TE_EXITED) {
+		if (ei->tid == tr->target_pid)
+			tr->target_status = ei->status;
+		tracee_remove(tr, ei->tid);
+		return RESTART_NONE;
+	}
+	t->flags |= TF_STOPPED;
+	bool our_stop = ei->ev == TE_GROUP_STOP && ei->sig == SIGTRAP;
+	if (tracee_wants_step(t) && tr->n_active && our_stop) {
+		/* Our PTRACE_INTERRUPT, or its birth: it joins the window. */
+		t->flags &= ~TF_WANT_STEP;
+		return tr->engine->begin_window(tr, t) < 0 ? RESTART_NONE
+							   : RESTART_STEP;
+	}
+	if (tracee_wants_window(t) && our_stop) {
+		t->flags &= ~TF_WANT_WINDOW;
+		if (!tr->n_active && window_can_begin(tr))
+			return window_begin_thread(tr, t); /* --toggle-signal */
+	}
+	switch (ei->ev) {
+	case TE_SIGNAL:
+		t->inject = ei->sig;
+		return RESTART_CONT;
+	case TE_GROUP_STOP:
+		return is_stop_signal(ei->sig) ? RESTART_LISTEN : RESTART_CONT;
+	case TE_CLONE:
+		children_new(tr, t, ei);
+		return RESTART_CONT;
+	case TE_EXIT:
+		if (ei->tid == tr->target_pid && tr->eng.windows)
+			output_write_profile(tr); /* the last moment it is mapped */
+		return RESTART_CONT;
+	case TE_EXEC:
+		return children_on_exec(tr, t);
+	case TE_TRAP:
+		/* Not ours (window_on_trap said so): a SIGTRAP the target
+		 * raised or was sent; deliver it. */
+		t->inject = SIGTRAP;
+		return RESTART_CONT;
+	default:
+		return RESTART_CONT;
+	}
+}
+
+/* T is in its exit event (memory still mapped).  If it was in the exit
+ * syscall, that syscall started (rip is past it) and Cachegrind counts
+ * it. */
+static void stepped_exit(struct tracer *tr, struct tracee *t)
+{
+	struct user_regs_struct now;
+	t->flags |= TF_EXITING;
+	if (t->insn && tracee_getregs(t->tid, &now) == 0 &&
+	    now.rip == t->regs.rip + t->insn->len)
+		engine_account_fetch_only(&tr->eng, t);
+	bool lead = tracee_leads(t);
+	if (lead)
+		window_end(tr, t, tr->opt.start ? "the target exited inside "
+						  "the window" : NULL);
+	tr->engine->end_window(tr, t);
+	if (t->tid == tr->target_pid || lead)
+		output_write_profile(tr);	/* still mapped */
+}
+
+/* A stepped thread's trap: one instruction done. */
+static enum restart stepped_trap(struct tracer *tr, struct tracee *t,
+				 bool ending)
+{
+	if (!tr->engine->trap(tr, t))
+		return RESTART_NONE;	/* dying: its exit event follows */
+	if (ending) {
+		t->flags &= ~TF_ENDING;
+		tr->engine->end_window(tr, t);
+		return RESTART_CONT;
+	}
+	if (tracee_leads(t) && engine_at_stop(&tr->eng, t)) {
+		window_end(tr, t, NULL);
+		return window_after(tr, t);
+	}
+	return RESTART_STEP;
+}
+
+/* An event of a thread that is being stepped. */
+static enum restart dispatch_stepping(struct tracer *tr, struct tracee *t,
+				      struct event_info *ei)
+{
+	bool ending = tracee_ending(t);
+	t->flags |= TF_STOPPED;
+	switch (ei->ev) {
+	case TE_TRAP:
+		return stepped_trap(tr, t, ending);
+	case TE_SIGNAL:
+		/* Nothing executed; deliver the signal with the next step so
+		 * its handler is traced like any code. */
+		t->inject = ei->sig;
+		break;
+	case TE_GROUP_STOP:
+		/* A job-control stop: stay stopped (PTRACE_LISTEN) until
+		 * SIGCONT, then go on stepping. */
+		if (is_stop_signal(ei->sig))
+			return RESTART_LISTEN;
+		break;
+	case TE_CLONE: {
+		children_new(tr, t, ei);
+		/* The clone syscall completed: that was one step. */
+		struct user_regs_struct after;
+		if (tracee_getregs(t->tid, &after) == 0)
+			engine_account(&tr->eng, t, &after);
+		break;
+	}
+	case TE_EXIT:
+		stepped_exit(tr, t);
+		return RESTART_CONT;
+	case TE_EXEC:
+		window_end_all(tr, tr->opt.trace_children ? NULL :
+			       "the target called exec inside the window");
+		tr->engine->end_window(tr, t);
+		return children_on_exec(tr, t);
+	default:
+		break;
+	}
+	if (ending) {
+		t->flags &= ~TF_ENDING;
+		tr->engine->end_window(tr, t);
+		return dispatch_other(tr, ei);
+	}
+	return RESTART_STEP;
+}
+
+/* SIGINT, SIGTERM or SIGHUP reached cachetrace: end the windows, write
+ * what we have, release the target. */
+static void finish_interrupted(struct tracer *tr)
+{
+	snprintf(tr->interrupt_reason, sizeof(tr->interrupt_reason),
+		 "interrupted by %s", strsignal(interrupted_by));
+	if (tr->n_active)
+		window_end_all(tr, tr->interrupt_reason);
+	else if (!tr->partial_reason)
+		tr->partial_reason = tr->interrupt_reason;
+	output_write_profile(tr);
+	window_release(tr);
+	output_print_summary(tr);
+	tr->done = true;
+	tr->exit_status = 128 + interrupted_by;
+}
+
+static enum restart dispatch_event(struct tracer *tr, struct event_info *ei)
+{
+	if (ei->ev == TE_EXITED && children_is_helper(tr, ei->tid))
+		return RESTART_NONE;	/* a child's cachetrace ended */
+	struct tracee *t = tracee_find(tr, ei->tid);
+	enum restart how;
+	switch (ei->ev) {
+	case TE_NONE:
+		return RESTART_NONE;
+	case TE_INTERRUPTED:
+		finish_interrupted(tr);
+		return RESTART_NONE;
+	case TE_EXITED:
+		if (t && tracee_stepping(t)) {
+			if (tracee_leads(t))
+				window_end(tr, t, "the target was killed "
+					   "inside the window");
+			tr->engine->end_window(tr, t);
+		}
+		return dispatch_other(tr, ei);
+	case TE_TRAP:
+		if (t && tracee_stepping(t))
+			return dispatch_stepping(tr, t, ei);
+		if (!t) {
+			t = tracee_add(tr, ei->tid);
+			window_assign_core(tr, t);
+		}
+		t->flags |= TF_STOPPED;
+		if (window_on_trap(tr, t, &how))
+			return how;
+		return dispatch_other(tr, ei);
+	default:
+		if (t && tracee_stepping(t))
+			return dispatch_stepping(tr, t, ei);
+		return dispatch_other(tr, ei);
+	}
+}
+
+bool dispatch(struct tracer *tr, struct event_info *ei)
+{
+	enum restart how = dispatch_event(tr, ei);
+	struct tracee *t = how == RESTART_NONE ? NULL
+					       : tracee_find(tr, ei->tid);
+	if (t)
+		tracer_restart(tr, t, how);
+	return !tr->done;
+}
+
+/* Why the profile is partial when the loop ended without the windows. */
+static void note_how_it_ended(struct tracer *tr)
+{
+	const struct options *o = &tr->opt;
+	if (!tr->eng.windows && !o->quiet)
+		error_msg("warning: the target exited before the start event "
+			  "(--start=%s); no instructions were traced",
+			  o->start);
+	if (!tr->eng.windows && !tr->partial_reason)
+		tr->partial_reason = "the target exited before the start event";
+	else if (o->start && tr->eng.windows && !window_all_done(tr) &&
+		 !tr->partial_reason && o->intervals)
+		tr->partial_reason = "the target exited before all the windows "
+				     "were traced";
+}
+
+void tracer_run(struct tracer *tr)
+{
+	if (window_setup(tr) < 0) {
+		tracer_fail(tr);
+		return;
+	}
+	if (!window_has_start_event(tr)) {
+		struct tracee *t = tracee_find(tr, tr->target_pid);
+		tracer_restart(tr, t, window_begin_thread(tr, t));
+	} else {
+		for (struct tracee *o = tr->tracees; o; o = o->next)
+			if (tracee_stopped(o))
+				tracer_restart(tr, o, RESTART_CONT);
+	}
+	for (bool go = !tr->done; go; ) {
+		if (interrupted_by) {
+			finish_interrupted(tr);
+			break;
+		}
+		if (toggle_requests) {
+			toggle_requests = 0;
+			window_toggle(tr);
+		}
+		if (tr->done || window_all_done(tr) || !tr->tracees)
+			break;		/* done, or every thread is gone */
+		struct event_info ei;
+		tracee_next_event(&ei);
+		if (ei.ev == TE_NONE && errno == ECHILD)
+			break;
+		go = dispatch(tr, &ei);
+	}
+	if (tr->done)
+		return;
+	note_how_it_ended(tr);
+	if (tr->tracees) {
+		output_write_profile(tr);
+		window_release(tr);
+	}
+	output_write_profile(tr);
+}

@@ -1,0 +1,100 @@
+/* The engine: what moves a thread through a window, and what every engine
+ * feeds the models for each instruction executed.
+ *
+ * The accounting half (account.c) is shared: given the registers before
+ * and after one instruction, it decodes the accesses and branch outcome and
+ * adds them into the pc's cost row (and the call-stack row).
+ *
+ * The control half is an ops table (struct engine_ops), one file per
+ * engine, selected in main.c.  The dispatcher and the window logic only
+ * call these ops, so that another engine (emulation) can sit next to the
+ * single-step one (step.c) without touching them. */
+#ifndef CT_ENGINE_H
+#define CT_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct tracer;
+struct tracee;
+struct event_info;
+
+/* The accounting state of a run. */
+struct engine {
+	struct decoder *dec;
+	struct cache_model *cm;
+	struct branch_model *bm;	/* NULL with --branch-sim=no */
+	unsigned bm_offset;		/* the branch model's first event */
+	unsigned n_events;
+	struct cost_table *costs;
+	struct callstack *cs;		/* --call-stacks=yes, else NULL */
+	uint64_t *scratch;		/* one step's counts, with call stacks */
+	FILE *trace_mem;		/* --trace-mem: Lackey-format trace */
+	struct symbols *syms;		/* for messages and the progress line */
+	struct tracee *current;		/* whose accesses the model sees now */
+	struct tracee *decoding;	/* whose memory and xstate decode reads */
+	pid_t target_pid;		/* decode reads its memory otherwise */
+
+	uint64_t max_steps;		/* per window; 0: no cap */
+	uint64_t swatch_lo, swatch_hi;	/* --stop-watch range [lo, hi) */
+	bool swatch_rw;			/* reads end the window too */
+
+	uint64_t steps;			/* instructions accounted, all windows */
+	unsigned windows;		/* windows begun */
+	uint64_t *unknown_seen;		/* pcs already reported (small set) */
+	size_t n_unknown_seen;
+	double t_start, t_last_progress, t_stepping;
+	bool progress;			/* live line on a terminal */
+	int progress_width;
+};
+
+/* How a thread in a window is moved on.  Every op gets the thread
+ * stopped. */
+struct engine_ops {
+	const char *name;
+	/* T joins a window: read its registers, pin it.  0 or -errno (the
+	 * thread is dying: its exit event follows). */
+	int (*begin_window)(struct tracer *tr, struct tracee *t);
+	/* Let T execute until its next event for the dispatcher: for the
+	 * single-step engine, one instruction.  The window may end inside
+	 * (an instruction that cannot be read, the stop event reached while
+	 * stepping over an int3): T is then restarted natively or left as
+	 * window_after says. */
+	void (*run)(struct tracer *tr, struct tracee *t);
+	/* T stopped with a SIGTRAP after run: account what it executed.
+	 * False when T's registers cannot be read (it is dying). */
+	bool (*trap)(struct tracer *tr, struct tracee *t);
+	/* T leaves the window (stopped or gone): unpin it. */
+	void (*end_window)(struct tracer *tr, struct tracee *t);
+};
+
+extern const struct engine_ops step_engine;
+
+/* account.c: shared by the engines. */
+double now_seconds(void);
+/* Decode the instruction T is about to execute (at t->regs.rip).
+ * Returns 0, or -1 when it cannot be read. */
+int engine_prepare(struct engine *e, struct tracee *t);
+/* Account one completed instruction of T whose after-registers are AFTER,
+ * then make them T's current registers. */
+void engine_account(struct engine *e, struct tracee *t,
+		    const struct user_regs_struct *after);
+/* T's pc moved without executing an instruction (signal handler entry). */
+void engine_moved(struct engine *e, struct tracee *t,
+		  const struct user_regs_struct *after);
+/* Account the instruction at t->regs.rip as fetched but not completed
+ * (the exit_group syscall that ends the process). */
+void engine_account_fetch_only(struct engine *e, struct tracee *t);
+/* True when T, a window's lead, meets the window's stop event: its stop
+ * pc (or the start function's return: the return address reached with rsp
+ * above the entry rsp, so that recursion and several exits are right),
+ * the instruction cap, or a write to the --stop-watch range. */
+bool engine_at_stop(const struct engine *e, const struct tracee *t);
+void engine_progress(struct engine *e, bool force);
+void engine_clear_progress(struct engine *e);
+void engine_free(struct engine *e);
+
+#endif

@@ -1,0 +1,370 @@
+/* Option parsing: every option into struct options, then the checks that
+ * involve several of them.  Nothing here touches a process; a bad option
+ * is one message and exit status 2 (from main). */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+static void usage(void)
+{
+	printf(
+"usage: cachetrace [options] [--] PROG [ARGS...]\n"
+"       cachetrace [options] -p PID --start=LOC\n"
+"\n"
+"Single-steps a region of PROG and simulates its caches and branches like\n"
+"valgrind's Cachegrind; writes a Cachegrind-format profile.\n"
+"\n"
+"Region:\n"
+"  --start=LOC             begin when LOC first executes (default: trace the\n"
+"                          whole run, from the first instruction after exec)\n"
+"  --stop=LOC              end when LOC executes (default with --start: when\n"
+"                          the start function returns to its caller)\n"
+"                          LOC: symbol, symbol+OFF, 0xADDR, file.c:LINE,\n"
+"                          lib.so:symbol\n"
+"  --max-instructions=N, --stop-after=N\n"
+"                          end each window after N instructions\n"
+"  --intervals=N           trace N start..stop windows into one profile\n"
+"                          [1]; 0: until interrupted or the target ends\n"
+"  --threads=hit|all       step only the thread that hit the start event\n"
+"                          [hit], or every thread of the target\n"
+"  --core-map=TID:CORE,... the model core of each thread (default: round\n"
+"                          robin in creation order over --cores)\n"
+"Models:\n"
+"  --I1=SIZE,ASSOC,LINE    level-1 instruction cache (default: this host's)\n"
+"  --D1=SIZE,ASSOC,LINE    level-1 data cache\n"
+"  --LL=SIZE,ASSOC,LINE    last-level cache\n"
+"  --cache-sim=yes|no      simulate caches [yes]\n"
+"  --branch-sim=yes|no     simulate branch prediction [yes]\n"
+"  --branch-model=NAME     branch predictor [cachegrind]\n"
+"  --cores=N               cores of multi-core models [1]\n"
+"Output:\n"
+"  -o, --cachegrind-out-file=FILE\n"
+"                          profile file [cachegrind.out.%%p]; %%p is the\n"
+"                          target's pid, %%q{VAR} an environment variable;\n"
+"                          '-' writes the profile to stdout (the target's\n"
+"                          stdout then goes to stderr)\n"
+"  --trace-mem=FILE        also write every access, in Lackey's format\n"
+"  --call-stacks=yes|no    keep costs per call stack too [no]\n"
+"  --callgrind-out-file=FILE\n"
+"                          the call-stack profile [callgrind.out.%%p]\n"
+"  --folded-out-file=FILE  folded stacks (flame graphs) of --folded-event\n"
+"  --folded-event=EV       [Ir]\n"
+"  -q, --quiet             no progress line, no summary\n"
+"  --start-watch=EXPR      begin after an instruction writes EXPR: symbol or\n"
+"                          0xADDR, then :LEN (1,2,4,8) and :w or :rw\n"
+"  --stop-watch=EXPR       end after an instruction writes (:rw accesses) it\n"
+"  --toggle-signal=SIG     each SIG sent to cachetrace starts or stops a\n"
+"                          window, wherever the target is\n"
+"  --breakpoints=hw|sw     debug registers [hw] or int3 for --start\n"
+"Attach:\n"
+"  -p, --pid=PID           attach to a running process (every thread),\n"
+"                          trace its windows, detach; it runs on\n"
+"Launch:\n"
+"  --aslr=on|off           address space randomisation for PROG [off]\n"
+"  --trace-children=yes|no follow fork/vfork (a profile per process: -o\n"
+"                          needs %%p) and exec (the new image's profile\n"
+"                          is FILE.exec1, .exec2...) [no]\n"
+"  -d, --debug             debugging messages\n"
+"  --help, --version\n");
+}
+
+static int parse_yes_no(const char *opt, const char *v, bool *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "on"))
+		*out = true;
+	else if (!strcmp(v, "no") || !strcmp(v, "off"))
+		*out = false;
+	else
+		return error_usage("%s: expected yes or no, not '%s'", opt, v);
+	return 0;
+}
+
+static int parse_count(const char *opt, const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	if (errno || end == v || *end || v[0] == '-')
+		return error_usage("%s: '%s' is not a count", opt, v);
+	*out = n;
+	return 0;
+}
+
+static int parse_geom(const char *name, const char *v, struct cache_geom *g)
+{
+	char err[200];
+	if (cache_geom_parse(v, g, err, sizeof(err)) < 0)
+		return error_usage("--%s: %s", name, err);
+	return 0;
+}
+
+static int parse_signal(const char *opt, const char *v, int *out)
+{
+	const char *name = strncmp(v, "SIG", 3) ? v : v + 3;
+	for (int sig = 1; sig < NSIG; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+		if (abbrev && !strcmp(abbrev, name)) {
+			*out = sig;
+			return 0;
+		}
+	}
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (*v && !*end && n > 0 && n < NSIG) {
+		*out = (int)n;
+		return 0;
+	}
+	return error_usage("%s: '%s' is not a signal", opt, v);
+}
+
+static int parse_core_map(struct options *o, const char *v)
+{
+	char *copy = xstrdup(v), *save = NULL;
+	int rc = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':'), *end1, *end2;
+		long tid = strtol(tok, &end1, 10);
+		long core = colon ? strtol(colon + 1, &end2, 10) : 0;
+		if (!colon || end1 != colon || *end2 || tid <= 0 || core < 0 ||
+		    tok == colon || !colon[1])
+			rc = error_usage("--core-map: '%s' is not TID:CORE",
+					 tok);
+		else if (o->n_core_map == sizeof(o->core_map) /
+					  sizeof(o->core_map[0]))
+			rc = error_usage("--core-map: too many entries");
+		else
+			o->core_map[o->n_core_map++] = (struct core_map_entry){
+				(pid_t)tid, (unsigned)core };
+	}
+	free(copy);
+	return rc;
+}
+
+/* hw|sw, hit|all: the second word sets *ON. */
+static int parse_choice(const char *opt, const char *v, const char *off,
+			const char *on, bool *out)
+{
+	if (!strcmp(v, on))
+		*out = true;
+	else if (!strcmp(v, off))
+		*out = false;
+	else
+		return error_usage("%s: %s or %s, not '%s'", opt, off, on, v);
+	return 0;
+}
+
+enum {
+	OPT_START = 256, OPT_STOP, OPT_I1, OPT_D1, OPT_LL, OPT_CACHE_SIM,
+	OPT_BRANCH_SIM, OPT_TRACE_MEM, OPT_ASLR, OPT_MAX_INSNS, OPT_MODEL,
+	OPT_BRANCH_MODEL, OPT_CORES, OPT_THREADS, OPT_INTERVALS, OPT_CORE_MAP,
+	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
+	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
+	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD,
+	OPT_HELP, OPT_VERSION,
+};
+
+static const struct option longopts[] = {
+	{ "start", required_argument, NULL, OPT_START },
+	{ "stop", required_argument, NULL, OPT_STOP },
+	{ "I1", required_argument, NULL, OPT_I1 },
+	{ "D1", required_argument, NULL, OPT_D1 },
+	{ "LL", required_argument, NULL, OPT_LL },
+	{ "cache-sim", required_argument, NULL, OPT_CACHE_SIM },
+	{ "branch-sim", required_argument, NULL, OPT_BRANCH_SIM },
+	{ "cachegrind-out-file", required_argument, NULL, 'o' },
+	{ "trace-mem", required_argument, NULL, OPT_TRACE_MEM },
+	{ "aslr", required_argument, NULL, OPT_ASLR },
+	{ "max-instructions", required_argument, NULL, OPT_MAX_INSNS },
+	{ "model", required_argument, NULL, OPT_MODEL },
+	{ "branch-model", required_argument, NULL, OPT_BRANCH_MODEL },
+	{ "cores", required_argument, NULL, OPT_CORES },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "breakpoints", required_argument, NULL, OPT_BREAKPOINTS },
+	{ "start-watch", required_argument, NULL, OPT_START_WATCH },
+	{ "stop-watch", required_argument, NULL, OPT_STOP_WATCH },
+	{ "toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL },
+	{ "trace-children", required_argument, NULL, OPT_TRACE_CHILDREN },
+	{ "forked-child", no_argument, NULL, OPT_FORKED_CHILD },
+	{ "intervals", required_argument, NULL, OPT_INTERVALS },
+	{ "stop-after", required_argument, NULL, OPT_MAX_INSNS },
+	{ "core-map", required_argument, NULL, OPT_CORE_MAP },
+	{ "call-stacks", required_argument, NULL, OPT_CALL_STACKS },
+	{ "callgrind-out-file", required_argument, NULL, OPT_CALLGRIND_OUT },
+	{ "folded-out-file", required_argument, NULL, OPT_FOLDED_OUT },
+	{ "folded-event", required_argument, NULL, OPT_FOLDED_EVENT },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "debug", no_argument, NULL, 'd' },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* An option getopt does not know: a model's own (--cache=..., ...),
+ * valgrind style, --NAME=VALUE only. */
+static int parse_model_option(struct options *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!strncmp(arg, "--", 2) && eq) {
+		char name[64], err[256];
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg - 2),
+			 arg + 2);
+		int r = model_parse_option(&o->cfg, name, eq + 1, err,
+					   sizeof(err));
+		if (r > 0)
+			return 0;
+		if (r < 0)
+			return error_usage("--%s: %s", name, err);
+	}
+	return error_usage("unknown option '%s'", arg);
+}
+
+/* One option C with its value V: 0, 1 (--help or --version printed), or
+ * -1 (reported). */
+static int parse_one(struct options *o, int c, char *v, const char *arg)
+{
+	uint64_t n;
+	switch (c) {
+	case OPT_START: o->start = v; return 0;
+	case OPT_STOP: o->stop = v; return 0;
+	case OPT_I1: return parse_geom("I1", v, &o->cfg.i1);
+	case OPT_D1: return parse_geom("D1", v, &o->cfg.d1);
+	case OPT_LL: return parse_geom("LL", v, &o->cfg.ll);
+	case OPT_CACHE_SIM:
+		return parse_yes_no("--cache-sim", v, &o->cfg.cache_sim);
+	case OPT_BRANCH_SIM:
+		return parse_yes_no("--branch-sim", v, &o->cfg.branch_sim);
+	case 'o': o->out = v; return 0;
+	case OPT_TRACE_MEM: o->trace_mem = v; return 0;
+	case OPT_ASLR: return parse_yes_no("--aslr", v, &o->aslr);
+	case OPT_MAX_INSNS:
+		return parse_count("--max-instructions", v, &o->max_insns);
+	case OPT_MODEL: o->model = v; return 0;
+	case OPT_BRANCH_MODEL: o->cfg.branch_model = v; return 0;
+	case OPT_THREADS:
+		return parse_choice("--threads", v, "hit", "all",
+				    &o->threads_all);
+	case 'p':
+		if (parse_count("-p", v, &n) < 0)
+			return -1;
+		if (n == 0 || n > INT32_MAX)
+			return error_usage("-p: '%s' is not a pid", v);
+		o->pid = (pid_t)n;
+		return 0;
+	case OPT_BREAKPOINTS:
+		return parse_choice("--breakpoints", v, "hw", "sw",
+				    &o->sw_breakpoints);
+	case OPT_START_WATCH: o->start_watch = v; return 0;
+	case OPT_TRACE_CHILDREN:
+		return parse_yes_no("--trace-children", v, &o->trace_children);
+	case OPT_FORKED_CHILD: o->forked_child = true; return 0;
+	case OPT_STOP_WATCH: o->stop_watch = v; return 0;
+	case OPT_TOGGLE_SIGNAL:
+		if (parse_signal("--toggle-signal", v, &o->toggle_signal) < 0)
+			return -1;
+		if (o->toggle_signal == SIGKILL || o->toggle_signal == SIGSTOP)
+			return error_usage("--toggle-signal: %s cannot be "
+					   "caught", v);
+		return 0;
+	case OPT_INTERVALS:
+		if (parse_count("--intervals", v, &n) < 0)
+			return -1;
+		o->intervals = (unsigned)n;
+		return 0;
+	case OPT_CORE_MAP: return parse_core_map(o, v);
+	case OPT_CALL_STACKS:
+		return parse_yes_no("--call-stacks", v, &o->call_stacks);
+	case OPT_CALLGRIND_OUT:
+		o->callgrind_out = v;
+		o->call_stacks = true;
+		return 0;
+	case OPT_FOLDED_OUT:
+		o->folded_out = v;
+		o->call_stacks = true;
+		return 0;
+	case OPT_FOLDED_EVENT: o->folded_event = v; return 0;
+	case OPT_CORES:
+		if (parse_count("--cores", v, &n) < 0)
+			return -1;
+		o->cfg.cores = (unsigned)n;
+		if (n < 1 || n > 1024)
+			return error_usage("--cores: 1 to 1024, not %s", v);
+		return 0;
+	case 'q': o->quiet = true; return 0;
+	case 'd': debug_flag = 1; return 0;
+	case OPT_HELP:
+		usage();
+		printf("Model options:\n");
+		model_usage(stdout);
+		return 1;
+	case OPT_VERSION:
+		printf("cachetrace %s\n", CT_VERSION);
+		return 1;
+	case ':':
+		return error_usage("option '%s' needs a value", arg);
+	default:
+		return parse_model_option(o, arg);
+	}
+}
+
+/* The options that involve others. */
+static int check_options(const struct options *o, int argc, int first)
+{
+	if (o->pid && first < argc)
+		return error_usage("-p and a program to launch exclude each "
+				   "other");
+	if (!o->pid && first >= argc)
+		return error_usage("no program to trace (usage: cachetrace "
+				   "[options] -- PROG [ARGS...], or -p PID)");
+	bool has_start = o->start || o->start_watch || o->toggle_signal;
+	if ((o->stop || o->stop_watch) && !has_start)
+		return error_usage("--stop needs --start");
+	if (o->start && o->start_watch)
+		return error_usage("--start and --start-watch exclude each "
+				   "other");
+	if (o->toggle_signal && (o->start || o->start_watch))
+		return error_usage("--toggle-signal is its own start event: "
+				   "no --start with it");
+	if (o->intervals != 1 && !has_start)
+		return error_usage("--intervals needs a start event");
+	if (o->trace_children && !strstr(o->out, "%p") && strcmp(o->out, "-"))
+		return error_usage("--trace-children=yes needs %%p in the "
+				   "output file name (-o), one per process");
+	if (o->trace_children && o->call_stacks &&
+	    !strstr(o->callgrind_out, "%p"))
+		return error_usage("--trace-children=yes needs %%p in "
+				   "--callgrind-out-file");
+	if (o->pid && !has_start && !o->forked_child)
+		return error_usage("-p needs a start event (--start, "
+				   "--start-watch or --toggle-signal)");
+	return 0;
+}
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	*o = (struct options){
+		.out = "cachegrind.out.%p",
+		.cfg = { .cache_sim = true, .branch_sim = true },
+		.intervals = 1,
+		.callgrind_out = "callgrind.out.%p",
+		.folded_event = "Ir",
+		.argv = argv,
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:qdp:", longopts, NULL)) != -1) {
+		int rc = parse_one(o, c, optarg, argv[optind - 1]);
+		if (rc)
+			return rc;
+	}
+	o->first = optind;
+	return check_options(o, argc, optind);
+}

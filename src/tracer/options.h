@@ -1,0 +1,55 @@
+/* Every command-line option of cachetrace, parsed once into one struct. */
+#ifndef CT_OPTIONS_H
+#define CT_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "model.h"
+
+struct core_map_entry {
+	pid_t tid;
+	unsigned core;
+};
+
+struct options {
+	/* The region. */
+	const char *start, *stop;	/* --start, --stop LOCs */
+	const char *start_watch, *stop_watch;
+	int toggle_signal;		/* --toggle-signal; 0: none */
+	uint64_t max_insns;		/* --max-instructions; 0: no cap */
+	unsigned intervals;		/* windows to trace; 0: no limit */
+	bool threads_all;		/* --threads=all */
+	bool sw_breakpoints;		/* --breakpoints=sw */
+
+	/* Models. */
+	const char *model;		/* --model; NULL: cachegrind */
+	struct model_config cfg;	/* geometry, simulation switches, the
+					 * model's own options */
+	struct core_map_entry core_map[256];
+	unsigned n_core_map;
+
+	/* Output. */
+	const char *out;		/* -o; "-" is stdout */
+	const char *trace_mem;
+	bool call_stacks;
+	const char *callgrind_out, *folded_out, *folded_event;
+	bool quiet;
+
+	/* The target. */
+	pid_t pid;			/* -p; 0: launch argv[first...] */
+	bool aslr;			/* keep ASLR on (default off, like gdb) */
+	bool trace_children;
+	bool forked_child;		/* internal: -p of a forked child left
+					 * stopped by our parent */
+	char **argv;			/* the command line, to start a
+					 * cachetrace per forked child */
+	int first;			/* argv[first] is the program */
+};
+
+/* Parse ARGV into O.  Returns 0 to run, 1 when --help or --version was
+ * printed (exit 0), -1 after a usage message (exit 2). */
+int options_parse(struct options *o, int argc, char **argv);
+
+#endif

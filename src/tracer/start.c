@@ -1,0 +1,292 @@
+/* The start and stop events: resolving their locations (again at the
+ * program's entry point when a library is not mapped yet), arming them
+ * as debug registers or an int3, and the data watches. */
+#include "tracer.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+
+static uint64_t read_auxv_entry(pid_t pid, unsigned long type)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	Elf64_auxv_t aux[64];
+	ssize_t n = read(fd, aux, sizeof(aux));
+	close(fd);
+	for (ssize_t i = 0; i < n / (ssize_t)sizeof(aux[0]); i++)
+		if (aux[i].a_type == type)
+			return aux[i].a_un.a_val;
+	return 0;
+}
+
+/* Resolve LOC: 1 found, 0 not found yet with RETRY_LATER (try again at
+ * the entry point, when the libraries are mapped), -1 after a message. */
+static int resolve_loc(struct tracer *tr, const char *what, const char *loc,
+		       uint64_t *addr, bool retry_later)
+{
+	char err[1024] = "";
+	switch (sym_resolve(tr->syms, loc, addr, err, sizeof(err))) {
+	case SYM_FOUND:
+		/* A warning comes with some finds (an IFUNC's address is its
+		 * resolver's). */
+		if (err[0] && !tr->opt.quiet)
+			error_msg("%s: warning: %s", what, err);
+		debug_msg("%s %s = 0x%" PRIx64, what, loc, *addr);
+		return 1;
+	case SYM_NOT_YET:
+	case SYM_NOT_FOUND:
+		if (retry_later)
+			return 0;
+		error_msg("%s: %s", what, err);
+		return -1;
+	case SYM_BAD_SYNTAX:
+	default:
+		error_msg("%s: %s", what, err);
+		return -1;
+	}
+}
+
+/* Arm the start events in every stopped thread (the others are programmed
+ * at their next stop).  -1 after a message. */
+static int arm_start(struct tracer *tr)
+{
+	if (tr->start_addr && !tr->opt.sw_breakpoints) {
+		tr->hw_slots[SLOT_START] = (struct hw_slot){
+			.addr = tr->start_addr, .rw = 0, .len = 1,
+			.used = true };
+		tr->dr_want |= 1u << SLOT_START;
+	} else if (tr->start_addr) {
+		int rc = breakpoint_insert(tr->target_pid, &tr->start_bp,
+					   tr->start_addr);
+		if (rc < 0) {
+			errno = -rc;
+			perror_msg("--start: cannot set a breakpoint at 0x%"
+				   PRIx64, tr->start_addr);
+			return -1;
+		}
+	}
+	if (tr->hw_slots[SLOT_WATCH].used)
+		tr->dr_want |= 1u << SLOT_WATCH;
+	for (struct tracee *t = tr->tracees; t; t = t->next) {
+		if (!tracee_stopped(t))
+			continue;
+		window_sync_dr(tr, t);
+		if (t->dr_mask != tr->dr_want) {
+			error_msg("cannot program the debug registers of thread "
+				  "%d (try --breakpoints=sw)", t->tid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The fields after the address of a watch: ":LEN" and ":w" or ":rw". */
+static int parse_watch_fields(const char *opt, const char *expr, char **save,
+			      unsigned *len, bool *rw)
+{
+	*rw = false;
+	for (char *f = strtok_r(NULL, ":", save); f;
+	     f = strtok_r(NULL, ":", save)) {
+		if (!strcmp(f, "w"))
+			*rw = false;
+		else if (!strcmp(f, "rw"))
+			*rw = true;
+		else if (!strcmp(f, "1") || !strcmp(f, "2") ||
+			 !strcmp(f, "4") || !strcmp(f, "8"))
+			*len = (unsigned)atoi(f);
+		else {
+			error_msg("%s=%s: '%s' is not a length (1, 2, 4, 8), w "
+				  "or rw", opt, expr, f);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* "symbol[:LEN][:w|rw]" or "0xADDR[:LEN][:w|rw]": [LO, HI); LEN defaults
+ * to the symbol's size when it is 1, 2, 4 or 8 (else 8), lowered to the
+ * address's alignment, which the hardware requires.  -1 after a message. */
+static int parse_watch(struct tracer *tr, const char *opt, const char *expr,
+		       uint64_t *lo, uint64_t *hi, bool *rw)
+{
+	char *copy = xstrdup(expr), *save = NULL;
+	char *what = strtok_r(copy, ":", &save);
+	unsigned len = 0;
+	uint64_t addr, size = 8;
+	char err[256];
+	int rc = -1;
+	if (parse_watch_fields(opt, expr, &save, &len, rw) < 0)
+		goto out;
+	if (!what) {
+		error_msg("%s: empty expression", opt);
+		goto out;
+	}
+	if (!strncmp(what, "0x", 2)) {
+		char *end;
+		addr = strtoull(what, &end, 16);
+		if (*end || end == what + 2) {
+			error_msg("%s: '%s' is not an address", opt, what);
+			goto out;
+		}
+	} else if (sym_resolve_data(tr->syms, what, &addr, &size, err,
+				    sizeof(err)) < 0) {
+		error_msg("%s: %s", opt, err);
+		goto out;
+	}
+	if (!len)
+		len = size == 1 || size == 2 || size == 4 ? (unsigned)size : 8;
+	while (len > 1 && addr % len)
+		len /= 2;
+	*lo = addr;
+	*hi = addr + len;
+	rc = 0;
+out:
+	free(copy);
+	return rc;
+}
+
+int window_arm_or_wait_for_entry(struct tracer *tr, bool retry)
+{
+	const struct options *o = &tr->opt;
+	int found = 1;
+	if (o->start)
+		found = resolve_loc(tr, "--start", o->start, &tr->start_addr,
+				    retry);
+	if (o->stop && found > 0)
+		found = resolve_loc(tr, "--stop", o->stop, &tr->stop_addr,
+				    retry);
+	if (found < 0)
+		return -1;
+	if (found)
+		return arm_start(tr);
+	if (o->pid) {
+		/* A forked child (--trace-children) may exec a program that
+		 * has the start symbol: children_on_exec resolves it then. */
+		if (!o->quiet)
+			error_msg("note: --start=%s is not in %s; waiting for an "
+				  "exec", o->start, tr->cmd_line);
+		return 0;
+	}
+	uint64_t at = read_auxv_entry(tr->target_pid, AT_ENTRY);
+	int rc = at ? breakpoint_insert(tr->target_pid, &tr->entry_bp, at)
+		    : -ENOENT;
+	if (rc < 0) {
+		error_msg("cannot stop the program at its entry point to "
+			  "resolve %s", o->start);
+		return -1;
+	}
+	return 0;
+}
+
+int window_setup(struct tracer *tr)
+{
+	const struct options *o = &tr->opt;
+	if (o->start_watch) {
+		uint64_t lo, hi;
+		bool rw;
+		if (parse_watch(tr, "--start-watch", o->start_watch, &lo, &hi,
+				&rw) < 0)
+			return -1;
+		tr->hw_slots[SLOT_WATCH] = (struct hw_slot){
+			.addr = lo, .rw = rw ? 3 : 1,
+			.len = (unsigned)(hi - lo), .used = true };
+	}
+	if (o->stop_watch &&
+	    parse_watch(tr, "--stop-watch", o->stop_watch, &tr->eng.swatch_lo,
+			&tr->eng.swatch_hi, &tr->eng.swatch_rw) < 0)
+		return -1;
+	if (!window_has_start_event(tr))
+		return 0;
+	return window_arm_or_wait_for_entry(tr, !o->pid || o->forked_child);
+}
+
+/* T stopped at our entry-point int3: the loader has mapped the program's
+ * libraries, so resolve what could not be resolved at exec. */
+static enum restart at_entry_point(struct tracer *tr, struct tracee *t)
+{
+	const struct options *o = &tr->opt;
+	breakpoint_remove(t->tid, &tr->entry_bp);
+	struct user_regs_struct r;
+	if (tracee_getregs(t->tid, &r) == 0) {
+		r.rip = tr->entry_bp.addr;
+		tracee_setregs(t->tid, &r);
+	}
+	char err[256];
+	if (sym_refresh(tr->syms, err, sizeof(err)) < 0)
+		debug_msg("re-reading mappings: %s", err);
+	/* With --trace-children a program without the start symbol may still
+	 * exec one that has it: wait for the exec then. */
+	bool later = o->trace_children;
+	int found = 1;
+	if (!tr->start_addr) {
+		found = resolve_loc(tr, "--start", o->start, &tr->start_addr,
+				    later);
+		if (!found && !o->quiet)
+			error_msg("note: --start=%s is not in %s; waiting for "
+				  "an exec", o->start, tr->cmd_line);
+	}
+	if (found > 0 && o->stop && !tr->stop_addr)
+		found = resolve_loc(tr, "--stop", o->stop, &tr->stop_addr,
+				    later);
+	if (found < 0) {
+		tracer_fail(tr);
+		return RESTART_NONE;
+	}
+	if (!found)
+		return RESTART_CONT;
+	if (tr->start_addr == tr->entry_bp.addr)
+		return window_begin_thread(tr, t);
+	if (arm_start(tr) < 0) {
+		tracer_fail(tr);
+		return RESTART_NONE;
+	}
+	return RESTART_CONT;
+}
+
+bool window_on_trap(struct tracer *tr, struct tracee *t, enum restart *how)
+{
+	struct user_regs_struct r;
+	if (tracee_getregs(t->tid, &r) < 0)
+		return false;
+	if (t->dr_mask && tracee_si_code(t->tid) == TRAP_HWBKPT) {
+		/* Our debug registers.  An execute hit stops before the
+		 * instruction (the kernel sets RF so that resuming does not
+		 * trap again); a write hit stops after the writing one. */
+		unsigned hits = hwbp_hits(t->tid);
+		bool start = (hits & (1u << SLOT_START)) &&
+			     r.rip == tr->start_addr;
+		bool watch = hits & (1u << SLOT_WATCH);
+		if (window_can_begin(tr) && (start || watch))
+			*how = window_begin_thread(tr, t);
+		else
+			*how = RESTART_CONT;	/* a hit during a window */
+		return true;
+	}
+	if (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1) {
+		*how = at_entry_point(tr, t);
+		return true;
+	}
+	if (!tr->start_bp.inserted || r.rip != tr->start_bp.addr + 1)
+		return false;
+	/* Our int3, which stays in: rewind, and execute the original
+	 * instruction with every other thread stopped. */
+	r.rip = tr->start_bp.addr;
+	tracee_setregs(t->tid, &r);
+	if (window_can_begin(tr)) {
+		*how = window_begin_thread(tr, t);
+		return true;
+	}
+	t->regs.rip = tr->start_bp.addr;
+	*how = window_step_over_int3(tr, t) == 0 ? RESTART_CONT : RESTART_NONE;
+	return true;
+}

@@ -1,0 +1,374 @@
+/* Windows: the start and stop events, a window's beginning and end, the
+ * int3 step-over, and releasing the target.
+ *
+ * A window begins when a thread meets the start event (--start, a watch,
+ * the toggle signal, or the first instruction after exec when the whole
+ * run is traced); that thread leads it.  With --threads=hit every thread
+ * that hits the start leads its own window, several at once; with
+ * --threads=all every thread joins the one window.  A window ends at its
+ * lead's stop event (engine_at_stop) or when something ends it early (the
+ * reason is then the profile's "Partial profile").  After the last window
+ * every thread is released: breakpoints out, debug registers cleared,
+ * detached. */
+#include "tracer.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "error.h"
+
+bool window_has_start_event(const struct tracer *tr)
+{
+	return tr->opt.start || tr->opt.start_watch || tr->opt.toggle_signal;
+}
+
+bool window_all_done(const struct tracer *tr)
+{
+	return window_has_start_event(tr) && tr->opt.intervals &&
+	       !tr->n_active && tr->windows_done >= tr->opt.intervals;
+}
+
+/* With --threads=hit every thread that hits the start leads its own
+ * window, several at once; --threads=all steps everything in one window
+ * at a time. */
+bool window_can_begin(const struct tracer *tr)
+{
+	if (tr->opt.intervals && tr->eng.windows >= tr->opt.intervals)
+		return false;
+	return !(tr->opt.threads_all && tr->n_active);
+}
+
+void tracer_fail(struct tracer *tr)
+{
+	tr->done = tr->failed = true;
+	tr->exit_status = 1;
+}
+
+void window_sync_dr(struct tracer *tr, struct tracee *t)
+{
+	/* None while it is stepped: its own window must not trap on them. */
+	unsigned want = tracee_stepping(t) ? 0 : tr->dr_want;
+	if (t->dr_mask == want)
+		return;
+	if (hwbp_program(t->tid, tr->hw_slots, want) == 0)
+		t->dr_mask = want;
+}
+
+void window_release(struct tracer *tr)
+{
+	tracee_stop_all(tr);
+	for (struct tracee *t = tr->tracees; t; t = t->next) {
+		if (!tracee_trapped(t))
+			continue;
+		/* Stopped right after our int3: rewind to the breakpoint. */
+		struct user_regs_struct r;
+		if (tracee_getregs(t->tid, &r) == 0 &&
+		    ((tr->start_bp.inserted && r.rip == tr->start_bp.addr + 1) ||
+		     (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1))) {
+			r.rip--;
+			tracee_setregs(t->tid, &r);
+			t->pending_sig = 0;
+		}
+	}
+	pid_t any = tr->tracees ? tr->tracees->tid : tr->target_pid;
+	breakpoint_remove(any, &tr->start_bp);
+	breakpoint_remove(any, &tr->entry_bp);
+	for (struct tracee *t = tr->tracees; t; t = t->next) {
+		tracee_unpin(t);
+		if (t->dr_mask)
+			hwbp_clear(t->tid);
+	}
+	tracee_unpin_self(tr);
+	tracee_detach_all(tr);
+}
+
+/* Bring every thread but T to a ptrace stop, keeping the wait status of
+ * each (its event is dispatched later, by replay_deferred), so that none
+ * can run through the text while an int3 is out. */
+static void stop_others(struct tracer *tr, struct tracee *t)
+{
+	for (struct tracee *o = tr->tracees; o; o = o->next)
+		if (o != t && !tracee_stopped(o))
+			tracee_interrupt(o->tid);
+	for (struct tracee *o = tr->tracees; o; o = o->next) {
+		if (o == t || tracee_stopped(o))
+			continue;
+		int status;
+		if (tracee_wait(o->tid, &status) < 0)
+			continue;	/* gone: nothing to replay */
+		o->deferred_status = status;
+		o->has_deferred = true;
+		if (WIFSTOPPED(status))
+			o->flags |= TF_STOPPED;
+	}
+}
+
+static void replay_deferred(struct tracer *tr)
+{
+	for (;;) {
+		struct tracee *o = tr->tracees;
+		while (o && !o->has_deferred)
+			o = o->next;
+		if (!o)
+			return;
+		o->has_deferred = false;
+		o->flags &= ~TF_STOPPED;	/* dispatch sets it again */
+		struct event_info ei;
+		tracee_decode_status(o->tid, o->deferred_status, &ei);
+		dispatch(tr, &ei);
+	}
+}
+
+/* T came back from its step over the int3 with STATUS: account it (when
+ * stepped) or keep what happened instead.  0, or -1 when T did not come
+ * back from the step. */
+static int int3_step_done(struct tracer *tr, struct tracee *t, int status,
+			  int sig)
+{
+	t->flags |= TF_STOPPED;
+	unsigned event = (unsigned)status >> 16;
+	if (event == 0 && WSTOPSIG(status) == SIGTRAP) {
+		struct user_regs_struct after;
+		bool moved = sig && tracee_si_code(t->tid) == SIGTRAP;
+		if (tracee_getregs(t->tid, &after) < 0)
+			return -1;
+		if (!tracee_stepping(t))
+			t->regs = after;
+		else if (moved)
+			engine_moved(&tr->eng, t, &after);
+		else
+			engine_account(&tr->eng, t, &after);
+		return 0;
+	}
+	if (event == 0) {
+		t->inject = WSTOPSIG(status);	/* nothing ran */
+		return 0;
+	}
+	t->deferred_status = status;
+	t->has_deferred = true;
+	return -1;
+}
+
+/* Thread T (stopped, rip at our int3's address) executes the original
+ * instruction there: the others are stopped, the byte restored for one
+ * step, and the int3 put back; a software breakpoint thus misses no hit in
+ * another thread.  The step is accounted when T is being stepped.
+ * Returns 0, or -1 when T did not come back from the step (gone, or an
+ * event that was deferred to the dispatcher). */
+int window_step_over_int3(struct tracer *tr, struct tracee *t)
+{
+	stop_others(tr, t);
+	breakpoint_remove(t->tid, &tr->start_bp);
+	int sig = t->inject, rc = -1;
+	t->inject = 0;
+	window_sync_dr(tr, t);
+	tracee_restart(t, PTRACE_SINGLESTEP, sig);
+	int status;
+	pid_t r = tracee_wait(t->tid, &status);
+	struct tracee *any = NULL;
+	if (r == t->tid && WIFSTOPPED(status)) {
+		rc = int3_step_done(tr, t, status, sig);
+		any = t;
+	} else if (r == t->tid) {
+		t->deferred_status = status;	/* gone: replayed as exited */
+		t->has_deferred = true;
+	}
+	for (struct tracee *o = tr->tracees; o && !any; o = o->next)
+		if (tracee_stopped(o) && !o->has_deferred)
+			any = o;
+	for (struct tracee *o = tr->tracees; o && !any; o = o->next)
+		if (tracee_stopped(o))
+			any = o;
+	if (any && breakpoint_insert(any->tid, &tr->start_bp,
+				     tr->start_addr) < 0)
+		error_msg("cannot put the start breakpoint back");
+	replay_deferred(tr);
+	return rc;
+}
+
+bool window_int3_at(const struct tracer *tr, const struct tracee *t)
+{
+	return tr->start_bp.inserted && t->regs.rip == tr->start_bp.addr;
+}
+
+void window_join(struct tracer *tr, struct tracee *t)
+{
+	t->flags &= ~TF_WANT_STEP;
+	if (tr->engine->begin_window(tr, t) < 0)
+		return;		/* dying: its exit event follows */
+	tracer_restart(tr, t, RESTART_STEP);
+}
+
+void window_assign_core(struct tracer *tr, struct tracee *t)
+{
+	unsigned cores = tr->opt.cfg.cores ? tr->opt.cfg.cores : 1;
+	for (unsigned i = 0; i < tr->opt.n_core_map; i++)
+		if (tr->opt.core_map[i].tid == t->tid) {
+			t->core = tr->opt.core_map[i].core;
+			return;
+		}
+	t->core = t->seq % cores;
+}
+
+/* The stop event of the window T leads, from where T stands at the start
+ * event.  -1 after a message. */
+static int set_stop_event(struct tracer *tr, struct tracee *t)
+{
+	memset(&t->win, 0, sizeof(t->win));
+	if (tr->opt.stop) {
+		t->win.stop_pc = tr->stop_addr;
+	} else if (tr->opt.start) {
+		/* At the first instruction of the start function the return
+		 * address is at [rsp]. */
+		uint64_t ret;
+		if (tracee_read_mem(t->tid, t->regs.rsp, &ret, 8) != 8) {
+			error_msg("cannot read the return address of %s",
+				  tr->opt.start);
+			return -1;
+		}
+		t->win.on_return = true;
+		t->win.stop_pc = ret;
+		t->win.entry_sp = t->regs.rsp;
+	}
+	return 0;
+}
+
+/* --threads=all: every other thread joins at its next stop. */
+static void join_others(struct tracer *tr, struct tracee *t)
+{
+	for (struct tracee *o = tr->tracees; o; o = o->next) {
+		if (o == t || tracee_stepping(o))
+			continue;
+		if (tracee_stopped(o)) {
+			window_join(tr, o);
+		} else {
+			o->flags |= TF_WANT_STEP;
+			tracee_interrupt(o->tid);
+		}
+	}
+}
+
+/* Thread T, stopped at the start event, leads a new window.  Returns how
+ * T is restarted (RESTART_NONE after a fatal error). */
+enum restart window_begin_thread(struct tracer *tr, struct tracee *t)
+{
+	struct engine *e = &tr->eng;
+	e->windows++;
+	e->max_steps = tr->opt.max_insns;
+	if (!tr->n_active++)
+		e->t_start = e->t_last_progress = now_seconds();
+	for (struct tracee *o = tr->tracees; o; o = o->next)
+		window_assign_core(tr, o);
+	if (!tracee_stepping(t) && tr->engine->begin_window(tr, t) < 0) {
+		perror_msg("reading the registers of %d", t->tid);
+		tracer_fail(tr);
+		return RESTART_NONE;
+	}
+	t->flags |= TF_LEAD;
+	if (set_stop_event(tr, t) < 0) {
+		tracer_fail(tr);
+		return RESTART_NONE;
+	}
+	if (e->cs && callstack_begin(e->cs, t->tid, &t->regs) < 0)
+		debug_msg("no initial call stack for thread %d", t->tid);
+	debug_msg("window %u begins at 0x%llx in thread %d", e->windows,
+		  t->regs.rip, t->tid);
+	if (tr->opt.threads_all)
+		join_others(tr, t);
+	return RESTART_STEP;
+}
+
+void window_leave(struct tracer *tr, struct tracee *t, bool run_on)
+{
+	if (!tracee_stopped(t)) {
+		t->flags |= TF_ENDING;	/* that step is still accounted */
+		return;
+	}
+	tr->engine->end_window(tr, t);
+	if (run_on)
+		tracer_restart(tr, t, RESTART_CONT);
+}
+
+/* End the window that thread LEAD leads: its stop event, or a reason it
+ * ended early.  A stopped LEAD is left stopped for the caller. */
+void window_end(struct tracer *tr, struct tracee *lead, const char *reason)
+{
+	struct engine *e = &tr->eng;
+	if (!tracee_leads(lead))
+		return;
+	lead->flags &= ~TF_LEAD;
+	tr->n_active--;
+	tr->windows_done++;
+	if (reason)
+		tr->partial_reason = reason;
+	if (e->cs)
+		callstack_end(e->cs);
+	if (!tr->n_active) {
+		e->t_stepping += now_seconds() - e->t_start;
+		engine_clear_progress(e);
+	}
+	bool more = window_has_start_event(tr) && !reason &&
+		    !(tr->opt.intervals && e->windows >= tr->opt.intervals);
+	if (!more && !tr->n_active)
+		tr->dr_want = 0;
+	if (tr->opt.threads_all) {
+		for (struct tracee *t = tr->tracees; t; t = t->next)
+			if (t != lead && tracee_stepping(t))
+				window_leave(tr, t, more);
+	}
+	if (tracee_stopped(lead))
+		tr->engine->end_window(tr, lead);
+	else
+		lead->flags |= TF_ENDING;
+	if (!tr->n_active)
+		tracee_unpin_self(tr);
+}
+
+enum restart window_after(struct tracer *tr, struct tracee *lead)
+{
+	/* Unless all the windows are done: then everything is released
+	 * together. */
+	return window_all_done(tr) ? RESTART_NONE : RESTART_CONT;
+}
+
+void window_end_all(struct tracer *tr, const char *reason)
+{
+	for (struct tracee *t = tr->tracees; t; t = t->next)
+		if (tracee_leads(t))
+			window_end(tr, t, reason);
+}
+
+void window_toggle(struct tracer *tr)
+{
+	if (tr->n_active) {
+		for (struct tracee *t = tr->tracees; t; t = t->next) {
+			if (!tracee_leads(t))
+				continue;
+			window_end(tr, t, NULL);
+			if (tracee_stopped(t))
+				tracer_restart(tr, t, window_after(tr, t));
+		}
+		return;
+	}
+	if (!window_can_begin(tr))
+		return;
+	/* The target's main thread (the first one left) wherever it is. */
+	struct tracee *t = tracee_find(tr, tr->target_pid);
+	if (!t)
+		t = tr->tracees;
+	if (!t)
+		return;
+	if (tracee_stopped(t)) {
+		tracer_restart(tr, t, window_begin_thread(tr, t));
+		return;
+	}
+	t->flags |= TF_WANT_WINDOW;
+	tracee_interrupt(t->tid);
+}
