@@ -29,7 +29,9 @@
 #include <elf.h>
 
 #include "cgout.h"
+#include "config.h"
 #include "error.h"
+#include "parse.h"
 
 /* Options. */
 static const char *opt_start, *opt_stop;
@@ -161,11 +163,7 @@ static void usage(void)
 
 static bool parse_yes_no(const char *opt, const char *v)
 {
-	if (!strcmp(v, "yes") || !strcmp(v, "on"))
-		return true;
-	if (!strcmp(v, "no") || !strcmp(v, "off"))
-		return false;
-	error_usage_and_die("%s: expected yes or no, not '%s'", opt, v);
+	return parse_bool_or_die(opt, v, PARSE_YES_NO_ON_OFF);
 }
 
 static uint64_t parse_count(const char *opt, const char *v)

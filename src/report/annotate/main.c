@@ -12,7 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "error.h"
+#include "parse.h"
 
 static const char usage_text[] =
 "Usage: cachetrace-annotate [OPTION]... [FILE]...\n"
@@ -57,15 +59,6 @@ static void usage(void)
 {
 	fputs(usage_text, stdout);
 	exit(0);
-}
-
-static bool parse_yes_no(const char *opt, const char *v)
-{
-	if (!strcmp(v, "yes"))
-		return true;
-	if (!strcmp(v, "no"))
-		return false;
-	error_usage_and_die("%s: expected yes or no, not '%s'", opt, v);
 }
 
 static double parse_pct(const char *opt, const char *v)
@@ -337,9 +330,9 @@ int main(int argc, char **argv)
 		} else if (OPTVAL("--threshold")) {
 			threshold = parse_pct("--threshold", v);
 		} else if (OPTVAL("--annotate")) {
-			annotate = parse_yes_no("--annotate", v);
+			annotate = parse_bool_or_die("--annotate", v, PARSE_YES_NO);
 		} else if (OPTVAL("--auto")) {
-			annotate = parse_yes_no("--auto", v);
+			annotate = parse_bool_or_die("--auto", v, PARSE_YES_NO);
 		} else if (!strcmp(a, "--annotate")) {
 			annotate = true;
 		} else if (!strcmp(a, "--no-annotate")) {
@@ -367,9 +360,9 @@ int main(int argc, char **argv)
 				error_usage_and_die("--include needs a directory");
 			include[n_include++] = argv[++i];
 		} else if (OPTVAL("--percent")) {
-			percent = parse_yes_no("--percent", v);
+			percent = parse_bool_or_die("--percent", v, PARSE_YES_NO);
 		} else if (OPTVAL("--show-percs")) {
-			percent = parse_yes_no("--show-percs", v);
+			percent = parse_bool_or_die("--show-percs", v, PARSE_YES_NO);
 		} else if (!strcmp(a, "--show-percs")) {
 			percent = true;
 		} else if (!strcmp(a, "--no-show-percs")) {
