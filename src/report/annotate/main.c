@@ -386,7 +386,7 @@ int main(int argc, char **argv)
 		case 'h': usage(); break;
 		case OPT_VERSION:
 			printf("cachetrace-annotate %s\n", CT_VERSION);
-			return 0;
+			exit(0);
 		case OPT_SHOW: show = v; break;
 		case OPT_SORT: sort = v; break;
 		case OPT_THRESHOLD:
