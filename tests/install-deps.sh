@@ -3,7 +3,8 @@
 # packages, only those missing.  Run as root (or through sudo).
 set -eu
 pkgs="meson ninja-build gcc pkg-config libcapstone-dev libdw-dev libelf-dev
-libunwind-dev valgrind libc6-dbg binutils g++ clang libclang-rt-14-dev"
+libunwind-dev valgrind libc6-dbg binutils g++ clang libclang-rt-14-dev
+groff-base"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -52,6 +52,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "config.h"
+
 #define MAX_UNWIND 512
 #define REC_LEVELS 2		/* Callgrind's --separate-recs default */
 #define NO_SP UINT64_MAX	/* a frame whose slot is unknown */

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "error.h"
+#include "parse.h"
 
 static void usage(void)
 {
@@ -77,11 +79,7 @@ static void usage(void)
 
 static int parse_yes_no(const char *opt, const char *v, bool *out)
 {
-	if (!strcmp(v, "yes") || !strcmp(v, "on"))
-		*out = true;
-	else if (!strcmp(v, "no") || !strcmp(v, "off"))
-		*out = false;
-	else
+	if (parse_bool(v, PARSE_YES_NO_ON_OFF, out) < 0)
 		return error_usage("%s: expected yes or no, not '%s'", opt, v);
 	return 0;
 }

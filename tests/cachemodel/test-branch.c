@@ -162,5 +162,5 @@ int main(void)
 	test_aliasing();
 	test_global_history();
 	test_indirect();
-	return test_result("test-branch");
+	return test_summary("test-branch");
 }

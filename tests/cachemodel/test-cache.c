@@ -391,5 +391,5 @@ int main(void)
 	test_zero_tag_quirk();
 	test_describe();
 	test_cache_sim_off();
-	return test_result("test-cache");
+	return test_summary("test-cache");
 }

@@ -274,5 +274,5 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (!test_failures && system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);
-	return test_result("test-cg-oracle");
+	return test_summary("test-cg-oracle");
 }

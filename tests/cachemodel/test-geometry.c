@@ -315,5 +315,5 @@ int main(void)
 	test_tweak();
 	test_sysfs();
 	test_registry();
-	return test_result("test-geometry");
+	return test_summary("test-geometry");
 }

@@ -871,5 +871,5 @@ int main(void)
 	test_stress();
 	test_spec_errors();
 	test_host_dir();
-	return test_result("test-hier");
+	return test_summary("test-hier");
 }

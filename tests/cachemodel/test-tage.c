@@ -205,5 +205,5 @@ int main(void)
 	test_long_pattern();
 	test_bimodal();
 	test_opts();
-	return test_result("test-tage");
+	return test_summary("test-tage");
 }

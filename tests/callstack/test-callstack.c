@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 static volatile long sink;
 
 #define BODY                                                                   \
@@ -37,16 +39,6 @@ __attribute__((noinline)) static void r(void) { BODY; }
 __attribute__((noinline)) static void fa(void) { BODY; }
 __attribute__((noinline)) static void fb(void) { BODY; }
 __attribute__((noinline)) static void fc(void) { BODY; }
-
-static int fails;
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			printf("FAIL: " __VA_ARGS__);                          \
-			putchar('\n');                                         \
-			fails++;                                               \
-		}                                                              \
-	} while (0)
 
 static struct callstack *cs;
 static pid_t child;
@@ -237,7 +229,7 @@ int main(int argc, char **argv)
 					 NULL) == 0 && hi - lo >= 32,
 		      "function %zu: no symbol of 32 bytes or more", i);
 	}
-	if (fails) {
+	if (test_failures) {
 		kill(child, SIGKILL);
 		return 1;
 	}
@@ -372,8 +364,5 @@ int main(int argc, char **argv)
 	sym_close(syms);
 	kill(child, SIGKILL);
 	waitpid(child, &st, 0);
-	if (fails)
-		return 1;
-	puts("test-callstack: all passed");
-	return 0;
+	return test_summary("test-callstack");
 }

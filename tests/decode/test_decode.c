@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testutil.h"
+
 /* Register values used by the rows */
 #define RBX 0x600000001000ull
 #define RSP 0x7ffc00002000ull
@@ -557,35 +559,27 @@ static const char *kind_name(unsigned int k)
 	return k < 5 ? names[k] : "?";
 }
 
-static int check_row(struct decoder *d, const struct row *row, uint64_t pc, bool have512,
-		     uint64_t x0)
+static void check_row(struct decoder *d, const struct row *row, uint64_t pc, bool have512,
+		      uint64_t x0)
 {
 	const char *err = NULL;
-	int bad = 0;
 
 	if ((row->need == NEED_AVX512 && !have512) ||
 	    (row->need == NEED_XCR0_AVX && (x0 & 7) != 7) ||
 	    (row->need == NEED_XCR0_AVX512 && (x0 & 0xe7) != 0xe7)) {
 		printf("skip %s\n", row->what);
-		return 0;
+		return;
 	}
 	cur_code = row->code;
 	cur_len = row->code_len;
 	cur_pc = pc;
 	const struct insn *in = decode_insn(d, pc, &err);
-	if (!in) {
-		printf("FAIL %s: decode_insn: %s\n", row->what, err);
-		return 1;
-	}
+	if (!CHECK(in, "%s: decode_insn: %s", row->what, err))
+		return;
 	unsigned int want_len = row->no_len ? 0 : row->code_len;
-	if (in->len != want_len) {
-		printf("FAIL %s: len %u, want %u\n", row->what, in->len, want_len);
-		bad = 1;
-	}
-	if (in->unknown != row->unknown) {
-		printf("FAIL %s: unknown %d (%s)\n", row->what, in->unknown, in->text);
-		bad = 1;
-	}
+	CHECK(in->len == want_len, "%s: len %u, want %u", row->what, in->len, want_len);
+	CHECK(in->unknown == row->unknown, "%s: unknown %d (%s)", row->what, in->unknown,
+	      in->text);
 	struct user_regs_struct b = row->r, a = row->r;
 	b.rip = pc;
 	a.rip = row->same_rip ? pc : row->after_off ? pc + row->after_off : pc + row->code_len;
@@ -593,79 +587,52 @@ static int check_row(struct decoder *d, const struct row *row, uint64_t pc, bool
 	struct step_events ev;
 	memset(&ev, 0xa5, sizeof(ev));
 	int ret = decode_step(d, in, &b, &a, &ev);
-	if (ret != 0) {
-		printf("FAIL %s: decode_step %d\n", row->what, ret);
-		return 1;
-	}
+	if (!CHECK(ret == 0, "%s: decode_step %d", row->what, ret))
+		return;
 	unsigned int want_fetch = row->n_fetch ? row->n_fetch : 1;
-	if (ev.n_fetch != want_fetch) {
-		printf("FAIL %s: n_fetch %u, want %u\n", row->what, ev.n_fetch, want_fetch);
-		bad = 1;
-	}
+	CHECK(ev.n_fetch == want_fetch, "%s: n_fetch %u, want %u", row->what, ev.n_fetch,
+	      want_fetch);
 	unsigned int n = 0;
 	while (n < 17 && row->acc[n].size)
 		n++;
-	if (ev.n_acc != n) {
-		printf("FAIL %s: %u accesses, want %u\n", row->what, ev.n_acc, n);
-		bad = 1;
-	}
+	CHECK(ev.n_acc == n, "%s: %u accesses, want %u", row->what, ev.n_acc, n);
 	for (unsigned int i = 0; i < n && i < ev.n_acc; i++) {
 		uint64_t want = row->acc[i].addr + (row->pcrel && i == 0 ? pc : 0);
-		if (ev.acc[i].kind != row->acc[i].kind || ev.acc[i].addr != want ||
-		    ev.acc[i].size != row->acc[i].size) {
-			printf("FAIL %s: access %u is %s %#" PRIx64 ",%u, want %s %#" PRIx64 ",%u\n",
-			       row->what, i, kind_name(ev.acc[i].kind), ev.acc[i].addr,
-			       ev.acc[i].size, kind_name(row->acc[i].kind), want,
-			       row->acc[i].size);
-			bad = 1;
-		}
+		CHECK(ev.acc[i].kind == row->acc[i].kind && ev.acc[i].addr == want &&
+		      ev.acc[i].size == row->acc[i].size,
+		      "%s: access %u is %s %#" PRIx64 ",%u, want %s %#" PRIx64 ",%u",
+		      row->what, i, kind_name(ev.acc[i].kind), ev.acc[i].addr,
+		      ev.acc[i].size, kind_name(row->acc[i].kind), want, row->acc[i].size);
 	}
-	if (ev.n_cond != row->n_cond) {
-		printf("FAIL %s: %u cond outcomes, want %u\n", row->what, ev.n_cond, row->n_cond);
-		bad = 1;
-	} else {
-		for (unsigned int i = 0; i < ev.n_cond; i++) {
-			if (ev.cond_taken[i] != row->cond[i]) {
-				printf("FAIL %s: cond %u is %d\n", row->what, i, ev.cond_taken[i]);
-				bad = 1;
-			}
-		}
+	if (CHECK(ev.n_cond == row->n_cond, "%s: %u cond outcomes, want %u", row->what,
+		  ev.n_cond, row->n_cond)) {
+		for (unsigned int i = 0; i < ev.n_cond; i++)
+			CHECK(ev.cond_taken[i] == row->cond[i], "%s: cond %u is %d", row->what, i,
+			      ev.cond_taken[i]);
 	}
-	if (ev.indirect != row->indirect || (row->indirect && ev.ind_target != a.rip)) {
-		printf("FAIL %s: indirect %d target %#" PRIx64 "\n", row->what, ev.indirect,
-		       ev.ind_target);
-		bad = 1;
-	}
-	return bad;
+	CHECK(ev.indirect == row->indirect && (!row->indirect || ev.ind_target == a.rip),
+	      "%s: indirect %d target %#" PRIx64, row->what, ev.indirect, ev.ind_target);
 }
 
-static int expect_accs(const char *what, const struct step_events *ev,
-		       const struct exp_acc *want, unsigned int n)
+static void expect_accs(const char *what, const struct step_events *ev,
+			const struct exp_acc *want, unsigned int n)
 {
-	int bad = 0;
-
-	if (ev->n_acc != n) {
-		printf("FAIL %s: %u accesses, want %u\n", what, ev->n_acc, n);
-		return 1;
-	}
+	if (!CHECK(ev->n_acc == n, "%s: %u accesses, want %u", what, ev->n_acc, n))
+		return;
 	for (unsigned int i = 0; i < n; i++) {
-		if (ev->acc[i].kind != want[i].kind || ev->acc[i].addr != want[i].addr ||
-		    ev->acc[i].size != want[i].size) {
-			printf("FAIL %s: access %u is %s %#" PRIx64 ",%u, want %s %#" PRIx64 ",%u\n",
-			       what, i, kind_name(ev->acc[i].kind), ev->acc[i].addr,
-			       ev->acc[i].size, kind_name(want[i].kind), want[i].addr,
-			       want[i].size);
-			bad = 1;
-		}
+		CHECK(ev->acc[i].kind == want[i].kind && ev->acc[i].addr == want[i].addr &&
+		      ev->acc[i].size == want[i].size,
+		      "%s: access %u is %s %#" PRIx64 ",%u, want %s %#" PRIx64 ",%u",
+		      what, i, kind_name(ev->acc[i].kind), ev->acc[i].addr,
+		      ev->acc[i].size, kind_name(want[i].kind), want[i].addr, want[i].size);
 	}
-	return bad;
 }
 
 /* decode_prepare: a gather clears its mask as it completes, so the state
  * after the trap shows every element disabled.  The fake target's xstate
  * changes between decode_prepare and decode_step as the CPU's would; the
  * accesses must follow the state before the step. */
-static int check_prepare(struct decoder *d, bool have512)
+static void check_prepare(struct decoder *d, bool have512)
 {
 	static const uint8_t gather[] = { 0xc4, 0xe2, 0x6d, 0x92, 0x04, 0x8b };
 	static const uint8_t kgather[] = { 0x62, 0xf2, 0x7d, 0x49, 0x92, 0x04, 0x88 };
@@ -684,10 +651,9 @@ static int check_prepare(struct decoder *d, bool have512)
 	struct user_regs_struct b = { .rbx = RBX, .rsp = RSP, .rax = RAX }, a;
 	struct step_events ev;
 	const char *err;
-	int bad = 0;
 
 	if (!build_xstate())
-		return 0;
+		return;
 	cur_code = gather;
 	cur_len = sizeof(gather);
 	cur_pc = 0x800000;
@@ -696,38 +662,29 @@ static int check_prepare(struct decoder *d, bool have512)
 	cur_len = sizeof(movrr);
 	cur_pc = 0x800100;
 	const struct insn *mov = decode_insn(d, cur_pc, &err);
-	if (!in || !mov || !in->needs_xstate || mov->needs_xstate) {
-		printf("FAIL prepare: decode\n");
-		return 1;
-	}
+	if (!CHECK(in && mov && in->needs_xstate && !mov->needs_xstate, "prepare: decode"))
+		return;
 	b.rip = in->pc;
 	a = b;
 	a.rip = in->pc + in->len;
 
 	/* no-op for an instruction without vector state */
 	int calls = xstate_calls;
-	if (decode_prepare(d, mov) != 0 || xstate_calls != calls) {
-		printf("FAIL prepare: read xstate for %s\n", mov->text);
-		bad = 1;
-	}
-	if (decode_prepare(d, in) != 0 || xstate_calls != calls + 1) {
-		printf("FAIL prepare: no xstate read for the gather\n");
-		bad = 1;
-	}
+	CHECK(decode_prepare(d, mov) == 0 && xstate_calls == calls,
+	      "prepare: read xstate for %s", mov->text);
+	CHECK(decode_prepare(d, in) == 0 && xstate_calls == calls + 1,
+	      "prepare: no xstate read for the gather");
 	/* the step: the CPU clears the mask (ymm2) */
 	memset(xstate + 160 + 16 * 2, 0, 16);
 	memset(xstate + ymmh + 16 * 2, 0, 16);
 	calls = xstate_calls;
-	if (decode_step(d, in, &b, &a, &ev) != 0 || xstate_calls != calls) {
-		printf("FAIL prepare: decode_step read the state again\n");
-		bad = 1;
-	}
-	bad |= expect_accs("gather after prepare", &ev, pre, 8);
+	CHECK(decode_step(d, in, &b, &a, &ev) == 0 && xstate_calls == calls,
+	      "prepare: decode_step read the state again");
+	expect_accs("gather after prepare", &ev, pre, 8);
 	/* the snapshot is used once: without decode_prepare the step sees
 	 * the state after it */
-	if (decode_step(d, in, &b, &a, &ev) != 0)
-		bad = 1;
-	bad |= expect_accs("gather without prepare", &ev, post, 8);
+	CHECK(decode_step(d, in, &b, &a, &ev) == 0);
+	expect_accs("gather without prepare", &ev, post, 8);
 	/* a snapshot not followed by its own step is not used later */
 	build_xstate();
 	decode_prepare(d, in);
@@ -737,9 +694,8 @@ static int check_prepare(struct decoder *d, bool have512)
 	mb.rip = mov->pc;
 	ma.rip = mov->pc + mov->len;
 	decode_step(d, mov, &mb, &ma, &ev);
-	if (decode_step(d, in, &b, &a, &ev) != 0)
-		bad = 1;
-	bad |= expect_accs("gather after a stale prepare", &ev, post, 8);
+	CHECK(decode_step(d, in, &b, &a, &ev) == 0);
+	expect_accs("gather after a stale prepare", &ev, post, 8);
 
 	/* AVX-512: k1 = 0x8005 before, 0 after */
 	unsigned int kreg = comp_off(5);
@@ -752,32 +708,26 @@ static int check_prepare(struct decoder *d, bool have512)
 		cur_len = sizeof(kgather);
 		cur_pc = 0x800200;
 		const struct insn *k = decode_insn(d, cur_pc, &err);
-		if (!k) {
-			printf("FAIL prepare: decode k gather\n");
-			return 1;
-		}
+		if (!CHECK(k, "prepare: decode k gather"))
+			return;
 		b.rip = k->pc;
 		a.rip = k->pc + k->len;
 		decode_prepare(d, k);
 		memset(xstate + kreg + 8, 0, 8);
-		if (decode_step(d, k, &b, &a, &ev) != 0)
-			bad = 1;
-		bad |= expect_accs("k gather after prepare", &ev, kpre, 3);
-		if (decode_step(d, k, &b, &a, &ev) != 0)
-			bad = 1;
-		bad |= expect_accs("k gather without prepare", &ev, kpre, 0);
+		CHECK(decode_step(d, k, &b, &a, &ev) == 0);
+		expect_accs("k gather after prepare", &ev, kpre, 3);
+		CHECK(decode_step(d, k, &b, &a, &ev) == 0);
+		expect_accs("k gather without prepare", &ev, kpre, 0);
 	}
 	build_xstate();
-	return bad;
 }
 
 /* The cache: same record per pc, invalidation drops it, growth keeps
  * records where they are. */
-static int check_cache(struct decoder *d)
+static void check_cache(struct decoder *d)
 {
 	static const uint8_t nop[] = { 0x90 };
 	const char *err;
-	int bad = 0;
 
 	cur_code = nop;
 	cur_len = 1;
@@ -786,61 +736,43 @@ static int check_cache(struct decoder *d)
 	const struct insn *a = decode_insn(d, cur_pc, &err);
 	int calls = read_calls;
 	const struct insn *b = decode_insn(d, cur_pc, &err);
-	if (!a || a != b || read_calls != calls) {
-		printf("FAIL cache: second lookup decoded again\n");
-		bad = 1;
-	}
-	if (decode_cached_count(d) != base + 1) {
-		printf("FAIL cache: count %zu\n", decode_cached_count(d));
-		bad = 1;
-	}
+	CHECK(a && a == b && read_calls == calls, "cache: second lookup decoded again");
+	CHECK(decode_cached_count(d) == base + 1, "cache: count %zu", decode_cached_count(d));
 	/* fill beyond the initial table size */
 	const struct insn *keep[3000];
 	for (unsigned int i = 0; i < 3000; i++) {
 		cur_pc = 0xa00000 + i;
 		keep[i] = decode_insn(d, cur_pc, &err);
-		if (!keep[i] || keep[i]->pc != cur_pc) {
-			printf("FAIL cache: decode %u\n", i);
-			return 1;
-		}
+		if (!CHECK(keep[i] && keep[i]->pc == cur_pc, "cache: decode %u", i))
+			return;
 	}
 	for (unsigned int i = 0; i < 3000; i++) {
 		cur_pc = 0xa00000 + i;
-		if (decode_insn(d, cur_pc, &err) != keep[i]) {
-			printf("FAIL cache: record %u moved or lost\n", i);
-			return 1;
-		}
+		if (!CHECK(decode_insn(d, cur_pc, &err) == keep[i],
+			   "cache: record %u moved or lost", i))
+			return;
 	}
 	/* drop [0xa00000, 0xa00800): 2048 records, the rest stay */
 	size_t before = decode_cached_count(d);
 	decode_invalidate(d, 0xa00000, 0xa00800);
-	if (decode_cached_count(d) != before - 2048) {
-		printf("FAIL cache: invalidate left %zu of %zu\n", decode_cached_count(d), before);
-		bad = 1;
-	}
+	CHECK(decode_cached_count(d) == before - 2048, "cache: invalidate left %zu of %zu",
+	      decode_cached_count(d), before);
 	for (unsigned int i = 2048; i < 3000; i++) {
 		cur_pc = 0xa00000 + i;
 		calls = read_calls;
-		if (decode_insn(d, cur_pc, &err) != keep[i] || read_calls != calls) {
-			printf("FAIL cache: record %u lost by invalidate\n", i);
-			return 1;
-		}
+		if (!CHECK(decode_insn(d, cur_pc, &err) == keep[i] && read_calls == calls,
+			   "cache: record %u lost by invalidate", i))
+			return;
 	}
 	cur_pc = 0xa00000;
 	calls = read_calls;
-	if (!decode_insn(d, cur_pc, &err) || read_calls != calls + 1) {
-		printf("FAIL cache: invalidated pc not decoded again\n");
-		bad = 1;
-	}
+	CHECK(decode_insn(d, cur_pc, &err) && read_calls == calls + 1,
+	      "cache: invalidated pc not decoded again");
 	cur_pc = 0x900000;
 	decode_invalidate(d, 0x900000, 0x900001);
 	cur_pc = 0x123;		/* the target reads fail elsewhere */
 	err = NULL;
-	if (decode_insn(d, 0x900000, &err) || !err) {
-		printf("FAIL cache: unreadable pc decoded\n");
-		bad = 1;
-	}
-	return bad;
+	CHECK(!decode_insn(d, 0x900000, &err) && err, "cache: unreadable pc decoded");
 }
 
 int main(void)
@@ -848,7 +780,6 @@ int main(void)
 	struct decode_target t = { .read_mem = fake_read, .read_xstate = fake_xstate };
 	const char *err = NULL;
 	struct decoder *d = decode_new(&t, &err);
-	int bad = 0;
 
 	if (!d) {
 		printf("decode_new: %s\n", err);
@@ -858,10 +789,10 @@ int main(void)
 	uint64_t x0 = xcr0();
 	size_t n = sizeof(rows) / sizeof(rows[0]);
 	for (size_t i = 0; i < n; i++)
-		bad |= check_row(d, &rows[i], 0x400000 + 0x1000 * i, have512, x0);
-	bad |= check_prepare(d, have512);
-	bad |= check_cache(d);
+		check_row(d, &rows[i], 0x400000 + 0x1000 * i, have512, x0);
+	check_prepare(d, have512);
+	check_cache(d);
 	decode_free(d);
-	printf("%zu rows: %s\n", n, bad ? "FAILED" : "ok");
-	return bad ? 1 : 0;
+	printf("%zu rows\n", n);
+	return test_summary("test-decode");
 }

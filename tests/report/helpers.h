@@ -13,19 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 #define TEST_UNUSED __attribute__((unused))
 #define CT_FMT_UNUSED __attribute__((unused, format(printf, 1, 2)))
-
-static TEST_UNUSED int failures;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: FAIL: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failures++; \
-	} \
-} while (0)
 
 static CT_FMT_UNUSED char *fmt(const char *f, ...)
 {

@@ -372,7 +372,7 @@ int main(int argc, char **argv)
 	printf("compared %zu cost centres, %zu of them glibc's (%zu differ)\n",
 	       compared_n, glibc_n, glibc_bad);
 
-	if (!failures) {
+	if (!test_failures) {
 		cmd = fmt("rm -rf '%s'", dir);
 		run(cmd);
 		free(cmd);
@@ -383,5 +383,5 @@ int main(int argc, char **argv)
 	prof_free(&theirs);
 	free(dir);
 	free(srcdir);
-	return failures ? 1 : 0;
+	return test_summary("test-cgnames");
 }

@@ -170,7 +170,7 @@ static void check_summary(const char *what, const char *prefix,
 	free(text);
 }
 
-static void test_summary(void)
+static void test_cgout_summary(void)
 {
 	static const char *const all[] = {
 		"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw",
@@ -311,7 +311,7 @@ static void test_names(void)
 int main(void)
 {
 	test_writer();
-	test_summary();
+	test_cgout_summary();
 	test_names();
-	return failures ? 1 : 0;
+	return test_summary("test-cgout");
 }

@@ -38,7 +38,7 @@ int main(void)
 		r[2] = ~(uint64_t)i;
 		rows[i] = r;
 		first_pc[n_distinct++] = pc_of(i);
-		if (failures > 5)
+		if (test_failures > 5)
 			break;
 	}
 	CHECK(costs_count(t) == N, "count %zu, want %u", costs_count(t), N);
@@ -50,7 +50,7 @@ int main(void)
 		CHECK(r == rows[i], "row %u moved", i);
 		CHECK(r[0] == i && r[1] == 2 * (uint64_t)i + 1
 		      && r[2] == ~(uint64_t)i, "row %u lost its counts", i);
-		if (failures > 5)
+		if (test_failures > 5)
 			break;
 	}
 	CHECK(costs_count(t) == N, "lookups added rows: %zu", costs_count(t));
@@ -60,7 +60,7 @@ int main(void)
 		CHECK(costs_pc_at(t, i) == first_pc[i], "pc_at(%zu) = %" PRIx64
 		      ", want %" PRIx64, i, costs_pc_at(t, i), first_pc[i]);
 		CHECK(costs_row_at(t, i) == rows[i], "row_at(%zu)", i);
-		if (failures > 5)
+		if (test_failures > 5)
 			break;
 	}
 
@@ -103,5 +103,5 @@ int main(void)
 
 	free(rows);
 	free(first_pc);
-	return failures ? 1 : 0;
+	return test_summary("test-costs");
 }

@@ -348,5 +348,5 @@ int main(int argc, char **argv)
 	free(hdr);
 	free((char *)exe);
 	free(argv[1]);
-	return failures ? 1 : 0;
+	return test_summary("test-symbols");
 }

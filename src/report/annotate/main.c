@@ -8,11 +8,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "error.h"
+#include "parse.h"
 
 static const char usage_text[] =
 "Usage: cachetrace-annotate [OPTION]... [FILE]...\n"
@@ -57,15 +60,6 @@ static void usage(void)
 {
 	fputs(usage_text, stdout);
 	exit(0);
-}
-
-static bool parse_yes_no(const char *opt, const char *v)
-{
-	if (!strcmp(v, "yes"))
-		return true;
-	if (!strcmp(v, "no"))
-		return false;
-	error_usage_and_die("%s: expected yes or no, not '%s'", opt, v);
 }
 
 static double parse_pct(const char *opt, const char *v)
@@ -300,6 +294,61 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 	return rc;
 }
 
+/* Long options.  Those from OPT_SHOW to OPT_EVENT are valgrind style, a
+ * value after '=' only (optional_argument keeps getopt from taking the
+ * next word); --annotate, --show-percs and --include also stand alone. */
+enum {
+	OPT_SHOW = 256, OPT_SORT, OPT_THRESHOLD, OPT_AUTO, OPT_CONTEXT,
+	OPT_PERCENT, OPT_MOD_FILENAME, OPT_MOD_FUNCNAME, OPT_OUTPUT_PROFILE,
+	OPT_BLAME, OPT_TREE, OPT_FLAMEGRAPH, OPT_EVENT,
+	OPT_ANNOTATE, OPT_SHOW_PERCS, OPT_INCLUDE,
+	OPT_NO_ANNOTATE, OPT_NO_SHOW_PERCS, OPT_BADNESS, OPT_DIFF,
+	OPT_NO_SUMMARY_CHECK, OPT_FOLDED, OPT_VERSION,
+};
+
+static const struct option longopts[] = {
+	{ "show", optional_argument, NULL, OPT_SHOW },
+	{ "sort", optional_argument, NULL, OPT_SORT },
+	{ "threshold", optional_argument, NULL, OPT_THRESHOLD },
+	{ "annotate", optional_argument, NULL, OPT_ANNOTATE },
+	{ "auto", optional_argument, NULL, OPT_AUTO },
+	{ "no-annotate", no_argument, NULL, OPT_NO_ANNOTATE },
+	{ "context", optional_argument, NULL, OPT_CONTEXT },
+	{ "include", optional_argument, NULL, OPT_INCLUDE },
+	{ "percent", optional_argument, NULL, OPT_PERCENT },
+	{ "show-percs", optional_argument, NULL, OPT_SHOW_PERCS },
+	{ "no-show-percs", no_argument, NULL, OPT_NO_SHOW_PERCS },
+	{ "badness", no_argument, NULL, OPT_BADNESS },
+	{ "diff", no_argument, NULL, OPT_DIFF },
+	{ "mod-filename", optional_argument, NULL, OPT_MOD_FILENAME },
+	{ "mod-funcname", optional_argument, NULL, OPT_MOD_FUNCNAME },
+	{ "output-profile", optional_argument, NULL, OPT_OUTPUT_PROFILE },
+	{ "no-summary-check", no_argument, NULL, OPT_NO_SUMMARY_CHECK },
+	{ "blame", optional_argument, NULL, OPT_BLAME },
+	{ "tree", optional_argument, NULL, OPT_TREE },
+	{ "flamegraph", optional_argument, NULL, OPT_FLAMEGRAPH },
+	{ "event", optional_argument, NULL, OPT_EVENT },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* getopt takes more than the annotator ever has: bundles (-hI.), -oFILE
+ * and abbreviations (--thr=1).  These stay unknown options. */
+static bool short_form_ok(const char *a)
+{
+	if (a[0] != '-' || a[1] == '-' || !a[1])
+		return true;		/* not a short option */
+	return !strcmp(a, "-h") || !strcmp(a, "-o") || a[1] == 'I';
+}
+
+static bool long_name_exact(const char *a, const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(a + 2, name, n) && (!a[2 + n] || a[2 + n] == '=');
+}
+
 int main(int argc, char **argv)
 {
 	const char *show = NULL, *sort = NULL, *output_profile = NULL;
@@ -312,39 +361,46 @@ int main(int argc, char **argv)
 	unsigned n_include = 0;
 	char **files = xcalloc(argc + 2, sizeof(*files));
 	unsigned n_files = 0;
-	bool only_files = false;
 	const char *blame = NULL, *flamegraph = NULL, *event = NULL;
 	bool tree = false, folded = false;
 
-	for (int i = 1; i < argc; i++) {
-		char *a = argv[i];
-		char *v;
-#define OPTVAL(name) (!strncmp(a, name "=", sizeof(name)) ? \
-		      (v = a + sizeof(name), 1) : 0)
-		if (only_files || a[0] != '-' || !strcmp(a, "-")) {
-			files[n_files++] = a;
-		} else if (!strcmp(a, "--")) {
-			only_files = true;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage();
-		} else if (!strcmp(a, "--version")) {
+	/* "-": in order, argv untouched (the report prints the invocation as
+	 * given, and --diff's A and B keep their order); ":": our messages
+	 * for a missing value. */
+	opterr = 0;
+	for (;;) {
+		if (optind < argc && !short_form_ok(argv[optind]))
+			error_usage_and_die("unknown option '%s'", argv[optind]);
+		int li = -1;
+		int c = getopt_long(argc, argv, "-:hI:o:", longopts, &li);
+		if (c == -1)
+			break;
+		const char *a = argv[optind - 1];
+		if (li >= 0 && !long_name_exact(a, longopts[li].name))
+			error_usage_and_die("unknown option '%s'", a);
+		if (c >= OPT_SHOW && c <= OPT_EVENT && !optarg)
+			error_usage_and_die("unknown option '%s'", a);
+		char *v = optarg;
+		switch (c) {
+		case 1: files[n_files++] = v; break;
+		case 'h': usage(); break;
+		case OPT_VERSION:
 			printf("cachetrace-annotate %s\n", CT_VERSION);
-			return 0;
-		} else if (OPTVAL("--show")) {
-			show = v;
-		} else if (OPTVAL("--sort")) {
-			sort = v;
-		} else if (OPTVAL("--threshold")) {
+			exit(0);
+		case OPT_SHOW: show = v; break;
+		case OPT_SORT: sort = v; break;
+		case OPT_THRESHOLD:
 			threshold = parse_pct("--threshold", v);
-		} else if (OPTVAL("--annotate")) {
-			annotate = parse_yes_no("--annotate", v);
-		} else if (OPTVAL("--auto")) {
-			annotate = parse_yes_no("--auto", v);
-		} else if (!strcmp(a, "--annotate")) {
-			annotate = true;
-		} else if (!strcmp(a, "--no-annotate")) {
-			annotate = false;
-		} else if (OPTVAL("--context")) {
+			break;
+		case OPT_ANNOTATE:
+			annotate = !v || parse_bool_or_die("--annotate", v,
+							   PARSE_YES_NO);
+			break;
+		case OPT_AUTO:
+			annotate = parse_bool_or_die("--auto", v, PARSE_YES_NO);
+			break;
+		case OPT_NO_ANNOTATE: annotate = false; break;
+		case OPT_CONTEXT: {
 			char *end;
 			errno = 0;
 			context = strtoul(v, &end, 10);
@@ -352,66 +408,57 @@ int main(int argc, char **argv)
 			    context > 100000000)
 				error_usage_and_die("--context: bad number '%s'",
 						    v);
-		} else if (OPTVAL("--include")) {
-			include[n_include++] = v;
-		} else if (!strncmp(a, "-I", 2)) {
-			if (a[2]) {
-				include[n_include++] = a + 2;
-			} else if (i + 1 < argc) {
-				include[n_include++] = argv[++i];
-			} else {
-				error_usage_and_die("-I needs a directory");
-			}
-		} else if (!strcmp(a, "--include")) {
-			if (i + 1 >= argc)
+			break;
+		}
+		case OPT_INCLUDE:
+			if (!v && optind >= argc)
 				error_usage_and_die("--include needs a directory");
-			include[n_include++] = argv[++i];
-		} else if (OPTVAL("--percent")) {
-			percent = parse_yes_no("--percent", v);
-		} else if (OPTVAL("--show-percs")) {
-			percent = parse_yes_no("--show-percs", v);
-		} else if (!strcmp(a, "--show-percs")) {
-			percent = true;
-		} else if (!strcmp(a, "--no-show-percs")) {
-			percent = false;
-		} else if (!strcmp(a, "--badness")) {
-			badness = true;
-		} else if (!strcmp(a, "--diff")) {
-			diff = true;
-		} else if (OPTVAL("--mod-filename")) {
-			mod_file = v;
-		} else if (OPTVAL("--mod-funcname")) {
-			mod_fn = v;
-		} else if (OPTVAL("--output-profile")) {
-			output_profile = v;
-		} else if (!strcmp(a, "-o")) {
-			if (i + 1 >= argc)
-				error_usage_and_die("-o needs a file name");
-			output_profile = argv[++i];
-		} else if (!strcmp(a, "--no-summary-check")) {
-			check_summary = false;
-		} else if (OPTVAL("--blame")) {
+			include[n_include++] = v ? v : argv[optind++];
+			break;
+		case 'I': include[n_include++] = v; break;
+		case OPT_PERCENT:
+			percent = parse_bool_or_die("--percent", v, PARSE_YES_NO);
+			break;
+		case OPT_SHOW_PERCS:
+			percent = !v || parse_bool_or_die("--show-percs", v,
+							  PARSE_YES_NO);
+			break;
+		case OPT_NO_SHOW_PERCS: percent = false; break;
+		case OPT_BADNESS: badness = true; break;
+		case OPT_DIFF: diff = true; break;
+		case OPT_MOD_FILENAME: mod_file = v; break;
+		case OPT_MOD_FUNCNAME: mod_fn = v; break;
+		case OPT_OUTPUT_PROFILE: case 'o': output_profile = v; break;
+		case OPT_NO_SUMMARY_CHECK: check_summary = false; break;
+		case OPT_BLAME:
 			if (!*v)
 				error_usage_and_die("--blame needs a function name");
 			blame = v;
-		} else if (OPTVAL("--tree")) {
+			break;
+		case OPT_TREE:
 			if (strcmp(v, "callee"))
 				error_usage_and_die("--tree: expected callee, not "
 						    "'%s'", v);
 			tree = true;
-		} else if (OPTVAL("--flamegraph")) {
+			break;
+		case OPT_FLAMEGRAPH:
 			if (!*v)
 				error_usage_and_die("--flamegraph needs a file name");
 			flamegraph = v;
-		} else if (OPTVAL("--event")) {
-			event = v;
-		} else if (!strcmp(a, "--folded")) {
-			folded = true;
-		} else {
+			break;
+		case OPT_EVENT: event = v; break;
+		case OPT_FOLDED: folded = true; break;
+		case ':':
+			if (optopt == 'I')
+				error_usage_and_die("-I needs a directory");
+			error_usage_and_die("-o needs a file name");
+		default:
 			error_usage_and_die("unknown option '%s'", a);
 		}
-#undef OPTVAL
 	}
+	/* After "--", only files. */
+	while (optind < argc)
+		files[n_files++] = argv[optind++];
 	if (!n_files)
 		files[n_files++] = "-";
 	if (diff && n_files != 2)

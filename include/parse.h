@@ -1,0 +1,19 @@
+/* Option values that both front ends parse the same way. */
+#ifndef CT_PARSE_H
+#define CT_PARSE_H
+
+#include <stdbool.h>
+
+/* The words a yes/no option takes. */
+enum parse_bool_words {
+	PARSE_YES_NO,		/* yes, no: cg_annotate's words */
+	PARSE_YES_NO_ON_OFF,	/* also on, off: the tracer's --aslr=on|off */
+};
+
+/* Sets *OUT from V; returns 0, or -1 when V is not one of WORDS. */
+int parse_bool(const char *v, enum parse_bool_words words, bool *out);
+/* parse_bool, or error_usage_and_die naming OPT ("--annotate"). */
+bool parse_bool_or_die(const char *opt, const char *v,
+		       enum parse_bool_words words);
+
+#endif

@@ -1,0 +1,48 @@
+#!/bin/bash
+# The annotator's command line, as the hand parser before getopt_long took
+# it: options.sh ANNOTATE SRCDIR.  Each case: exit status, first stderr line.
+ann=$(realpath "$1") srcdir=$(realpath "$2")
+cd "$srcdir/golden" || exit 1
+fail=0
+
+# want RC STDERR-REGEX ARGS...: run with basic.cgout on stdin.
+want() {
+	local rc=$1 re=$2 err got
+	shift 2
+	err=$("$ann" "$@" < basic.cgout 2>&1 >/dev/null | head -n1)
+	"$ann" "$@" < basic.cgout > /dev/null 2>&1; got=$?
+	if [ "$got" != "$rc" ] || ! [[ $err =~ $re ]]; then
+		echo "FAIL: $*: status $got, stderr '$err'; want $rc, '$re'"
+		fail=1
+	fi
+}
+u='^cachetrace-annotate: unknown option'
+want 0 '^$' --threshold=0.5 --sort=DLmr:1,Ir --show=Ir,DLmr basic.cgout
+want 0 '^$' basic.cgout --context=1 --annotate --auto=yes -I. -I . --include=. --include .
+want 0 '^$' --show-percs --show-percs=no --no-show-percs --percent=yes -
+want 0 '^$' --no-annotate --annotate=no -o - -- basic.cgout
+want 0 '^$' --output-profile=- --no-summary-check -
+want 0 '^$' -h
+want 0 '^$' --help
+want 0 '^$' --version
+want 2 "$u '-hx'" -hx
+want 2 "$u '-ofoo'" -ofoo basic.cgout
+want 2 "$u '--thr=0.5'" --thr=0.5 basic.cgout
+want 2 "$u '--show'" --show Ir basic.cgout
+want 2 "$u '--auto'" --auto basic.cgout
+want 2 "$u '--help=x'" --help=x
+want 2 "$u '--no'" --no
+want 2 "$u '-x'" basic.cgout -x
+want 2 ': --annotate: expected yes or no, not .on.' --annotate=on
+want 2 ': --percent: expected yes or no, not ..$' --percent=
+want 2 ': --threshold: .101. is not a percentage' --threshold=101
+want 2 ': --context: bad number .-1.' --context=-1
+want 2 ': -I needs a directory' -I
+want 2 ': --include needs a directory' --include
+want 2 ': -o needs a file name' -o
+want 2 ': --blame needs a function name' --blame=
+want 2 ': --tree: expected callee, not .caller.' --tree=caller
+want 2 ': --diff needs exactly two files' --diff basic.cgout
+want 2 ': standard input \(-\) can be read only once' - -
+want 1 ': -h: No such file or directory' -- -h
+exit $fail
