@@ -27,7 +27,7 @@ esac || { echo "cannot build $P"; exit 1; }
 # glibc must pick the same string functions under valgrind's CPUID as
 # natively (as tests/oracle/lib.sh does); no lazy binding in the window,
 # whose resolver differs between the two (xsave / xsavec).
-GLIBC_TUNABLES="glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512ER,-AVX512PF,-RTM:glibc.cpu.x86_rep_movsb_threshold=4096:glibc.cpu.x86_rep_stosb_threshold=4096:glibc.cpu.x86_non_temporal_threshold=1048576"
+GLIBC_TUNABLES="glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512ER,-AVX512PF,-RTM,-Prefer_No_VZEROUPPER:glibc.cpu.x86_rep_movsb_threshold=4096:glibc.cpu.x86_rep_stosb_threshold=4096:glibc.cpu.x86_non_temporal_threshold=1048576"
 LD_BIND_NOW=1
 export GLIBC_TUNABLES LD_BIND_NOW
 valgrind -q --tool=callgrind --cache-sim=yes --branch-sim=yes --demangle=no \

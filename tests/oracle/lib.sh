@@ -12,10 +12,12 @@
 CACHE_OPTS="--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
 
 # glibc picks its string functions by CPUID, and valgrind shows the client a
-# different CPU (no AVX-512), so natively libc runs other code than under
-# valgrind. Pinning the choice and the rep movsb/stosb thresholds with
+# different CPU (no AVX-512, no RTM), so natively libc runs other code than
+# under valgrind. On a CPU with RTM glibc also sets Prefer_No_VZEROUPPER,
+# which turns the AVX2 string functions into SSE2 ones once RTM is masked:
+# that preference is masked too. Pinning the choice and the rep movsb/stosb thresholds with
 # tunables on both sides makes libc's string functions the same code.
-ORACLE_TUNABLES="glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512ER,-AVX512PF,-RTM:glibc.cpu.x86_rep_movsb_threshold=4096:glibc.cpu.x86_rep_stosb_threshold=4096:glibc.cpu.x86_non_temporal_threshold=1048576"
+ORACLE_TUNABLES="glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512ER,-AVX512PF,-RTM,-Prefer_No_VZEROUPPER:glibc.cpu.x86_rep_movsb_threshold=4096:glibc.cpu.x86_rep_stosb_threshold=4096:glibc.cpu.x86_non_temporal_threshold=1048576"
 
 ORACLE_DIR=$(realpath "$(dirname "$0")")
 
