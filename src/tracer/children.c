@@ -47,25 +47,72 @@ static void start_helper(struct tracer *tr, pid_t child)
 		tr->helpers[tr->n_helpers++] = h;
 }
 
-/* --trace-children: a forked child process gets a cachetrace of its own
- * (its own profile, %p = its pid): we leave it stopped by SIGSTOP,
- * detach, and start the helper, which seizes it and lets it go on. */
-static void hand_off_child(struct tracer *tr, pid_t child)
+/* Wait for the new child process's first stop (its PTRACE_EVENT_STOP may
+ * not be reported yet).  False when it died first. */
+static bool child_first_stop(struct tracer *tr, pid_t child)
 {
 	int status;
 	struct tracee *c = tracee_find(tr, child);
-	/* Its first stop (PTRACE_EVENT_STOP) may not be reported yet. */
 	while (!(c && tracee_stopped(c))) {
 		if (tracee_wait(child, &status) < 0 || !WIFSTOPPED(status)) {
 			if (c)
 				tracee_remove(tr, child);
-			return;
+			return false;
 		}
 		if (!c)
 			c = tracee_add(tr, child);
 		c->flags |= TF_STOPPED;
 	}
 	tracee_remove(tr, child);
+	return true;
+}
+
+/* The child's copy of the text has our int3s: take them out before it
+ * runs (what gdb does), or it dies of SIGTRAP.  A vfork child shares the
+ * parent's memory: the int3 is out of both until the parent's
+ * PTRACE_EVENT_VFORK_DONE (children_vfork_done puts it back). */
+static void clean_child_text(struct tracer *tr, pid_t child, bool vfork)
+{
+	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp };
+	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++) {
+		if (!bps[i]->inserted)
+			continue;
+		struct breakpoint copy = *bps[i];
+		if (!vfork) {
+			if (breakpoint_remove(child, &copy) < 0)
+				error_msg("cannot remove the breakpoint from "
+					  "child %d", child);
+			continue;
+		}
+		if (breakpoint_remove(child, bps[i]) == 0)
+			tr->vfork_bps |= 1u << i;
+	}
+}
+
+void children_vfork_done(struct tracer *tr, struct tracee *t)
+{
+	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp };
+	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++)
+		if ((tr->vfork_bps & (1u << i)) &&
+		    breakpoint_insert(t->tid, bps[i], bps[i]->addr) < 0)
+			error_msg("cannot put a breakpoint back after vfork");
+	tr->vfork_bps = 0;
+}
+
+/* --trace-children: a forked child process gets a cachetrace of its own
+ * (its own profile, %p = its pid): we leave it stopped by SIGSTOP,
+ * detach, and start the helper, which seizes it and lets it go on.
+ * Without, it is detached and runs on natively. */
+static void hand_off_child(struct tracer *tr, pid_t child, bool vfork)
+{
+	int status;
+	if (!child_first_stop(tr, child))
+		return;
+	clean_child_text(tr, child, vfork);
+	if (!tr->opt.trace_children) {
+		tracee_detach(child, 0);
+		return;
+	}
 	/* PTRACE_DETACH delivers a signal only from a signal-delivery stop:
 	 * queue a SIGSTOP and run the child to the stop that delivers it. */
 	kill(child, SIGSTOP);
@@ -105,7 +152,8 @@ void children_new(struct tracer *tr, struct tracee *t, struct event_info *ei)
 		return;
 	if (ei->ptrace_event == PTRACE_EVENT_FORK ||
 	    ei->ptrace_event == PTRACE_EVENT_VFORK) {
-		hand_off_child(tr, (pid_t)child);
+		hand_off_child(tr, (pid_t)child,
+			       ei->ptrace_event == PTRACE_EVENT_VFORK);
 		return;
 	}
 	struct tracee *c = tracee_add(tr, (pid_t)child);

@@ -203,6 +203,12 @@ static enum restart dispatch_event(struct tracer *tr, struct event_info *ei)
 	case TE_INTERRUPTED:
 		finish_interrupted(tr);
 		return RESTART_NONE;
+	case TE_VFORK_DONE:
+		if (t)
+			children_vfork_done(tr, t);
+		if (t && tracee_stepping(t))
+			return dispatch_stepping(tr, t, ei);
+		return dispatch_other(tr, ei);
 	case TE_EXITED:
 		if (t && tracee_stepping(t)) {
 			if (tracee_leads(t))

@@ -20,6 +20,8 @@ enum tracer_event {
 			 * whole run is traced) */
 	TE_CLONE,	/* PTRACE_EVENT_CLONE/FORK/VFORK in the parent: the
 			 * parent is restarted as it was running */
+	TE_VFORK_DONE,	/* PTRACE_EVENT_VFORK_DONE in the parent: our int3s go
+			 * back in; restarted as it was running */
 	TE_EXIT,	/* PTRACE_EVENT_EXIT: the thread is about to exit with
 			 * its memory still mapped; cont */
 };

@@ -57,8 +57,16 @@ long launch_trace_options(const struct tracer *tr)
 {
 	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
 		    PTRACE_O_TRACECLONE;
-	if (tr->opt.trace_children)
-		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	/* Forks are followed to hand them off, or (int3 in the text) to
+	 * take our breakpoint out of the child's copy before it runs. */
+	if (tr->opt.trace_children || tr->opt.sw_breakpoints)
+		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+			PTRACE_O_TRACEVFORKDONE;
+	/* A launched target is ours: if cachetrace dies (kill -9) it dies
+	 * too, rather than of a SIGTRAP from a leftover trap flag or int3.
+	 * An attached one is never killed by us. */
+	if (!tr->opt.pid)
+		opts |= PTRACE_O_EXITKILL;
 	return opts;
 }
 
@@ -83,9 +91,11 @@ static noreturn void launch_child(const struct tracer *tr, const char *path,
 		personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE);
 	if (!strcmp(tr->opt.out, "-"))
 		dup2(2, 1);	/* the pipe carries nothing but the profile */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	/* The program gets the dispositions we were given (we ignore
+	 * SIGPIPE, and exec would keep that). */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &tr->orig_sigaction[sig], NULL);
 	raise(SIGSTOP);
 	execv(path, argv);
 	int err = errno;

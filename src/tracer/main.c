@@ -30,16 +30,36 @@ static void on_toggle(int sig)
 	toggle_requests++;
 }
 
-static void install_signal_handlers(const struct options *o)
+/* Every signal whose default action would end cachetrace ends the run
+ * cleanly instead (the target released, the profile so far written), as
+ * strace does; SIGPIPE is ignored so that a closed pipe is a write error
+ * (EPIPE), not a silent death that leaves the target with a trap flag. */
+static void install_signal_handlers(struct tracer *tr)
 {
+	const struct options *o = &tr->opt;
+	static const int fatal[] = {
+		SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
+		SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPOLL, SIGPWR,
+		SIGSTKFLT, SIGSYS,
+	};
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: waitpid must return EINTR so the loop sees it. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* What we were given is what a launched program gets (launch.c). */
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, NULL, &tr->orig_sigaction[sig]);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	/* No SA_RESTART: waitpid must return EINTR so the loop sees it.  A
+	 * signal we were told to ignore (nohup) stays ignored. */
+	sa.sa_handler = on_signal;
+	for (int sig = 1; sig < NSIG; sig++) {
+		bool is_fatal = sig >= SIGRTMIN && sig <= SIGRTMAX;
+		for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+			is_fatal |= fatal[i] == sig;
+		if (is_fatal && tr->orig_sigaction[sig].sa_handler != SIG_IGN)
+			sigaction(sig, &sa, NULL);
+	}
 	if (o->toggle_signal) {
 		sa.sa_handler = on_toggle;
 		sigaction(o->toggle_signal, &sa, NULL);
@@ -115,7 +135,7 @@ static int start_target(struct tracer *tr)
 		tr->target_pid = o->pid;
 		tr->cmd_line = attach_read_cmdline(o->pid);
 		path = tr->cmd_line;
-		install_signal_handlers(o);
+		install_signal_handlers(tr);
 	} else {
 		char **argv = o->argv + o->first;
 		tr->prog_path = launch_find_program(argv[0]);
@@ -123,7 +143,7 @@ static int start_target(struct tracer *tr)
 			return -1;
 		path = tr->prog_path;
 		tr->cmd_line = join_args(argv);
-		install_signal_handlers(o);
+		install_signal_handlers(tr);
 		tr->target_pid = launch(tr, path, argv);
 		if (tr->target_pid < 0) {
 			tr->target_pid = 0;

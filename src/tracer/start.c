@@ -56,10 +56,80 @@ static int resolve_loc(struct tracer *tr, const char *what, const char *loc,
 	}
 }
 
+/* The permissions ("r-xp") of the mapping of PID that holds ADDR; false
+ * when ADDR is not mapped. */
+static bool mapping_perms(pid_t pid, uint64_t addr, char perms[5])
+{
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	bool found = false;
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
+		    addr >= lo && addr < hi)
+			found = true;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* An int3 must start an instruction, and a debug register elsewhere
+ * never fires: decode from the start of the function that holds ADDR.
+ * 0, or -1 after a message. */
+static int check_insn_boundary(struct tracer *tr, uint64_t addr)
+{
+	uint64_t lo, hi, pc;
+	const char *fn, *err = NULL;
+	if (sym_function_range(tr->syms, addr, &lo, &hi, &fn) < 0) {
+		if (!tr->opt.sw_breakpoints)
+			return 0;	/* a debug register harms nothing */
+		error_msg("--start: 0x%" PRIx64 " is in no known function, so "
+			  "nothing says it starts an instruction; an int3 "
+			  "there could corrupt the target (use "
+			  "--breakpoints=hw)", addr);
+		return -1;
+	}
+	for (pc = lo; pc < addr; ) {
+		const struct insn *in = decode_insn(tr->eng.dec, pc, &err);
+		if (!in || !in->len)
+			break;
+		pc += in->len;
+	}
+	if (pc == addr)
+		return 0;
+	error_msg("--start: 0x%" PRIx64 " (%s+0x%" PRIx64 ") is not the start "
+		  "of an instruction; %s", addr, fn, addr - lo,
+		  tr->opt.sw_breakpoints ? "an int3 there would corrupt the "
+		  "target" : "it would never be reached");
+	return -1;
+}
+
+/* The start address must be code: mapped executable, an instruction
+ * boundary.  0, or -1 after a message. */
+static int check_start_address(struct tracer *tr, uint64_t addr)
+{
+	char perms[5] = "";
+	if (!mapping_perms(tr->target_pid, addr, perms)) {
+		error_msg("--start: 0x%" PRIx64 " is not mapped in process %d",
+			  addr, tr->target_pid);
+		return -1;
+	}
+	if (perms[2] != 'x') {
+		error_msg("--start: 0x%" PRIx64 " is not in executable memory "
+			  "(%s): not code", addr, perms);
+		return -1;
+	}
+	return check_insn_boundary(tr, addr);
+}
+
 /* Arm the start events in every stopped thread (the others are programmed
  * at their next stop).  -1 after a message. */
 static int arm_start(struct tracer *tr)
 {
+	if (tr->start_addr && check_start_address(tr, tr->start_addr) < 0)
+		return -1;
 	if (tr->start_addr && !tr->opt.sw_breakpoints) {
 		tr->hw_slots[SLOT_START] = (struct hw_slot){
 			.addr = tr->start_addr, .rw = 0, .len = 1,

@@ -160,6 +160,9 @@ void tracee_decode_status(pid_t tid, int status, struct event_info *ei)
 	case PTRACE_EVENT_VFORK:
 		ei->ev = TE_CLONE;
 		break;
+	case PTRACE_EVENT_VFORK_DONE:
+		ei->ev = TE_VFORK_DONE;
+		break;
 	case PTRACE_EVENT_EXIT:
 		ei->ev = TE_EXIT;
 		break;
@@ -260,18 +263,18 @@ int tracee_restart(struct tracee *t, int request, int sig)
 void tracee_stop_all(struct tracer *tr)
 {
 	for (struct tracee *t = tr->tracees; t; t = t->next)
-		if (!(t->flags & TF_STOPPED))
+		if (!tracee_stopped(t))
 			tracee_interrupt(t->tid);
 	struct tracee *next;
 	for (struct tracee *t = tr->tracees; t; t = next) {
 		next = t->next;
-		while (!(t->flags & TF_STOPPED)) {
+		while (!tracee_stopped(t)) {
 			int status;
-			if (tracee_wait(t->tid, &status) < 0) {
-				tracee_remove(tr, t->tid);	/* gone */
-				break;
-			}
-			if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			pid_t r = tracee_wait(t->tid, &status);
+			if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+				/* Gone: the target's own status is ours. */
+				if (r >= 0 && t->tid == tr->target_pid)
+					tr->target_status = status;
 				tracee_remove(tr, t->tid);
 				break;
 			}
@@ -279,8 +282,12 @@ void tracee_stop_all(struct tracer *tr)
 			unsigned event = (unsigned)status >> 16;
 			int sig = WSTOPSIG(status);
 			/* A signal on its way to the thread: keep it for the
-			 * detach, so that the target still receives it. */
-			if (event == 0 && sig != SIGTRAP)
+			 * detach, so that the target still receives it.  A
+			 * SIGTRAP may be our int3 (the thread is then one byte
+			 * past it): window_release decides. */
+			if (event == 0 && sig == SIGTRAP)
+				t->flags |= TF_TRAPPED;
+			else if (event == 0)
 				t->pending_sig = sig;
 		}
 	}

@@ -143,6 +143,7 @@ struct tracer {
 	int target_status;		/* wait status of its exit; -1: none */
 	struct tracee *tracees;		/* its threads (tracee.c) */
 	unsigned next_seq;		/* creation order of the next thread */
+	struct sigaction orig_sigaction[NSIG];	/* as we were started */
 	cpu_set_t saved_self;		/* the tracer's affinity while pinned */
 	int pin_cpu;			/* the CPU stepping runs on; -1: none */
 
@@ -178,6 +179,8 @@ struct tracer {
 	pid_t helpers[64];		/* cachetraces of forked children */
 	unsigned n_helpers;
 	unsigned execs;			/* images traced after exec */
+	unsigned vfork_bps;		/* breakpoints (1: start, 2: entry) out
+					 * while a vfork child runs */
 
 	/* The end: the loop stops, main() returns exit_status. */
 	bool done;
@@ -305,6 +308,8 @@ void tracer_fail(struct tracer *tr);
 /* children.c */
 void children_new(struct tracer *tr, struct tracee *t, struct event_info *ei);
 bool children_is_helper(const struct tracer *tr, pid_t pid);
+/* The vfork child of T exec'd or exited: put our int3s back. */
+void children_vfork_done(struct tracer *tr, struct tracee *t);
 void children_wait_helpers(struct tracer *tr);
 enum restart children_on_exec(struct tracer *tr, struct tracee *t);
 

@@ -67,15 +67,20 @@ void window_release(struct tracer *tr)
 	for (struct tracee *t = tr->tracees; t; t = t->next) {
 		if (!tracee_trapped(t))
 			continue;
-		/* Stopped right after our int3: rewind to the breakpoint. */
+		/* Stopped on a SIGTRAP: one byte past our int3, it is rewound
+		 * to execute the original instruction natively; a SIGTRAP
+		 * someone sent is delivered at the detach; any other (a
+		 * debug-register hit, a step) was ours. */
 		struct user_regs_struct r;
 		if (tracee_getregs(t->tid, &r) == 0 &&
 		    ((tr->start_bp.inserted && r.rip == tr->start_bp.addr + 1) ||
 		     (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1))) {
 			r.rip--;
 			tracee_setregs(t->tid, &r);
-			t->pending_sig = 0;
+		} else if (tracee_si_code(t->tid) <= 0 && !t->pending_sig) {
+			t->pending_sig = SIGTRAP;
 		}
+		t->flags &= ~TF_TRAPPED;
 	}
 	pid_t any = tr->tracees ? tr->tracees->tid : tr->target_pid;
 	breakpoint_remove(any, &tr->start_bp);
