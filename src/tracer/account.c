@@ -219,9 +219,11 @@ bool engine_at_stop(const struct engine *e, const struct tracee *t)
 		return true;
 	if (t->win.watch_hit)
 		return true;
+	/* The start function's frame is gone: it returned (rip is the
+	 * return address, rsp one word above), or a longjmp or exception
+	 * unwound past it. */
 	if (t->win.on_return)
-		return t->regs.rip == t->win.stop_pc &&
-		       t->regs.rsp > t->win.entry_sp;
+		return t->regs.rsp > t->win.entry_sp;
 	return t->win.stop_pc && t->regs.rip == t->win.stop_pc;
 }
 

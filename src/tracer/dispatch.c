@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 
 #include "error.h"
 
@@ -96,16 +97,20 @@ static enum restart dispatch_other(struct tracer *tr, struct event_info *ei)
 static void stepped_exit(struct tracer *tr, struct tracee *t)
 {
 	struct user_regs_struct now;
+	bool have_regs = tracee_getregs(t->tid, &now) == 0;
 	t->flags |= TF_EXITING;
-	if (t->insn && tracee_getregs(t->tid, &now) == 0 &&
-	    now.rip == t->regs.rip + t->insn->len)
+	if (t->insn && have_regs && now.rip == t->regs.rip + t->insn->len)
 		engine_account_fetch_only(&tr->eng, t);
 	bool lead = tracee_leads(t);
+	/* exit (not exit_group) with other threads left: only this thread
+	 * ends, its window is complete and later windows go on. */
+	bool thread_only = have_regs && now.orig_rax == SYS_exit &&
+			   (tr->tracees != t || t->next);
 	if (lead)
-		window_end(tr, t, tr->opt.start ? "the target exited inside "
-						  "the window" : NULL);
+		window_end(tr, t, tr->opt.start && !thread_only ?
+			   "the target exited inside the window" : NULL);
 	tr->engine->end_window(tr, t);
-	if (t->tid == tr->target_pid || lead)
+	if (t->tid == tr->target_pid || (lead && !thread_only))
 		output_write_profile(tr);	/* still mapped */
 }
 

@@ -89,8 +89,9 @@ void engine_moved(struct engine *e, struct tracee *t,
  * (the exit_group syscall that ends the process). */
 void engine_account_fetch_only(struct engine *e, struct tracee *t);
 /* True when T, a window's lead, meets the window's stop event: its stop
- * pc (or the start function's return: the return address reached with rsp
- * above the entry rsp, so that recursion and several exits are right),
+ * pc (or the start function's frame gone: rsp above its entry rsp, after
+ * its return, a longjmp or an exception past it; recursion and several
+ * exits are right),
  * the instruction cap, or a write to the --stop-watch range. */
 bool engine_at_stop(const struct engine *e, const struct tracee *t);
 void engine_progress(struct engine *e, bool force);

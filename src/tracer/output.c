@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgout.h"
@@ -217,4 +218,12 @@ void output_print_summary(struct tracer *tr)
 	if (tr->partial_reason)
 		fprintf(stderr, "; partial profile: %s", tr->partial_reason);
 	fputc('\n', stderr);
+	int st = tr->target_status;
+	if (st >= 0 && WIFEXITED(st))
+		fprintf(stderr, "%sThe target exited with status %d.\n", prefix,
+			WEXITSTATUS(st));
+	else if (st >= 0 && WIFSIGNALED(st))
+		fprintf(stderr, "%sThe target was killed by signal %d (%s)%s.\n",
+			prefix, WTERMSIG(st), strsignal(WTERMSIG(st)),
+			WCOREDUMP(st) ? ", core dumped" : "");
 }

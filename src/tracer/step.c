@@ -10,6 +10,8 @@
  *   goes on from there.
  * - A trap right after a signal was injected, with si_code SIGTRAP, is the
  *   entry of the signal's handler: nothing executed, the pc moved.
+ * - A SIGTRAP sent by a process (raise, kill) is the target's: delivered
+ *   with the next step, never taken for a step of ours.
  * - The debug registers of a stepped thread are off (its own window must
  *   not trap on them); the thread and the tracer are pinned to one CPU. */
 #include "engine.h"
@@ -73,13 +75,23 @@ static void step_run(struct tracer *tr, struct tracee *t)
 
 static bool step_trap(struct tracer *tr, struct tracee *t)
 {
+	int code = tracee_si_code(t->tid);
 	/* A signal with a handler was delivered: the kernel reports the
 	 * handler's entry with si_code SIGTRAP before running anything. */
-	bool handler_entry = tracee_injected(t) &&
-			     tracee_si_code(t->tid) == SIGTRAP;
+	bool handler_entry = tracee_injected(t) && code == SIGTRAP;
 	struct user_regs_struct after;
 	if (tracee_getregs(t->tid, &after) < 0)
 		return false;		/* dying: its exit event follows */
+	if (si_code_is_sent(code)) {
+		/* A SIGTRAP the target raised (or was sent): it is its own,
+		 * delivered with the next step.  A raise() is a tgkill that
+		 * completed, and the step's own trap merged into the pending
+		 * SIGTRAP: the pc moved means the instruction ran. */
+		t->inject = SIGTRAP;
+		if (after.rip != t->regs.rip)
+			engine_account(&tr->eng, t, &after);
+		return true;
+	}
 	if (handler_entry)
 		engine_moved(&tr->eng, t, &after);
 	else

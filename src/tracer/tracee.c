@@ -59,7 +59,7 @@ int tracee_si_code(pid_t tid)
 {
 	siginfo_t si;
 	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
-		return -1;
+		return SI_CODE_NONE;
 	return si.si_code;
 }
 

@@ -204,8 +204,15 @@ int tracee_restart(struct tracee *t, int request, int sig);
 int tracee_restart_pid(pid_t tid, int request, int sig);
 int tracee_getregs(pid_t tid, struct user_regs_struct *r);
 int tracee_setregs(pid_t tid, const struct user_regs_struct *r);
-/* si_code of the stop's siginfo, or -1. */
+/* si_code of the stop's siginfo, or SI_CODE_NONE. */
+#define SI_CODE_NONE INT32_MIN
 int tracee_si_code(pid_t tid);
+/* A signal sent by a process (kill, tgkill, sigqueue), not by the kernel
+ * for a trap. */
+static inline bool si_code_is_sent(int code)
+{
+	return code == SI_USER || code == SI_TKILL || code == SI_QUEUE;
+}
 int tracee_interrupt(pid_t tid);
 int tracee_seize(pid_t tid, long options);
 int tracee_event_msg(pid_t tid, unsigned long *msg);

@@ -77,7 +77,8 @@ void window_release(struct tracer *tr)
 		     (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1))) {
 			r.rip--;
 			tracee_setregs(t->tid, &r);
-		} else if (tracee_si_code(t->tid) <= 0 && !t->pending_sig) {
+		} else if (si_code_is_sent(tracee_si_code(t->tid)) &&
+			   !t->pending_sig) {
 			t->pending_sig = SIGTRAP;
 		}
 		t->flags &= ~TF_TRAPPED;
