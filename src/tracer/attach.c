@@ -69,6 +69,27 @@ static int attach_denied(pid_t pid)
 	return -1;
 }
 
+/* A kernel thread: PF_KTHREAD in the flags of /proc/PID/stat. */
+static bool is_kernel_thread(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* pid (comm) state ppid pgrp session tty tpgid flags: the comm may
+	 * hold spaces and parentheses, so count from its last ')'. */
+	char *p = strrchr(buf, ')');
+	unsigned long flags = 0;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return flags & 0x00200000;	/* PF_KTHREAD */
+}
+
 /* Reasons to refuse before touching the process. */
 static int check_target(pid_t pid)
 {
@@ -78,10 +99,25 @@ static int check_target(pid_t pid)
 		error_msg("no such process: %d", pid);
 		return -1;
 	}
+	if (pid == getpid()) {
+		error_msg("process %d is cachetrace itself: it cannot trace "
+			  "itself", pid);
+		return -1;
+	}
+	if (is_kernel_thread(pid)) {
+		error_msg("process %d is a kernel thread: it runs no user "
+			  "code to trace", pid);
+		return -1;
+	}
 	if (buf[0] == 'Z' || buf[0] == 'X') {
 		error_msg("process %d is a zombie: nothing to trace", pid);
 		return -1;
 	}
+	char exe[64];
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	snprintf(buf, sizeof(buf), "process %d", pid);
+	if (launch_check_elf(exe, buf) < 0)
+		return -1;
 	if (proc_status_field(pid, "TracerPid", buf, sizeof(buf)) &&
 	    atoi(buf)) {
 		pid_t tracer = atoi(buf);

@@ -3,6 +3,7 @@
  * PTRACE_SEIZE, exec; and at the end killing or reaping it. */
 #include "tracer.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -35,9 +36,12 @@ char *launch_find_program(const char *prog)
 		path = "/usr/bin:/bin";
 	bool found_non_exec = false;
 	for (const char *p = path; ; ) {
+		/* An empty element is the current directory, as for
+		 * execvp. */
 		const char *colon = strchrnul(p, ':');
-		char *cand = xasprintf("%.*s/%s", (int)(colon - p),
-				       colon == p ? "." : p, prog);
+		char *cand = colon == p ? xasprintf("./%s", prog)
+					: xasprintf("%.*s/%s", (int)(colon - p),
+						    p, prog);
 		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
 			if (access(cand, X_OK) == 0)
 				return cand;
@@ -51,6 +55,27 @@ char *launch_find_program(const char *prog)
 	error_msg(found_non_exec ? "%s: not executable"
 				 : "%s: command not found in PATH", prog);
 	return NULL;
+}
+
+int launch_check_elf(const char *path, const char *what)
+{
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, h, sizeof(h));
+	if (fd >= 0)
+		close(fd);
+	if (n < 4 || memcmp(h, ELFMAG, SELFMAG))
+		return 0;	/* a script: its interpreter is checked by exec */
+	unsigned machine = n >= 20 ? h[18] | h[19] << 8 : 0;
+	if (n < 20 || h[EI_CLASS] != ELFCLASS64 || machine != EM_X86_64) {
+		error_msg("%s is a %s ELF file (machine %u): cachetrace traces "
+			  "x86-64 programs only", what,
+			  n >= 20 && h[EI_CLASS] == ELFCLASS32 ? "32-bit"
+							      : "non-x86-64",
+			  machine);
+		return -1;
+	}
+	return 0;
 }
 
 long launch_trace_options(const struct tracer *tr)

@@ -139,7 +139,8 @@ static int start_target(struct tracer *tr)
 	} else {
 		char **argv = o->argv + o->first;
 		tr->prog_path = launch_find_program(argv[0]);
-		if (!tr->prog_path)
+		if (!tr->prog_path ||
+		    launch_check_elf(tr->prog_path, tr->prog_path) < 0)
 			return -1;
 		path = tr->prog_path;
 		tr->cmd_line = join_args(argv);

@@ -84,15 +84,29 @@ static int parse_yes_no(const char *opt, const char *v, bool *out)
 	return 0;
 }
 
-static int parse_count(const char *opt, const char *v, uint64_t *out)
+/* A decimal count: digits only (no sign, space, octal or hex), at most
+ * MAX. */
+static int parse_count_max(const char *opt, const char *v, uint64_t max,
+			   uint64_t *out)
 {
 	char *end;
 	errno = 0;
-	unsigned long long n = strtoull(v, &end, 0);
-	if (errno || end == v || *end || v[0] == '-')
+	if (!*v || strspn(v, "0123456789") != strlen(v))
 		return error_usage("%s: '%s' is not a count", opt, v);
+	if (v[0] == '0' && v[1])
+		return error_usage("%s: '%s': a count has no leading 0 (it "
+				   "would read as octal in C)", opt, v);
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || n > max)
+		return error_usage("%s: '%s' is too large (at most %llu)", opt,
+				   v, (unsigned long long)max);
 	*out = n;
 	return 0;
+}
+
+static int parse_count(const char *opt, const char *v, uint64_t *out)
+{
+	return parse_count_max(opt, v, UINT64_MAX, out);
 }
 
 static int parse_geom(const char *name, const char *v, struct cache_geom *g)
@@ -132,7 +146,8 @@ static int parse_core_map(struct options *o, const char *v)
 		long tid = strtol(tok, &end1, 10);
 		long core = colon ? strtol(colon + 1, &end2, 10) : 0;
 		if (!colon || end1 != colon || *end2 || tid <= 0 || core < 0 ||
-		    tok == colon || !colon[1])
+		    tok == colon || !colon[1] || tid > INT32_MAX ||
+		    core > UINT32_MAX)
 			rc = error_usage("--core-map: '%s' is not TID:CORE",
 					 tok);
 		else if (o->n_core_map == sizeof(o->core_map) /
@@ -251,7 +266,7 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		return parse_choice("--threads", v, "hit", "all",
 				    &o->threads_all);
 	case 'p':
-		if (parse_count("-p", v, &n) < 0)
+		if (parse_count_max("-p", v, INT32_MAX, &n) < 0)
 			return -1;
 		if (n == 0 || n > INT32_MAX)
 			return error_usage("-p: '%s' is not a pid", v);
@@ -273,7 +288,7 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 					   "caught", v);
 		return 0;
 	case OPT_INTERVALS:
-		if (parse_count("--intervals", v, &n) < 0)
+		if (parse_count_max("--intervals", v, UINT32_MAX, &n) < 0)
 			return -1;
 		o->intervals = (unsigned)n;
 		return 0;
@@ -290,11 +305,11 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		return 0;
 	case OPT_FOLDED_EVENT: o->folded_event = v; return 0;
 	case OPT_CORES:
-		if (parse_count("--cores", v, &n) < 0)
+		if (parse_count_max("--cores", v, UINT32_MAX, &n) < 0)
 			return -1;
-		o->cfg.cores = (unsigned)n;
 		if (n < 1 || n > 1024)
 			return error_usage("--cores: 1 to 1024, not %s", v);
+		o->cfg.cores = (unsigned)n;
 		return 0;
 	case 'q': o->quiet = true; return 0;
 	case 'd': debug_flag = 1; return 0;
@@ -307,7 +322,7 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		printf("cachetrace %s\n", CT_VERSION);
 		return 1;
 	case ':':
-		return error_usage("option '%s' needs a value", arg);
+		return error_usage("option %s needs a value", arg);
 	default:
 		return parse_model_option(o, arg);
 	}
@@ -358,7 +373,8 @@ int options_parse(struct options *o, int argc, char **argv)
 	};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:qdp:", longopts, NULL)) != -1) {
+	/* "+": options end at the program; ":": a missing value is ':'. */
+	while ((c = getopt_long(argc, argv, "+:o:qdp:", longopts, NULL)) != -1) {
 		int rc = parse_one(o, c, optarg, argv[optind - 1]);
 		if (rc)
 			return rc;

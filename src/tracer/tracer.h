@@ -270,6 +270,9 @@ pid_t launch(struct tracer *tr, const char *path, char **argv);
 void launch_kill_and_reap(pid_t pid);
 /* The launched target's exit status as ours (128+N for signal N). */
 int launch_wait_exit(struct tracer *tr);
+/* PATH (WHAT in the message) is an x86-64 ELF file, or not ELF (a
+ * script); -1 after a message for any other ELF. */
+int launch_check_elf(const char *path, const char *what);
 /* The ptrace options of every tracee. */
 long launch_trace_options(const struct tracer *tr);
 
