@@ -58,10 +58,13 @@ def self_contained(path):
                  'id="search"', 'id="reset"'):
         if must not in text:
             fail.append('%s: no %s' % (path, must))
-    if shutil.which('xmllint'):
-        p = subprocess.run(['xmllint', '--noout', path], capture_output=True)
-        if p.returncode:
-            fail.append('%s: xmllint: %s' % (path, p.stderr.decode()))
+    # xmllint (libxml2-utils, tests/install-deps.sh) is required
+    if not shutil.which('xmllint'):
+        fail.append('no xmllint: run tests/install-deps.sh')
+        return
+    p = subprocess.run(['xmllint', '--noout', path], capture_output=True)
+    if p.returncode:
+        fail.append('%s: xmllint: %s' % (path, p.stderr.decode()))
 
 if mode == 'svg':
     # small.folded: main;a;x 30, main;a 10, main;b 50, other 10 (total 100).
