@@ -158,6 +158,68 @@ static void test_writer(void)
 	free(dir);
 }
 
+/* A newline in the command line, a desc: text, a file or a function name
+ * is written as backslash-n: a program argument "x\nfn=evil\n1 1000000"
+ * must not add a function and a million Ir to the profile.  Then
+ * cg_annotate reads it silently and its totals are the summary's. */
+static void test_escape(void)
+{
+	static const char *const desc[] = { "note: two\nlines", NULL };
+	static const char *const ev[] = { "Ir" };
+	const struct cgout_meta meta = {
+		.desc = desc, .n_events = 1, .events = ev,
+		.cmd = "./prog x\nfl=evil.c\nfn=evil\n1 1000000\n",
+	};
+	static const uint64_t r[][1] = { { 3 }, { 4 } };
+	struct cgout_cc ccs[] = {
+		{ { "dir\nfl=x.c", "f\n2 99", 1 }, r[0] },
+		{ { "b\\n.c", "g", 2 }, r[1] },
+	};
+	static const char want[] =
+		"desc: note: two\\nlines\n"
+		"cmd: ./prog x\\nfl=evil.c\\nfn=evil\\n1 1000000\\n\n"
+		"events: Ir\n"
+		"fl=b\\n.c\n"
+		"fn=g\n"
+		"2 4\n"
+		"fl=dir\\nfl=x.c\n"
+		"fn=f\\n2 99\n"
+		"1 3\n"
+		"summary: 7\n";
+	uint64_t totals[1];
+	char *dir = make_tmpdir(), *path = fmt("%s/cachegrind.out.2", dir);
+	FILE *f = fopen(path, "w+");
+	char *text, *cmd, *out;
+
+	CHECK(f && cgout_write_resolved(f, &meta, ccs, 2, totals) == 0,
+	      "cgout_write_resolved failed");
+	if (!f)
+		return;
+	text = slurp(f);
+	fclose(f);
+	check_text("escaped profile", text, want);
+	free(text);
+	cmd = fmt("cd '%s' && /usr/bin/cg_annotate '%s' 2>&1 >/dev/null; "
+		  "echo rc=$?", dir, path);
+	out = capture(cmd);
+	CHECK(out && !strcmp(out, "rc=0\n"), "cg_annotate complained: %s",
+	      out ? out : "(nothing)");
+	free(out);
+	free(cmd);
+	cmd = fmt("cd '%s' && /usr/bin/cg_annotate '%s' | "
+		  "grep -m1 'PROGRAM TOTALS'", dir, path);
+	out = capture(cmd);
+	CHECK(out && !strcmp(out, "7 (100.0%)  PROGRAM TOTALS\n"),
+	      "cg_annotate totals: %s", out ? out : "(nothing)");
+	free(out);
+	free(cmd);
+	cmd = fmt("rm -rf '%s'", dir);
+	run(cmd);
+	free(cmd);
+	free(path);
+	free(dir);
+}
+
 static void check_summary(const char *what, const char *prefix,
 			  unsigned n, const char *const *ev,
 			  const uint64_t *totals, const char *want)
@@ -313,6 +375,7 @@ static void test_names(void)
 int main(void)
 {
 	test_writer();
+	test_escape();
 	test_summary();
 	test_names();
 	return failures ? 1 : 0;
