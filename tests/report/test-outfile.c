@@ -106,6 +106,18 @@ static void clean(void)
 	free(cmd);
 }
 
+/* Write TEXT to P through outfile and commit: WHAT says why it matters. */
+static void write_committed(const char *what, const char *p, const char *text)
+{
+	struct outfile *of = outfile_open(p);
+
+	CHECK(of, "%s: open: %s", what, strerror(errno));
+	if (!of)
+		return;
+	fputs(text, outfile_stream(of));
+	CHECK(outfile_commit(of) == 0, "%s: commit: %s", what, strerror(errno));
+}
+
 static void test_new_file(void)
 {
 	char *p = path("out"), *tmp;
@@ -177,17 +189,11 @@ out:
 static void test_symlink(void)
 {
 	char *p = path("cg.out"), *victim = path("victim"), *ghost = path("ghost");
-	struct outfile *of;
 	struct stat st;
 
 	put(victim, "precious\n");
 	CHECK(symlink(victim, p) == 0, "symlink: %s", strerror(errno));
-	of = outfile_open(p);
-	CHECK(of, "open through a symlink: %s", strerror(errno));
-	if (of) {
-		fputs("profile\n", outfile_stream(of));
-		CHECK(outfile_commit(of) == 0, "commit: %s", strerror(errno));
-	}
+	write_committed("through a symlink", p, "profile\n");
 	CHECK(lstat(p, &st) == 0 && S_ISREG(st.st_mode),
 	      "%s is not a regular file after the commit", p);
 	check_contents("symlink replaced", p, "profile\n");
@@ -195,12 +201,7 @@ static void test_symlink(void)
 
 	unlink(p);
 	CHECK(symlink(ghost, p) == 0, "symlink: %s", strerror(errno));
-	of = outfile_open(p);
-	CHECK(of, "open through a dangling symlink: %s", strerror(errno));
-	if (of) {
-		fputs("profile\n", outfile_stream(of));
-		CHECK(outfile_commit(of) == 0, "commit: %s", strerror(errno));
-	}
+	write_committed("through a dangling symlink", p, "profile\n");
 	CHECK(access(ghost, F_OK) != 0, "the dangling symlink's target was created");
 	check_entries("dangling symlink", "cg.out victim");
 	free(p);
@@ -283,17 +284,11 @@ static void test_bad_names(void)
 static void test_long_name(void)
 {
 	char base[256], *p;
-	struct outfile *of;
 
 	memset(base, 'n', 255);
 	base[255] = '\0';
 	p = path(base);
-	of = outfile_open(p);
-	CHECK(of, "a 255-byte name: %s", strerror(errno));
-	if (of) {
-		fputs("long\n", outfile_stream(of));
-		CHECK(outfile_commit(of) == 0, "commit: %s", strerror(errno));
-	}
+	write_committed("a 255-byte name", p, "long\n");
 	check_contents("long name", p, "long\n");
 	check_entries("long name", base);
 	free(p);
