@@ -8,7 +8,8 @@
  *   summary: T1 T2 ... equal to the column totals
  * Cost centres with the same (file, fn, line) are merged; files are written
  * sorted by name, functions within a file by name, lines ascending; a line
- * whose counts are all zero is omitted. */
+ * whose counts are all zero is omitted.  A newline inside desc:, cmd:, fl=
+ * or fn= text is written as the two characters "\n" (cgout_put_text). */
 #ifndef CT_CGOUT_H
 #define CT_CGOUT_H
 
@@ -45,6 +46,11 @@ struct cgout_cc {
 int cgout_write_resolved(FILE *out, const struct cgout_meta *meta,
 			 struct cgout_cc *ccs, size_t n_ccs,
 			 uint64_t *totals);
+
+/* Write S with each newline as the two characters "\n" and nothing else
+ * changed: for every line of a profile that carries outside text (names,
+ * the command line), so that text can never start a line of its own. */
+void cgout_put_text(FILE *out, const char *s);
 
 /* Expand %p (PID) and %q{VAR} (environment) in a file name pattern as
  * valgrind does; %% is a percent sign.  Returns a malloc'd string, or NULL

@@ -19,6 +19,37 @@
 
 #include "error.h"
 
+/* Names and free text come from outside (the command line, DWARF, symbol
+ * tables) and one line holds one of them: a newline in a program argument
+ * or a file name would end the cmd: or fl= line and inject cost lines of
+ * its own.  Each newline is written as the two characters "\n"; nothing
+ * else is changed, not even a backslash, so every name without a newline
+ * is written byte for byte as Cachegrind writes it (our profiles and
+ * valgrind's compare equal) and cg_annotate and cachetrace-annotate show
+ * it as it is.  The price: a name that really holds backslash-n reads the
+ * same as one that held a newline; names are only displayed, never
+ * looked up again. */
+void cgout_put_text(FILE *out, const char *s)
+{
+	for (;;) {
+		size_t n = strcspn(s, "\n");
+
+		fwrite(s, 1, n, out);
+		if (!s[n])
+			return;
+		fputs("\\n", out);
+		s += n + 1;
+	}
+}
+
+/* KEY then TEXT escaped, then a newline: one header or name line. */
+static void put_line(FILE *out, const char *key, const char *text)
+{
+	fputs(key, out);
+	cgout_put_text(out, text);
+	fputc('\n', out);
+}
+
 static int cmp_cc(const void *a, const void *b)
 {
 	const struct cgout_cc *x = a, *y = b;
@@ -53,8 +84,8 @@ int cgout_write_resolved(FILE *out, const struct cgout_meta *meta,
 
 	if (meta->desc)
 		for (const char *const *d = meta->desc; *d; d++)
-			fprintf(out, "desc: %s\n", *d);
-	fprintf(out, "cmd: %s\n", meta->cmd ? meta->cmd : "");
+			put_line(out, "desc: ", *d);
+	put_line(out, "cmd: ", meta->cmd ? meta->cmd : "");
 	fputs("events:", out);
 	for (unsigned e = 0; e < ne; e++)
 		fprintf(out, " %s", meta->events[e]);
@@ -76,12 +107,12 @@ int cgout_write_resolved(FILE *out, const struct cgout_meta *meta,
 			const struct src_loc *l = &ccs[i].loc;
 
 			if (!cur_file || strcmp(cur_file, l->file)) {
-				fprintf(out, "fl=%s\n", l->file);
+				put_line(out, "fl=", l->file);
 				cur_file = l->file;
 				cur_fn = NULL;
 			}
 			if (!cur_fn || strcmp(cur_fn, l->fn)) {
-				fprintf(out, "fn=%s\n", l->fn);
+				put_line(out, "fn=", l->fn);
 				cur_fn = l->fn;
 			}
 			fprintf(out, "%u", l->line);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # cachetrace-annotate tests that run the binary: cases.sh ANNOTATE SRCDIR CASE
-# Exit 0 pass, 1 fail (with what differed), 77 skipped.
+# Exit 0 pass, 1 fail (with what differed).
 ann=$(realpath "$1") srcdir=$(realpath "$2") case=$3
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT

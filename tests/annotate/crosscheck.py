@@ -3,13 +3,13 @@
 perl) on a profile written by valgrind's Cachegrind: program totals, every
 file:function figure and every annotated source line must agree.  Also
 checks that cg_annotate reads our --output-profile (merge and diff).
-Usage: crosscheck.py ANNOTATE SRCDIR.  Exit 77 when valgrind is missing."""
+Usage: crosscheck.py ANNOTATE SRCDIR.  Fails when valgrind is missing."""
 import os, re, shutil, subprocess, sys, tempfile
 
 ann, srcdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 cg = shutil.which('cg_annotate')
 if not shutil.which('valgrind') or not cg or not shutil.which('gcc'):
-    print('valgrind, cg_annotate or gcc missing'); sys.exit(77)
+    print('FAIL: valgrind, cg_annotate or gcc missing: run tests/install-deps.sh'); sys.exit(1)
 FANCY = '-' * 80
 PCT = re.compile(r'\(\s*-?[\d.]+%\)|\(n/a\)')
 fail = []

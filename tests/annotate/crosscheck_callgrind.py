@@ -6,13 +6,13 @@ callgrind_annotate's functions), every file:function self figure, every
 inclusive figure (callgrind_annotate --inclusive=yes; the program's own
 functions must all be there), and the first level of --blame=get against
 callgrind_annotate --tree=caller.
-Usage: crosscheck_callgrind.py ANNOTATE SRCDIR.  Exit 77 without valgrind."""
+Usage: crosscheck_callgrind.py ANNOTATE SRCDIR.  Fails without valgrind."""
 import os, re, shutil, subprocess, sys, tempfile
 
 ann, srcdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 cga = shutil.which('callgrind_annotate')
 if not shutil.which('valgrind') or not cga or not shutil.which('gcc'):
-    print('valgrind, callgrind_annotate or gcc missing'); sys.exit(77)
+    print('FAIL: valgrind, callgrind_annotate or gcc missing: run tests/install-deps.sh'); sys.exit(1)
 PCT = re.compile(r'\(\s*-?[\d.]+%(,\s*-?[\d.]+%)?\)|\(n/a\)')
 FANCY = '-' * 80
 fail = []

@@ -4,9 +4,10 @@ and holds the expected frames with the expected widths, worked out by hand
 from small inputs (usable width 1180 px between 10 px margins; a frame is
 count / total * 1180 wide; 16 px per level; children in name order).
 Usage: flamegraph.py ANNOTATE SRCDIR [svg|chromium].  The chromium mode
-runs the SVG's script in headless Chromium (hover, zoom, search), renders
-the SVG and checks the picture (77 without /usr/bin/chromium)."""
-import os, shutil, subprocess, sys, tempfile, zlib, struct
+loads the SVG in headless Chromium, drives its script from a page (hover,
+zoom, reset, search), checks the widths Chromium lays out, and renders the
+SVG and checks the picture; without Chromium it fails."""
+import difflib, html, os, re, shutil, subprocess, sys, tempfile, zlib, struct
 import xml.etree.ElementTree as ET
 
 ann, srcdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -57,10 +58,13 @@ def self_contained(path):
                  'id="search"', 'id="reset"'):
         if must not in text:
             fail.append('%s: no %s' % (path, must))
-    if shutil.which('xmllint'):
-        p = subprocess.run(['xmllint', '--noout', path], capture_output=True)
-        if p.returncode:
-            fail.append('%s: xmllint: %s' % (path, p.stderr.decode()))
+    # xmllint (libxml2-utils, tests/install-deps.sh) is required
+    if not shutil.which('xmllint'):
+        fail.append('no xmllint: run tests/install-deps.sh')
+        return
+    p = subprocess.run(['xmllint', '--noout', path], capture_output=True)
+    if p.returncode:
+        fail.append('%s: xmllint: %s' % (path, p.stderr.decode()))
 
 if mode == 'svg':
     # small.folded: main;a;x 30, main;a 10, main;b 50, other 10 (total 100).
@@ -124,65 +128,123 @@ if mode == 'svg':
         fail.append('esc.svg: frames under 0.1 px drawn: %s' % sorted(got))
     self_contained(f)
 elif mode == 'chromium':
-    chromium = '/usr/bin/chromium'
+    # Chromium is a test dependency (tests/install-deps.sh): missing is a
+    # failure, never a skip, or the flame graph's script goes untested.
+    chromium = shutil.which('chromium') or '/usr/bin/chromium'
     if not os.access(chromium, os.X_OK):
-        print('no /usr/bin/chromium'); sys.exit(77)
+        print('FAIL: no chromium: run tests/install-deps.sh'); sys.exit(1)
     f = os.path.join(tmp, 'game.svg')
     run('--flamegraph=' + f, '--event=DLmr', os.path.join(cg, 'game.cgout'))
     png = os.path.join(tmp, 'out.png')
+    # Nothing may come from the network: no DNS, a dead proxy, and when
+    # the kernel lets us, a network namespace with nothing in it.
+    jail = []
+    for u in (['unshare', '-n'], ['unshare', '-rn']):
+        if shutil.which('unshare') and subprocess.run(u + ['true'], capture_output=True).returncode == 0:
+            jail = u; break
 
     def chrome(*args):
         prof = tempfile.mkdtemp()
-        p = subprocess.run([chromium, '--headless', '--no-sandbox', '--disable-gpu',
+        p = subprocess.run(jail + [chromium, '--headless', '--no-sandbox', '--disable-gpu',
                             '--disable-background-networking', '--disable-component-update',
-                            '--disable-sync', '--no-first-run', '--user-data-dir=' + prof]
+                            '--disable-sync', '--no-first-run', '--no-default-browser-check',
+                            '--host-resolver-rules=MAP * ~NOTFOUND', '--proxy-server=127.0.0.1:9',
+                            # the page reads the SVG document in its iframe
+                            '--allow-file-access-from-files', '--user-data-dir=' + prof]
                            + list(args), capture_output=True, timeout=120, cwd=tmp)
         shutil.rmtree(prof, ignore_errors=True)
         return p.stdout.decode('utf-8', 'replace')
 
-    # The script, run by Chromium: hover frame_b, zoom on it, search for
-    # cull; the page's state goes into an attribute that --dump-dom shows.
-    # Zoomed, frame_b is 1180 px; cull 3000/5000 of it, from the SVG's
-    # rounded 252.86 / 421.43 * 1180 = 708.01; physics after it.  cull's
-    # two frames cover (758.57 + 252.86) / 1180 = 85.7%.
-    s = open(f).read().replace('</svg>\n', """<script type="text/ecmascript"><![CDATA[
+    # The SVG is loaded unmodified in an iframe of an HTML page whose own
+    # script drives it as a user would (hover, click to zoom, Reset Zoom,
+    # Search through its prompt, Clear) and reads back what Chromium laid
+    # out: getBoundingClientRect of every frame (a hidden frame has no box),
+    # elementFromPoint, computed fills.  The results go into the page's
+    # DOM, which --dump-dom prints.
+    page = os.path.join(tmp, 'page.html')
+    open(page, 'w').write("""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>flame graph test</title></head>
+<body style="margin:0">
+<iframe id="fg" src="game.svg" width="1200" height="164" style="border:0;display:block"></iframe>
+<pre id="out"></pre>
+<script>
 window.addEventListener('load', function () {
-  var b = null;
-  for (var i = 0; i < frames.length; i++) if (frames[i].name == 'frame_b') b = frames[i];
-  b.r.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
-  var out = ['details=' + details.textContent];
-  b.r.dispatchEvent(new MouseEvent('click', { bubbles: true }));
-  for (var i = 0; i < frames.length; i++) {
-    var f = frames[i];
-    out.push(f.name + '=' + (f.g.style.display || 'shown') + ',' + f.r.getAttribute('x') + ',' +
-             f.r.getAttribute('width') + ',' + f.t.textContent);
-  }
-  unzoom();
-  highlight(new RegExp('cull'));
-  out.push('matched=' + matched.textContent);
-  for (var i = 0; i < frames.length; i++)
-    if (frames[i].r.getAttribute('fill') == 'rgb(230,0,230)') out.push('purple=' + frames[i].info);
-  document.documentElement.setAttribute('data-test', out.join('|'));
+  var out = [];
+  try {
+    var w = document.getElementById('fg').contentWindow, d = w.document;
+    var rects = d.querySelectorAll('g.f rect');
+    var name = function (r) { var t = r.parentNode.querySelector('title').textContent;
+                              return t.substring(0, t.lastIndexOf(' (')); };
+    var boxes = function (what) {
+      for (var i = 0; i < rects.length; i++) {
+        var b = rects[i].getBoundingClientRect();
+        if (b.width > 0)
+          out.push(what + ' ' + name(rects[i]) + ' ' + b.x.toFixed(2) + ' ' + b.width.toFixed(2));
+      }
+    };
+    var find = function (n) { for (var i = 0; i < rects.length; i++) if (name(rects[i]) == n) return rects[i]; };
+    var click = function (el) {
+      var b = el.getBoundingClientRect();
+      el.dispatchEvent(new w.MouseEvent('click', { bubbles: true, view: w,
+        clientX: b.x + b.width / 2, clientY: b.y + b.height / 2 }));
+    };
+    var purple = function (what) {
+      for (var i = 0; i < rects.length; i++)
+        if (w.getComputedStyle(rects[i]).fill == 'rgb(230, 0, 230)')
+          out.push(what + ' ' + rects[i].parentNode.querySelector('title').textContent);
+    };
+    boxes('drawn');
+    var b = find('frame_b'), bb = b.getBoundingClientRect();
+    var hit = d.elementFromPoint(bb.x + bb.width / 2, bb.y + bb.height / 2);
+    out.push('hit ' + (hit && hit.parentNode.querySelector('title') ? name(hit) : String(hit)));
+    b.dispatchEvent(new w.MouseEvent('mouseover', { bubbles: true, view: w }));
+    out.push('details ' + d.getElementById('details').textContent);
+    click(b);
+    boxes('zoomed');
+    click(d.getElementById('reset'));
+    boxes('reset');
+    w.prompt = function () { return 'cull'; };
+    click(d.getElementById('search'));
+    out.push('search ' + d.getElementById('matched').textContent);
+    purple('purple');
+    click(d.getElementById('search'));
+    out.push('cleared [' + d.getElementById('matched').textContent + ']');
+    purple('still purple');
+    [performance, w.performance].forEach(function (p) {
+      p.getEntriesByType('resource').forEach(function (e) {
+        if (!/^file:/.test(e.name)) out.push('fetched ' + e.name); }); });
+  } catch (e) { out.push('error ' + e); }
+  document.getElementById('out').textContent = out.join('\\n');
 });
-]]></script>
-</svg>
+</script></body></html>
 """)
-    t = os.path.join(tmp, 'test.svg')
-    open(t, 'w').write(s)
-    dom = chrome('--dump-dom', 'file://' + t)
-    m = __import__('re').search(r'data-test="([^"]*)"', dom)
-    got = m.group(1).split('|') if m else []
-    want = ['details=frame_b (5,000 DLmr, 35.71%)',
-            'all=shown,10.00,1180.00,all', 'main=shown,10.00,1180.00,main',
-            'frame_a=none,10.00,758.57,frame_a', 'cull=none,10.00,758.57,cull',
-            'getpos=none,10.00,758.57,getpos',
-            'frame_b=shown,10.00,1180.00,frame_b',
-            'cull=shown,10.00,708.01,cull', 'getpos=shown,10.00,708.01,getpos',
-            'physics=shown,718.01,471.99,physics', 'getpos=shown,718.01,471.99,getpos',
-            'matched=Matched: 85.7%', 'purple=cull (9,000 DLmr, 64.29%)',
-            'purple=cull (3,000 DLmr, 21.43%)']
+    dom = chrome('--dump-dom', 'file://' + page)
+    m = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
+    got = html.unescape(m.group(1)).split('\n') if m else ['no output: ' + dom[:300]]
+    # game.cgout by DLmr: the widths of the svg mode above, as drawn.
+    # Zoomed on frame_b, it is 1180 px; cull 3000/5000 of it, from the
+    # SVG's rounded 252.86 / 421.43 * 1180 = 708.01; physics after it;
+    # its ancestors all and main stay full width; frame_a's side is gone.
+    # cull's two frames cover (758.57 + 252.86) / 1180 = 85.7%.
+    drawn = ['all 10.00 1180.00', 'main 10.00 1180.00', 'frame_a 10.00 758.57',
+             'cull 10.00 758.57', 'getpos 10.00 758.57', 'frame_b 768.57 421.43',
+             'cull 768.57 252.86', 'getpos 768.57 252.86', 'physics 1021.43 168.57',
+             'getpos 1021.43 168.57']
+    want = (['drawn ' + x for x in drawn] +
+            ['hit frame_b', 'details frame_b (5,000 DLmr, 35.71%)',
+             'zoomed all 10.00 1180.00', 'zoomed main 10.00 1180.00',
+             'zoomed frame_b 10.00 1180.00', 'zoomed cull 10.00 708.01',
+             'zoomed getpos 10.00 708.01', 'zoomed physics 718.01 471.99',
+             'zoomed getpos 718.01 471.99'] +
+            ['reset ' + x for x in drawn] +
+            ['search Matched: 85.7%', 'purple cull (9,000 DLmr, 64.29%)',
+             'purple cull (3,000 DLmr, 21.43%)', 'cleared [ ]'])
     if got != want:
-        print('FAIL: the script in Chromium:\n got  %s\n want %s' % (got, want)); sys.exit(1)
+        print('FAIL: the flame graph in Chromium:')
+        for line in difflib.unified_diff(want, got, 'want', 'got', lineterm=''):
+            print(line)
+        sys.exit(1)
+    print('Chromium: %d checks of widths, hover, zoom, reset and search' % len(want))
     chrome('--screenshot=' + png, '--window-size=1200,600', 'file://' + f)
     if not os.path.exists(png) or os.path.getsize(png) < 2000:
         print('FAIL: no screenshot, or a trivial one'); sys.exit(1)

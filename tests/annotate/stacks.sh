@@ -2,7 +2,7 @@
 # cachetrace-annotate on call stacks (issue 6): stacks.sh ANNOTATE SRCDIR CASE
 # The expected outputs below are worked out by hand from the inputs in
 # callgrind/ (the arithmetic is in the comments of each case and in
-# docs/annotate.md).  Exit 0 pass, 1 fail, 77 skipped.
+# docs/annotate.md).  Exit 0 pass, 1 fail.
 ann=$(realpath "$1") srcdir=$(realpath "$2") case=$3
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT

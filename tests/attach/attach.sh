@@ -5,13 +5,12 @@
 # clean. The profile holds exactly three calls of handler: its Ir is 3x
 # one call's Ir under valgrind's Cachegrind, and nothing else was counted.
 . "$(dirname "$0")/lib.sh"
-need -p --intervals
 S=as$$
 build server $S
 build_peekdr
 
 vg_run ./$S -t 0 1
-one=$(fn_cost vg.out handler)
+vg_ref one handler
 [ "$one" -gt 0 ] || { echo "no handler cost from Cachegrind"; exit 1; }
 echo "Cachegrind: one handler call = $one Ir"
 

@@ -5,7 +5,6 @@
 # error saying why, exit 1 or 2; the server is left untouched: running,
 # untraced, its text intact, answering, its output the untraced run's.
 . "$(dirname "$0")/lib.sh"
-need -p
 S=bp$$; Z=bz$$
 build server $S
 build_peekdr

@@ -5,7 +5,6 @@
 # execs the server: handler, absent from the first image, is found in the
 # new one, also in a vfork child. -o without %p is an error then.
 . "$(dirname "$0")/lib.sh"
-need --trace-children
 F=fk$$; S=fs$$
 build forker $F
 build server $S
@@ -40,7 +39,7 @@ done
 rm -f cg.*
 
 vg_run ./$S -t 0 1
-one=$(fn_cost vg.out handler)
+vg_ref one handler
 ./$S -t 0 2 >native.out
 "$CT" -q --trace-children=yes --start=handler -o 'cg.%p' -- \
 	./$F exec ./$S -t 0 2 >tgt.out 2>ct.err &

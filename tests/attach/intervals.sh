@@ -2,12 +2,11 @@
 # --intervals in launch mode: N windows of handler() in one profile, Ir N x
 # one call under Cachegrind; --intervals=0 traces every call to the end.
 . "$(dirname "$0")/lib.sh"
-need --intervals
 S=iv$$
 build server $S
 ./$S -t 0 5 >native.out
 vg_run ./$S -t 0 1
-one=$(fn_cost vg.out handler)
+vg_ref one handler
 for n in 1 3 0; do
 	rm -f p.cg
 	"$CT" -q --start=handler --intervals=$n -o p.cg -- ./$S -t 0 5 \

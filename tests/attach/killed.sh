@@ -2,7 +2,6 @@
 # The target is killed (SIGKILL) in the middle of a window: cachetrace
 # writes the profile so far, marked partial, and exits 0 (attach mode).
 . "$(dirname "$0")/lib.sh"
-need -p
 S=kl$$
 build server $S
 rm -f req; mkfifo req

@@ -7,7 +7,7 @@ T=mx$$
 build threads $T
 ./$T mutex >native.out || fail "native run"
 vg_run ./$T mutex
-want=$(fn_cost vg.out work)
+vg_ref want work
 "$CT" -q --start=locked_work -o p.cg -- ./$T mutex >tgt.out 2>ct.err &
 CTPID=$!
 wait_ct 60 || fail "hung: killed after 60 s"

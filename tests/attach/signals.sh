@@ -8,7 +8,6 @@
 # output equals an untraced run's; the profile is marked partial and
 # cg_annotate reads it without a warning.
 . "$(dirname "$0")/lib.sh"
-need -p
 S=sg$$
 build server $S
 build_peekdr

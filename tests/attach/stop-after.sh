@@ -3,13 +3,12 @@
 # instructions (handler() has no rep string instruction: one step is one
 # instruction), in launch mode and attached.
 . "$(dirname "$0")/lib.sh"
-need --stop-after
 S=sa$$
 build server $S
 objdump -d ./$S | awk '/<handler>:/,/^$/' | grep -q 'rep' &&
 	{ echo "handler has a rep instruction"; exit 1; }
 vg_run ./$S -t 0 1
-one=$(fn_cost vg.out handler)
+vg_ref one handler
 check() {	# check WHAT N
 	[ -s p.cg ] || { fail "$1: no profile"; return; }
 	t=$(summary p.cg)
@@ -34,17 +33,15 @@ rm -f p.cg
 "$CT" -q --start=handler --stop-after=$((one + 100)) -o p.cg -- ./$S -t 0 2 \
 	>/dev/null 2>ct.err || { fail "long: exit $?"; cat ct.err; }
 check "--stop-after beyond the return" $one
-if has -p && has --intervals; then
-	./$S -t 10 300 >/dev/null &
-	spid=$!
-	sleep 0.2
-	rm -f p.cg
-	"$CT" -q -p $spid --start=handler --stop-after=600 --intervals=2 \
-		-o p.cg 2>ct.err &
-	CTPID=$!
-	wait_ct 60 || fail "attach: hung"
-	[ "$CTRC" = 0 ] || { fail "attach: exit $CTRC"; cat ct.err; }
-	check "attach --stop-after=600 --intervals=2" 1200
-	wait $spid || fail "attach: server exit $?"
-fi
+./$S -t 10 300 >/dev/null &
+spid=$!
+sleep 0.2
+rm -f p.cg
+"$CT" -q -p $spid --start=handler --stop-after=600 --intervals=2 \
+	-o p.cg 2>ct.err &
+CTPID=$!
+wait_ct 60 || fail "attach: hung"
+[ "$CTRC" = 0 ] || { fail "attach: exit $CTRC"; cat ct.err; }
+check "attach --stop-after=600 --intervals=2" 1200
+wait $spid || fail "attach: server exit $?"
 finish

@@ -3,12 +3,11 @@
 # fb() while fa waits for it; both appear, each with Cachegrind's Ir.
 # With --threads=hit (the default) only fa's thread is stepped: no fb.
 . "$(dirname "$0")/lib.sh"
-need --threads
 T=ta$$
 build threads $T
 ./$T all >native.out || fail "native run"
 vg_run ./$T all
-fa=$(fn_cost vg.out fa); fb=$(fn_cost vg.out fb)
+vg_ref fa fa; vg_ref fb fb
 echo "Cachegrind: fa $fa Ir, fb $fb Ir"
 for mode in all hit; do
 	rm -f p.cg

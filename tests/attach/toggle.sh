@@ -4,7 +4,6 @@
 # One window with some handler cost; the server is unharmed and its whole
 # output equals an untraced run's.
 . "$(dirname "$0")/lib.sh"
-need -p --toggle-signal
 S=tg$$
 build server $S
 build_peekdr

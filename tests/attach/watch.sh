@@ -6,7 +6,6 @@
 # --stop-watch=done (set_done's store counted, its ret not; no tail).
 # Expected Ir from Cachegrind on the same binary.
 . "$(dirname "$0")/lib.sh"
-need --start-watch
 P=wa$$
 build watch $P
 n=$(objdump -d --no-show-raw-insn ./$P |
@@ -15,7 +14,7 @@ n=$(objdump -d --no-show-raw-insn ./$P |
 [ "$n" = 2 ] || { echo "set_counter is $n instructions, not 2"; exit 1; }
 ./$P >native.out
 vg_run ./$P
-after=$(fn_cost vg.out after)
+vg_ref after after
 
 run() {	# run WHAT OPTIONS...
 	what=$1; shift
@@ -47,11 +46,9 @@ run "start-watch :w" --start-watch=counter:4:w --stop=tail
 expect "start-watch :w" set_counter 1
 expect "start-watch :w" after "$after"
 
-if has --stop-watch; then
-	run "stop-watch" --start-watch=counter --stop-watch=done
-	expect "stop-watch" set_counter 1
-	expect "stop-watch" after "$after"
-	expect "stop-watch" set_done 1
-	expect "stop-watch" tail 0
-fi
+run "stop-watch" --start-watch=counter --stop-watch=done
+expect "stop-watch" set_counter 1
+expect "stop-watch" after "$after"
+expect "stop-watch" set_done 1
+expect "stop-watch" tail 0
 finish

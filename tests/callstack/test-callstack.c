@@ -212,15 +212,16 @@ int main(int argc, char **argv)
 	}
 	int st;
 	if (child < 0 || waitpid(child, &st, 0) != child || !WIFSTOPPED(st)) {
+		/* our own set-up failing is a failure, never a skip */
 		puts("cannot trace a child here");
-		return 77;
+		return 1;
 	}
 	char err[256];
 	struct symbols *syms = sym_open(child, err, sizeof(err));
 	if (!syms) {
 		printf("sym_open: %s\n", err);
 		kill(child, SIGKILL);
-		return 77;
+		return 1;
 	}
 	void (*fns[])(void) = { outer, r, fa, fb, fc };
 	for (size_t i = 0; i < 5; i++) {

@@ -5,7 +5,8 @@
 #   SRCDIR      the project's source root (tests/progs/PROG.c lives there)
 #   SCRATCH     a scratch directory; the script works in SCRATCH/<name>
 #   PROG        the test program's name (tests/progs/PROG.c)
-# Exit status: 0 pass, 1 fail, 77 skipped (no valgrind, no AVX2, ...).
+# Exit status: 0 pass, 1 fail (also without valgrind), 77 skipped (the CPU
+# cannot run the program: no AVX2).
 
 # Cachegrind's geometry for every comparison: explicit, because
 # Cachegrind's CPUID auto-detection is wrong on this machine (DESIGN.md).
@@ -25,14 +26,17 @@ die() { echo "$ME: $*" >&2; exit 1; }
 skip() { echo "$ME: SKIP: $*" >&2; exit 77; }
 
 # oracle_init NAME "$@": parse the common arguments, make the work dir,
-# build the program, and skip when valgrind or the CPU cannot run it.
+# build the program; fail without valgrind, skip when the CPU cannot run
+# the program (exit 77 natively: no AVX2 on this host).
 oracle_init() {
 	ME=$1; shift
 	[ $# -ge 4 ] || die "usage: $ME CACHETRACE SRCDIR SCRATCH PROG [ARGS...]"
 	CACHETRACE=$(realpath "$1"); SRCDIR=$(realpath "$2"); SCRATCH=$3; PROG=$4
 	shift 4
 	PROG_ARGS="$*"
-	command -v valgrind >/dev/null 2>&1 || skip "valgrind not installed"
+	# valgrind is installed by tests/install-deps.sh: missing, it fails
+	command -v valgrind >/dev/null 2>&1 ||
+		die "valgrind not installed: run tests/install-deps.sh"
 	[ -x "$CACHETRACE" ] || die "no cachetrace binary at $CACHETRACE"
 	SRC=$SRCDIR/tests/progs/$PROG.c
 	[ -f "$SRC" ] || die "no test program $SRC"

@@ -73,7 +73,7 @@ static TEST_UNUSED char *make_tmpdir(void)
 
 	if (!mkdtemp(d)) {
 		perror("mkdtemp");
-		exit(77);
+		exit(1);
 	}
 	return d;
 }

@@ -211,18 +211,26 @@ int main(int argc, char **argv)
 	FILE *f;
 	pid_t pid;
 
-	if (argc < 2 || !(srcdir = realpath(argv[1], NULL)))
-		return 77;
-	if (run("command -v valgrind cc nm >/dev/null") != 0)
-		return 77;
+	/* No skips: a missing tool (tests/install-deps.sh) or a set-up that
+	 * fails here is a failure, never exit 77. */
+	if (argc < 2 || !(srcdir = realpath(argv[1], NULL))) {
+		fprintf(stderr, "usage: %s SRCDIR\n", argv[0]);
+		return 1;
+	}
+	if (run("command -v valgrind cc nm >/dev/null") != 0) {
+		fprintf(stderr, "valgrind, cc or nm missing\n");
+		return 1;
+	}
 	dir = make_tmpdir();
 	/* compiled by relative name: the line table's directory 0 is the
 	 * compilation directory */
 	cmd = fmt("cp '%s/symprog.c' '%s/symprog.h' '%s' && cd '%s' && "
 		  "cc -O2 -g -no-pie -o symprog symprog.c", srcdir, srcdir,
 		  dir, dir);
-	if (run(cmd) != 0)
-		return 77;
+	if (run(cmd) != 0) {
+		fprintf(stderr, "cannot compile: %s\n", cmd);
+		return 1;
+	}
 	free(cmd);
 	cmd = fmt("cd '%s' && valgrind --tool=cachegrind "
 		  "--cache-sim=no --cachegrind-out-file=cg.out "
@@ -231,7 +239,7 @@ int main(int argc, char **argv)
 		  "--log-file=lk.out ./symprog >/dev/null", dir);
 	if (run(cmd) != 0) {
 		fprintf(stderr, "valgrind failed: %s\n", cmd);
-		return 77;
+		return 1;
 	}
 	free(cmd);
 
@@ -252,7 +260,7 @@ int main(int argc, char **argv)
 	if (pid < 0 || !a_main || run_to(pid, a_main) < 0) {
 		fprintf(stderr, "cannot run symprog to main traced\n");
 		kill_child(pid);
-		return 77;
+		return 1;
 	}
 	cmd = fmt("/proc/%d/maps", (int)pid);
 	n_live = read_ranges(cmd, live, 4);

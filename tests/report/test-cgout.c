@@ -33,6 +33,54 @@ static void check_text(const char *what, const char *got, const char *want)
 	      got, want);
 }
 
+/* Write the profile of CCS to DIR/NAME and check its text is WANT;
+ * the path (malloc'd), or NULL when the file cannot be written. */
+static char *write_checked(const char *dir, const char *name,
+			   const struct cgout_meta *meta, struct cgout_cc *ccs,
+			   size_t n, uint64_t *totals, const char *want)
+{
+	char *path = fmt("%s/%s", dir, name), *text;
+	FILE *f = fopen(path, "w+");
+
+	CHECK(f && cgout_write_resolved(f, meta, ccs, n, totals) == 0,
+	      "%s: cgout_write_resolved failed", name);
+	if (!f) {
+		free(path);
+		return NULL;
+	}
+	text = slurp(f);
+	fclose(f);
+	check_text(name, text, want);
+	free(text);
+	return path;
+}
+
+/* valgrind's own annotator reads PATH silently (cg_annotate is installed
+ * by tests/install-deps.sh: missing, this fails), and its PROGRAM TOTALS
+ * line is TOTALS. */
+static void check_cg_annotate(const char *dir, const char *path,
+			      const char *totals)
+{
+	char *cmd, *out;
+
+	CHECK(access("/usr/bin/cg_annotate", X_OK) == 0,
+	      "no /usr/bin/cg_annotate: run tests/install-deps.sh");
+	cmd = fmt("cd '%s' && /usr/bin/cg_annotate '%s' 2>&1 >/dev/null; "
+		  "echo rc=$?", dir, path);
+	out = capture(cmd);
+	CHECK(out && !strcmp(out, "rc=0\n"), "cg_annotate complained: %s",
+	      out ? out : "(nothing)");
+	free(out);
+	free(cmd);
+	cmd = fmt("cd '%s' && /usr/bin/cg_annotate '%s' | "
+		  "grep -m1 'PROGRAM TOTALS'", dir, path);
+	out = capture(cmd);
+	CHECK(out && !strcmp(out, totals), "cg_annotate totals: %s, want %s",
+	      out ? out : "(nothing)", totals);
+	free(out);
+	free(cmd);
+}
+
 static void test_writer(void)
 {
 	static const char *const desc[] = {
@@ -76,43 +124,19 @@ static void test_writer(void)
 		"5 4 2 1\n"
 		"summary: 22 7 6\n";
 	uint64_t totals[3] = { 99, 99, 99 };
-	char *dir = make_tmpdir(), *path = fmt("%s/cachegrind.out.1", dir);
-	FILE *f = fopen(path, "w+");
-	char *text, *cmd, *out;
+	char *dir = make_tmpdir(), *path, *text, *cmd;
+	FILE *f;
 
-	CHECK(f && cgout_write_resolved(f, &meta, ccs, 8, totals) == 0,
-	      "cgout_write_resolved failed");
-	if (!f)
+	path = write_checked(dir, "cachegrind.out.1", &meta, ccs, 8, totals,
+			     want);
+	if (!path)
 		return;
-	text = slurp(f);
-	fclose(f);
-	check_text("profile", text, want);
 	CHECK(totals[0] == 22 && totals[1] == 7 && totals[2] == 6,
 	      "totals %" PRIu64 " %" PRIu64 " %" PRIu64, totals[0], totals[1],
 	      totals[2]);
-	free(text);
 
-	/* valgrind's own annotator reads it, silently */
-	if (access("/usr/bin/cg_annotate", X_OK) == 0) {
-		cmd = fmt("cd '%s' && /usr/bin/cg_annotate '%s' 2>&1 "
-			  ">/dev/null; echo rc=$?", dir, path);
-		out = capture(cmd);
-		CHECK(out && !strcmp(out, "rc=0\n"),
-		      "cg_annotate complained: %s", out ? out : "(nothing)");
-		free(out);
-		free(cmd);
-		/* and its totals are ours */
-		cmd = fmt("cd '%s' && /usr/bin/cg_annotate '%s' | "
-			  "grep -m1 'PROGRAM TOTALS'", dir, path);
-		out = capture(cmd);
-		CHECK(out && !strcmp(out, "22 (100.0%) 7 (100.0%) "
-				     "6 (100.0%)  PROGRAM TOTALS\n"),
-		      "cg_annotate totals: %s", out ? out : "(nothing)");
-		free(out);
-		free(cmd);
-	} else {
-		printf("note: no /usr/bin/cg_annotate, not checked\n");
-	}
+	check_cg_annotate(dir, path, "22 (100.0%) 7 (100.0%) 6 (100.0%)  "
+			  "PROGRAM TOTALS\n");
 
 	/* an empty table: header and a zero summary */
 	f = tmpfile();
@@ -129,6 +153,7 @@ static void test_writer(void)
 
 	/* a write error is reported with errno */
 	f = fopen("/dev/full", "w");
+	CHECK(f, "cannot open /dev/full");
 	if (f) {
 		errno = 0;
 		CHECK(cgout_write_resolved(f, &meta, ccs, 8, totals) == -1
@@ -149,6 +174,49 @@ static void test_writer(void)
 		costs_free(t);
 	}
 
+	cmd = fmt("rm -rf '%s'", dir);
+	run(cmd);
+	free(cmd);
+	free(path);
+	free(dir);
+}
+
+/* A newline in the command line, a desc: text, a file or a function name
+ * is written as backslash-n: a program argument "x\nfn=evil\n1 1000000"
+ * must not add a function and a million Ir to the profile.  Then
+ * cg_annotate reads it silently and its totals are the summary's. */
+static void test_escape(void)
+{
+	static const char *const desc[] = { "note: two\nlines", NULL };
+	static const char *const ev[] = { "Ir" };
+	const struct cgout_meta meta = {
+		.desc = desc, .n_events = 1, .events = ev,
+		.cmd = "./prog x\nfl=evil.c\nfn=evil\n1 1000000\n",
+	};
+	static const uint64_t r[][1] = { { 3 }, { 4 } };
+	struct cgout_cc ccs[] = {
+		{ { "dir\nfl=x.c", "f\n2 99", 1 }, r[0] },
+		{ { "b\\n.c", "g", 2 }, r[1] },
+	};
+	static const char want[] =
+		"desc: note: two\\nlines\n"
+		"cmd: ./prog x\\nfl=evil.c\\nfn=evil\\n1 1000000\\n\n"
+		"events: Ir\n"
+		"fl=b\\n.c\n"
+		"fn=g\n"
+		"2 4\n"
+		"fl=dir\\nfl=x.c\n"
+		"fn=f\\n2 99\n"
+		"1 3\n"
+		"summary: 7\n";
+	uint64_t totals[1];
+	char *dir = make_tmpdir(), *path, *cmd;
+
+	path = write_checked(dir, "cachegrind.out.2", &meta, ccs, 2, totals,
+			     want);
+	if (!path)
+		return;
+	check_cg_annotate(dir, path, "7 (100.0%)  PROGRAM TOTALS\n");
 	cmd = fmt("rm -rf '%s'", dir);
 	run(cmd);
 	free(cmd);
@@ -311,6 +379,7 @@ static void test_names(void)
 int main(void)
 {
 	test_writer();
+	test_escape();
 	test_cgout_summary();
 	test_names();
 	return test_summary("test-cgout");

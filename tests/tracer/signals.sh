@@ -4,7 +4,8 @@
 # counts (Ir Dr Dw Bc Bi) equal Cachegrind's, and the program's output is
 # the same as natively.
 . "$(dirname "$0")/lib.sh"
-command -v valgrind >/dev/null || { echo "no valgrind"; exit 77; }
+command -v valgrind >/dev/null ||
+	{ echo "FAIL: no valgrind: run tests/install-deps.sh"; exit 1; }
 build sighandler
 ./sighandler > native.out || fail "native run"
 GEOM="--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
