@@ -384,5 +384,5 @@ int main(void)
 	test_stdout();
 	rmdir(dir);
 	free(dir);
-	return failures ? 1 : 0;
+	return test_summary("test-outfile");
 }
