@@ -8,7 +8,9 @@
  * closed the temporary file without an error and renamed it over NAME: a
  * symbolic link at NAME is replaced, not followed; a failure leaves NAME
  * as it was and no temporary file behind.  "-" is stdout, which commit
- * only flushes and checks (EPIPE, ENOSPC... are errors).
+ * only flushes and checks (EPIPE, ENOSPC... are errors); so is a NAME that
+ * exists and is not a regular file (a FIFO, /dev/null, /dev/full, a
+ * terminal): it is opened and written in place, nothing renamed over it.
  *
  *	struct outfile *of = outfile_open(name);
  *	if (!of) ...errno;  write to outfile_stream(of);
@@ -26,6 +28,11 @@ struct outfile;
  * missing or not writable (ENOENT, EACCES...), NAME is a directory
  * (EISDIR), NAME is empty (ENOENT). */
 struct outfile *outfile_open(const char *name);
+
+/* Would outfile_open(NAME) work?  Checked before a long run, so that a
+ * bad name is an error before anything is traced: 0, or -1 with errno
+ * (EISDIR, ENOENT, EACCES...).  Creates nothing. */
+int outfile_check(const char *name);
 
 /* The stream to write the contents to (stdout for "-"). */
 FILE *outfile_stream(const struct outfile *of);

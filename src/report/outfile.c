@@ -12,6 +12,7 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ struct outfile {
 	char *name;	/* final name, as given */
 	char *tmp;	/* temporary file's path; NULL for stdout */
 	FILE *f;	/* the stream written to */
+	bool direct;	/* NAME is a FIFO or a device: written in place */
 };
 
 /* ".BASE.XXXXXX" in NAME's directory; BASE cut so that the temporary
@@ -64,6 +66,21 @@ struct outfile *outfile_open(const char *name)
 		errno = EISDIR;
 		goto fail;
 	}
+	/* A FIFO, /dev/null, a terminal: nothing to rename over (and a
+	 * rename would replace the device): write to it in place. */
+	if (stat(name, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fd = open(name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		of->f = fd < 0 ? NULL : fdopen(fd, "w");
+		if (!of->f) {
+			saved = errno;
+			if (fd >= 0)
+				close(fd);
+			errno = saved;
+			goto fail;
+		}
+		of->direct = true;
+		return of;
+	}
 	of->tmp = temp_template(name);
 	/* mkostemp adds O_RDWR|O_CREAT|O_EXCL and mode 0600 */
 	fd = mkostemp(of->tmp, O_CLOEXEC | O_NOFOLLOW);
@@ -87,6 +104,30 @@ fail:
 	return NULL;
 }
 
+int outfile_check(const char *name)
+{
+	struct stat st;
+	if (!name || !*name) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (!strcmp(name, "-"))
+		return 0;
+	if (name[strlen(name) - 1] == '/' ||
+	    (stat(name, &st) == 0 && S_ISDIR(st.st_mode))) {
+		errno = EISDIR;
+		return -1;
+	}
+	if (stat(name, &st) == 0 && !S_ISREG(st.st_mode))
+		return access(name, W_OK);	/* written in place */
+	const char *slash = strrchr(name, '/');
+	char *dir = slash ? xasprintf("%.*s", (int)(slash - name + 1), name)
+			  : xstrdup(".");
+	int rc = access(dir, W_OK | X_OK);
+	free(dir);
+	return rc;
+}
+
 FILE *outfile_stream(const struct outfile *of)
 {
 	return of->f;
@@ -99,7 +140,7 @@ const char *outfile_name(const struct outfile *of)
 
 int outfile_is_stdout(const struct outfile *of)
 {
-	return of->tmp == NULL;
+	return of->f == stdout;
 }
 
 static void outfile_free(struct outfile *of)
@@ -139,15 +180,15 @@ int outfile_commit(struct outfile *of)
 	}
 	if (flush_checked(of->f) < 0)
 		err = errno ? errno : EIO;
-	else if (fsync(fileno(of->f)) < 0)
+	else if (!of->direct && fsync(fileno(of->f)) < 0)
 		err = errno;
 	/* fclose in every case (it frees the stream); its error counts only
 	 * when nothing failed before: NFS reports write errors here. */
 	if (fclose(of->f) != 0 && !err)
 		err = errno ? errno : EIO;
-	if (!err && rename(of->tmp, of->name) < 0)
+	if (!err && !of->direct && rename(of->tmp, of->name) < 0)
 		err = errno;
-	if (err)
+	if (err && !of->direct)
 		unlink(of->tmp);
 	outfile_free(of);
 	errno = err;
@@ -162,7 +203,8 @@ void outfile_abort(struct outfile *of)
 		return;
 	if (!outfile_is_stdout(of)) {
 		fclose(of->f);
-		unlink(of->tmp);
+		if (!of->direct)
+			unlink(of->tmp);
 	}
 	outfile_free(of);
 	errno = saved;

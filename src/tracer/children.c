@@ -163,8 +163,8 @@ void children_new(struct tracer *tr, struct tracee *t, struct event_info *ei)
 }
 
 /* The accounting of the old image starts again for the new one, into
- * FILE.execN.  -1 when that file cannot be created. */
-static int restart_profile(struct tracer *tr)
+ * FILE.execN. */
+static void restart_profile(struct tracer *tr)
 {
 	char err[256];
 	tr->execs++;
@@ -174,11 +174,6 @@ static int restart_profile(struct tracer *tr)
 	tr->out_name = xasprintf("%s.exec%u", base ? base : "cachegrind.out",
 				 tr->execs);
 	free(base);
-	tr->out_file = fopen(tr->out_name, "w");
-	if (!tr->out_file) {
-		perror_msg("cannot write %s", tr->out_name);
-		return -1;
-	}
 	costs_free(tr->eng.costs);
 	tr->eng.costs = costs_new(tr->n_events);
 	tr->eng.windows = tr->windows_done = 0;
@@ -193,7 +188,6 @@ static int restart_profile(struct tracer *tr)
 	if (sym_refresh(tr->syms, err, sizeof(err)) < 0)
 		debug_msg("re-reading mappings: %s", err);
 	tr->start_addr = tr->stop_addr = 0;
-	return 0;
 }
 
 /* The target called exec (T is its only thread now): the old image's
@@ -214,10 +208,11 @@ enum restart children_on_exec(struct tracer *tr, struct tracee *t)
 		tr->partial_reason = "the target called exec before the start "
 				     "event";
 	output_write_profile(tr);
-	if (!tr->opt.trace_children || restart_profile(tr) < 0) {
+	if (!tr->opt.trace_children) {
 		window_release(tr);
 		return RESTART_NONE;
 	}
+	restart_profile(tr);
 	t->flags |= TF_STOPPED;
 	if (!window_has_start_event(tr))
 		return window_begin_thread(tr, t);

@@ -191,6 +191,7 @@ static void finish_interrupted(struct tracer *tr)
 		tr->partial_reason = tr->interrupt_reason;
 	output_write_profile(tr);
 	window_release(tr);
+	output_commit(tr);
 	output_print_summary(tr);
 	tr->done = true;
 	tr->exit_status = 128 + interrupted_by;
@@ -305,4 +306,5 @@ void tracer_run(struct tracer *tr)
 		window_release(tr);
 	}
 	output_write_profile(tr);
+	output_commit(tr);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "outfile.h"
 
 volatile sig_atomic_t interrupted_by;
 volatile sig_atomic_t toggle_requests;
@@ -182,12 +183,27 @@ static void abandon_target(struct tracer *tr)
 	else if (tr->target_pid > 0)
 		launch_kill_and_reap(tr->target_pid);
 	output_abort(tr);
+	outfile_abort(tr->trace_mem);
+	tr->trace_mem = NULL;
+}
+
+/* The --trace-mem file is complete: commit it.  False when it failed. */
+static bool finish_trace_mem(struct tracer *tr)
+{
+	if (!tr->trace_mem)
+		return true;
+	const char *name = tr->opt.trace_mem;
+	int rc = outfile_commit(tr->trace_mem);
+	tr->trace_mem = NULL;
+	tr->eng.trace_mem = NULL;
+	if (rc < 0)
+		perror_msg("cannot write %s", name);
+	return rc == 0;
 }
 
 static void tracer_free(struct tracer *tr)
 {
-	if (tr->eng.trace_mem)
-		fclose(tr->eng.trace_mem);
+	outfile_abort(tr->trace_mem);
 	if (tr->eng.cs)
 		callstack_free(tr->eng.cs);
 	engine_free(&tr->eng);
@@ -231,10 +247,13 @@ int main(int argc, char **argv)
 	tr->eng.dec = decode_new(&target, &derr);
 	if (!tr->eng.dec)
 		error_msg_and_die("cannot start the decoder: %s", derr);
+	if (output_check(tr) < 0)
+		return 1;
 	if (tr->opt.trace_mem) {
-		tr->eng.trace_mem = fopen(tr->opt.trace_mem, "w");
-		if (!tr->eng.trace_mem)
+		tr->trace_mem = outfile_open(tr->opt.trace_mem);
+		if (!tr->trace_mem)
 			perror_msg_and_die("cannot write %s", tr->opt.trace_mem);
+		tr->eng.trace_mem = outfile_stream(tr->trace_mem);
 	}
 	if (start_target(tr) < 0) {
 		int status = tr->exit_status ? tr->exit_status : 1;
@@ -249,16 +268,17 @@ int main(int argc, char **argv)
 	if (tr->failed) {
 		abandon_target(tr);
 	} else if (!tr->done) {
-		if (tr->eng.trace_mem)
-			fclose(tr->eng.trace_mem);
-		tr->eng.trace_mem = NULL;
 		children_wait_helpers(tr);
 		/* Launched: the target's status is ours.  Attached: it runs
 		 * on. */
 		status = tr->opt.pid ? 0 : launch_wait_exit(tr);
 		output_print_summary(tr);
 	}
-	/* Interrupted (tr->done): released, summary printed, 128+N. */
+	/* Interrupted (tr->done): released, summary printed, 128+N.  A
+	 * profile or trace that could not be written is an error, whatever
+	 * the target did. */
+	if (!tr->failed && (!finish_trace_mem(tr) || tr->write_failed))
+		status = 1;
 	tracer_free(tr);
 	return status;
 }

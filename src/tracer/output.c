@@ -1,8 +1,16 @@
 /* The profiles (Cachegrind format, and with call stacks the Callgrind
- * format and folded stacks) and the summary on stderr.  Profiles are
- * written while the target is still attached: its mappings name the pcs. */
+ * format and folded stacks) and the summary on stderr.
+ *
+ * A profile is rendered into memory while the target is still attached
+ * (its mappings name the pcs), and written out only after the target is
+ * released (output_commit): no output that can block (a pipe, a FIFO, a
+ * slow disk) ever happens while a thread of the target is stopped by us.
+ * Files are written through outfile: a 0600 temporary file renamed into
+ * place, so a failed write never leaves a truncated profile, and every
+ * failure makes the exit status non-zero. */
 #include "tracer.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +19,59 @@
 
 #include "cgout.h"
 #include "error.h"
+#include "outfile.h"
+
+/* NAME (option OPT's value, expanded for PID) can be written: 0, or -1
+ * after a message. */
+static int check_name(const char *opt, const char *value, pid_t pid)
+{
+	char err[256];
+	char *name = cgout_expand_name(value, pid, err, sizeof(err));
+	if (!name) {
+		error_msg("%s %s: %s", opt, value, err);
+		return -1;
+	}
+	int rc = outfile_check(name);
+	if (rc < 0)
+		perror_msg("%s: cannot write %s", opt, name);
+	free(name);
+	return rc;
+}
+
+int output_check(struct tracer *tr)
+{
+	const struct options *o = &tr->opt;
+	/* The pid is not known yet: the check expands %p with ours. */
+	pid_t pid = getpid();
+	if (check_name("-o", o->out, pid) < 0)
+		return -1;
+	if (o->call_stacks &&
+	    check_name("--callgrind-out-file", o->callgrind_out, pid) < 0)
+		return -1;
+	if (o->folded_out &&
+	    check_name("--folded-out-file", o->folded_out, pid) < 0)
+		return -1;
+	if (o->call_stacks && o->folded_out) {
+		unsigned i = 0;
+		while (i < tr->n_events &&
+		       strcmp(tr->event_names[i], o->folded_event))
+			i++;
+		if (i == tr->n_events) {
+			error_msg("--folded-event=%s: no such event (the model "
+				  "counts %s...)", o->folded_event,
+				  tr->event_names[0]);
+			return -1;
+		}
+		tr->folded_event = i;
+	}
+	return 0;
+}
 
 int output_open(struct tracer *tr)
 {
 	char err[256];
 	if (!strcmp(tr->opt.out, "-")) {
-		tr->out_file = stdout;
+		tr->out_name = xstrdup("-");
 		return 0;
 	}
 	tr->out_name = cgout_expand_name(tr->opt.out, tr->target_pid, err,
@@ -25,22 +80,48 @@ int output_open(struct tracer *tr)
 		error_msg("-o %s: %s", tr->opt.out, err);
 		return -1;
 	}
-	tr->out_file = fopen(tr->out_name, "w");
-	if (!tr->out_file) {
-		perror_msg("cannot write %s", tr->out_name);
-		return -1;
-	}
 	return 0;
 }
 
 void output_abort(struct tracer *tr)
 {
-	if (tr->out_file && tr->out_file != stdout) {
-		fclose(tr->out_file);
-		if (tr->out_name)
-			unlink(tr->out_name);
+	for (unsigned i = 0; i < tr->n_pending; i++) {
+		free(tr->pending[i].name);
+		free(tr->pending[i].buf);
 	}
-	tr->out_file = NULL;
+	free(tr->pending);
+	tr->pending = NULL;
+	tr->n_pending = 0;
+}
+
+/* A memory stream for a profile of NAME, queued for output_commit. */
+static FILE *pending_open(struct tracer *tr, char *name)
+{
+	tr->pending = xreallocarray(tr->pending, tr->n_pending + 1,
+				    sizeof(*tr->pending));
+	struct pending_output *p = &tr->pending[tr->n_pending++];
+	*p = (struct pending_output){ .name = name };
+	FILE *m = open_memstream(&p->buf, &p->len);
+	if (!m)
+		error_msg_and_die("out of memory");
+	return m;
+}
+
+void output_commit(struct tracer *tr)
+{
+	for (unsigned i = 0; i < tr->n_pending; i++) {
+		struct pending_output *p = &tr->pending[i];
+		struct outfile *of = outfile_open(p->name);
+		if (!of || fwrite(p->buf, 1, p->len, outfile_stream(of)) !=
+			   p->len || outfile_commit(of) < 0) {
+			if (of)
+				outfile_abort(of);
+			perror_msg("cannot write %s", strcmp(p->name, "-") ?
+				   p->name : "the profile to stdout");
+			tr->write_failed = true;
+		}
+	}
+	output_abort(tr);
 }
 
 /* The region as the profile's desc: line says it. */
@@ -101,51 +182,36 @@ static void collect_desc(struct tracer *tr)
 	}
 }
 
-/* Open the file that OPT (its option NAME) names for this target, or
- * NULL after a message.  *PATH is the expanded name (free it). */
-static FILE *open_named(struct tracer *tr, const char *name, const char *opt,
-			char **path)
-{
-	char err[256];
-	*path = cgout_expand_name(opt, tr->target_pid, err, sizeof(err));
-	if (!*path) {
-		error_msg("%s=%s: %s", name, opt, err);
-		return NULL;
-	}
-	FILE *f = fopen(*path, "w");
-	if (!f)
-		perror_msg("cannot write %s", *path);
-	return f;
-}
-
-/* The call-stack profiles, written with the flat one (target attached). */
-static void write_call_stacks(struct tracer *tr)
+/* The call-stack profiles, rendered with the flat one. */
+static void render_call_stacks(struct tracer *tr)
 {
 	const struct options *o = &tr->opt;
 	struct callstack *cs = tr->eng.cs;
-	char *name;
-	FILE *f = open_named(tr, "--callgrind-out-file", o->callgrind_out,
-			     &name);
-	if (f && (callstack_write_callgrind(cs, f,
-					    (const char *const *)tr->desc_lines,
-					    tr->cmd_line, tr->event_names) < 0 ||
-		  fclose(f) != 0))
-		perror_msg("writing %s", name);
-	free(name);
+	char err[256];
+	char *name = cgout_expand_name(o->callgrind_out, tr->target_pid, err,
+				       sizeof(err));
+	if (!name) {
+		error_msg("--callgrind-out-file=%s: %s", o->callgrind_out, err);
+		tr->write_failed = true;
+	} else {
+		FILE *m = pending_open(tr, name);
+		callstack_write_callgrind(cs, m,
+					  (const char *const *)tr->desc_lines,
+					  tr->cmd_line, tr->event_names);
+		fclose(m);
+	}
 	if (!o->folded_out)
 		return;
-	unsigned ev = tr->n_events;
-	for (unsigned i = 0; i < tr->n_events; i++)
-		if (!strcmp(tr->event_names[i], o->folded_event))
-			ev = i;
-	if (ev == tr->n_events) {
-		error_msg("--folded-event=%s: no such event", o->folded_event);
+	name = cgout_expand_name(o->folded_out, tr->target_pid, err,
+				 sizeof(err));
+	if (!name) {
+		error_msg("--folded-out-file=%s: %s", o->folded_out, err);
+		tr->write_failed = true;
 		return;
 	}
-	f = open_named(tr, "--folded-out-file", o->folded_out, &name);
-	if (f && (callstack_write_folded(cs, f, ev) < 0 || fclose(f) != 0))
-		perror_msg("writing %s", name);
-	free(name);
+	FILE *m = pending_open(tr, name);
+	callstack_write_folded(cs, m, tr->folded_event);
+	fclose(m);
 }
 
 void output_write_profile(struct tracer *tr)
@@ -165,15 +231,11 @@ void output_write_profile(struct tracer *tr)
 	};
 	free(tr->totals);
 	tr->totals = xcalloc(tr->n_events, sizeof(*tr->totals));
-	if (cgout_write(tr->out_file, &meta, tr->eng.costs, tr->syms,
-			tr->totals) < 0 || fflush(tr->out_file) != 0)
-		perror_msg("writing %s", tr->out_name ? tr->out_name
-						     : "the profile");
-	if (tr->out_file != stdout)
-		fclose(tr->out_file);
-	tr->out_file = NULL;
+	FILE *m = pending_open(tr, xstrdup(tr->out_name));
+	cgout_write(m, &meta, tr->eng.costs, tr->syms, tr->totals);
+	fclose(m);
 	if (tr->eng.cs)
-		write_call_stacks(tr);
+		render_call_stacks(tr);
 }
 
 static const char *resolve_pc_name(void *ctx, uint64_t pc, char *buf,

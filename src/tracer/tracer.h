@@ -131,6 +131,14 @@ enum restart {
 	RESTART_LISTEN,		/* a job-control stop: PTRACE_LISTEN */
 };
 
+/* A profile rendered while the target was attached, written after it is
+ * released (output.c). */
+struct pending_output {
+	char *name;			/* the file; "-" for stdout */
+	char *buf;
+	size_t len;
+};
+
 /* The run: everything the supervisor knows, passed to every function of
  * the tracer as its first argument. */
 struct tracer {
@@ -167,8 +175,12 @@ struct tracer {
 	char interrupt_reason[64];
 
 	/* Output. */
-	FILE *out_file;
-	char *out_name;
+	char *out_name;			/* the flat profile; "-": stdout */
+	struct outfile *trace_mem;	/* --trace-mem */
+	struct pending_output *pending;
+	unsigned n_pending;
+	unsigned folded_event;		/* --folded-event's index */
+	bool write_failed;		/* a profile or trace was lost */
 	char **desc_lines;
 	char *desc_buf;
 	uint64_t *totals;
@@ -334,9 +346,18 @@ void tracer_restart(struct tracer *tr, struct tracee *t, enum restart how);
 void tracer_run(struct tracer *tr);
 
 /* output.c */
+/* Before anything runs: every output name can be written, the folded
+ * event exists.  -1 after a message. */
+int output_check(struct tracer *tr);
+/* The flat profile's name, for the target's pid. */
 int output_open(struct tracer *tr);
+/* Render the profiles (target attached, once per image). */
 void output_write_profile(struct tracer *tr);
-void output_print_summary(struct tracer *tr);
+/* Write what was rendered (target released); failures set
+ * tr->write_failed. */
+void output_commit(struct tracer *tr);
+/* Drop what was rendered (a failed run). */
 void output_abort(struct tracer *tr);
+void output_print_summary(struct tracer *tr);
 
 #endif
