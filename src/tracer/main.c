@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 	/* Interrupted (tr->done): released, summary printed, 128+N.  A
 	 * profile or trace that could not be written is an error, whatever
 	 * the target did. */
-	if (!tr->failed && (!finish_trace_mem(tr) || tr->write_failed))
+	if (!tr->failed && (!finish_trace_mem(tr) || tr->had_error))
 		status = 1;
 	tracer_free(tr);
 	return status;

@@ -118,7 +118,7 @@ void output_commit(struct tracer *tr)
 				outfile_abort(of);
 			perror_msg("cannot write %s", strcmp(p->name, "-") ?
 				   p->name : "the profile to stdout");
-			tr->write_failed = true;
+			tr->had_error = true;
 		}
 	}
 	output_abort(tr);
@@ -192,7 +192,7 @@ static void render_call_stacks(struct tracer *tr)
 				       sizeof(err));
 	if (!name) {
 		error_msg("--callgrind-out-file=%s: %s", o->callgrind_out, err);
-		tr->write_failed = true;
+		tr->had_error = true;
 	} else {
 		FILE *m = pending_open(tr, name);
 		callstack_write_callgrind(cs, m,
@@ -206,7 +206,7 @@ static void render_call_stacks(struct tracer *tr)
 				 sizeof(err));
 	if (!name) {
 		error_msg("--folded-out-file=%s: %s", o->folded_out, err);
-		tr->write_failed = true;
+		tr->had_error = true;
 		return;
 	}
 	FILE *m = pending_open(tr, name);

@@ -180,7 +180,8 @@ struct tracer {
 	struct pending_output *pending;
 	unsigned n_pending;
 	unsigned folded_event;		/* --folded-event's index */
-	bool write_failed;		/* a profile or trace was lost */
+	bool had_error;		/* a profile or trace lost, an int3 left:
+					 * exit status 1 */
 	char **desc_lines;
 	char *desc_buf;
 	uint64_t *totals;
@@ -354,7 +355,7 @@ int output_open(struct tracer *tr);
 /* Render the profiles (target attached, once per image). */
 void output_write_profile(struct tracer *tr);
 /* Write what was rendered (target released); failures set
- * tr->write_failed. */
+ * tr->had_error. */
 void output_commit(struct tracer *tr);
 /* Drop what was rendered (a failed run). */
 void output_abort(struct tracer *tr);

@@ -84,8 +84,19 @@ void window_release(struct tracer *tr)
 		t->flags &= ~TF_TRAPPED;
 	}
 	pid_t any = tr->tracees ? tr->tracees->tid : tr->target_pid;
-	breakpoint_remove(any, &tr->start_bp);
-	breakpoint_remove(any, &tr->entry_bp);
+	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp };
+	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++) {
+		uint64_t addr = bps[i]->addr;
+		int rc = tr->tracees ? breakpoint_remove(any, bps[i]) : 0;
+		if (rc < 0) {
+			/* The target keeps an int3: it says so, and so does
+			 * our exit status. */
+			errno = -rc;
+			perror_msg("cannot remove the breakpoint at 0x%" PRIx64
+				   " from process %d", addr, tr->target_pid);
+			tr->had_error = true;
+		}
+	}
 	for (struct tracee *t = tr->tracees; t; t = t->next) {
 		tracee_unpin(t);
 		if (t->dr_mask)
