@@ -112,10 +112,15 @@ void output_commit(struct tracer *tr)
 	for (unsigned i = 0; i < tr->n_pending; i++) {
 		struct pending_output *p = &tr->pending[i];
 		struct outfile *of = outfile_open(p->name);
-		if (!of || fwrite(p->buf, 1, p->len, outfile_stream(of)) !=
-			   p->len || outfile_commit(of) < 0) {
-			if (of)
-				outfile_abort(of);
+		bool ok = of != NULL;
+		if (ok && fwrite(p->buf, 1, p->len, outfile_stream(of)) !=
+			  p->len) {
+			outfile_abort(of);	/* keeps errno */
+			ok = false;
+		} else if (ok) {
+			ok = outfile_commit(of) == 0;	/* frees OF */
+		}
+		if (!ok) {
 			perror_msg("cannot write %s", strcmp(p->name, "-") ?
 				   p->name : "the profile to stdout");
 			tr->had_error = true;

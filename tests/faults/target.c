@@ -6,6 +6,8 @@
  *   target fork N        N times: handle_request, then fork a child that
  *                        calls handle_request and exits 7; prints each
  *                        child's fate ("child exit 7" or "child signal N")
+ *   target spawn N       N times: handle_request, then posix_spawn
+ *                        /bin/true (a vfork); prints "child exit 0"
  *   target exit CODE     work() exits with CODE
  *   target abort         work() calls abort()
  *   target segv          work() writes through a null pointer
@@ -18,6 +20,7 @@
  *   target loop          prints "ready", then calls work() every 10 ms
  *                        forever */
 #include <pthread.h>
+#include <spawn.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -126,6 +129,24 @@ int main(int argc, char **argv)
 				_exit(7);
 			}
 			int st;
+			waitpid(c, &st, 0);
+			if (WIFEXITED(st))
+				printf("child exit %d\n", WEXITSTATUS(st));
+			else
+				printf("child signal %d\n", WTERMSIG(st));
+		}
+		return 0;
+	}
+	if (!strcmp(mode, "spawn")) {
+		extern char **environ;
+		char *args[] = { "true", NULL };
+		for (int i = 0; i < n; i++) {
+			handle_request(i);
+			pid_t c;
+			int st;
+			if (posix_spawn(&c, "/bin/true", NULL, NULL, args,
+					environ) != 0)
+				return 1;
 			waitpid(c, &st, 0);
 			if (WIFEXITED(st))
 				printf("child exit %d\n", WEXITSTATUS(st));

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Issue 10, 8, 9 and 11: a write that fails is a non-zero exit and never a
+# truncated file; a bad option never touches an existing profile; bad
+# output names are refused before anything runs; profiles are 0600,
+# created safely (temporary + rename), and no file leaks into the target.
+. "$(dirname "$0")/lib.sh"
+run() { "$CT" $G --start=work "$@" -- ./"$T" exit 0 > /dev/null 2> w.err; }
+run -o /dev/full
+expect "-o /dev/full: status" $? 1
+grep -q "No space left" w.err || fail "-o /dev/full: no message"
+run --trace-mem=/dev/full -o t.cg
+expect "--trace-mem=/dev/full: status" $? 1
+grep -q "No space left" w.err || fail "--trace-mem=/dev/full: no message"
+run --call-stacks=yes --callgrind-out-file=/dev/full -o c.cg
+expect "--callgrind-out-file=/dev/full: status" $? 1
+run --call-stacks=yes --folded-out-file=/dev/full -o c.cg
+expect "--folded-out-file=/dev/full: status" $? 1
+# A full filesystem: the old profile stays whole, no temporary file left.
+mkdir full
+if unshare -m sh -c "mount -t tmpfs -o size=8k tmpfs full &&
+	echo old > full/p.cg && dd if=/dev/zero of=full/fill bs=1k count=8 \
+		2>/dev/null; \"$CT\" $G --start=work -o full/p.cg -- ./$T exit 0 \
+		> /dev/null 2> full.err; echo \$? > full.rc; cat full/p.cg > \
+		full.after; ls -A full > full.ls"; then
+	expect "full tmpfs: status" "$(cat full.rc)" 1
+	expect "full tmpfs: the old profile" "$(cat full.after)" old
+	expect "full tmpfs: files left" "$(tr '\n' ' ' < full.ls)" "fill p.cg "
+else
+	fail "cannot mount a tmpfs (the test runs as root)"
+fi
+# A typo in --start: the existing profile is untouched.
+echo keep > keep.cg
+"$CT" $G --start=wrok -o keep.cg -- ./"$T" exit 0 > /dev/null 2> typo.err
+expect "--start typo: status" $? 1
+expect "--start typo: the existing profile" "$(cat keep.cg)" keep
+# Bad names are refused before the target is started.
+for bad in "--callgrind-out-file=$W" "-o $W/nodir/p.cg" \
+	   "--folded-event=bogus --folded-out-file=f.txt"; do
+	"$CT" $G --start=work $bad -- ./"$T" exit 0 > out.txt 2> bad.err
+	expect "$bad: status" $? 1
+	[ -s out.txt ] && fail "$bad: the target ran"
+done
+# Mode 0600; a symlink at the name is replaced, its target untouched.
+echo secret > victim
+ln -s victim link.cg
+run -o link.cg
+expect "profile over a symlink: status" $? 0
+expect "the symlink's target" "$(cat victim)" secret
+expect "the profile's mode" "$(stat -c %a link.cg)" 600
+[ -L link.cg ] && fail "the symlink was followed"
+expect "temporary files left" "$(ls -A | grep -c '^\.')" 0
+# No file of cachetrace's is open in the launched target.
+cat > fds.sh <<'EOS'
+ls -l /proc/$$/fd | grep -c 'trace.txt\|\.cg'
+EOS
+"$CT" $G --trace-mem=trace.txt -o fd.cg -- /bin/sh fds.sh > fds.out 2>&1
+expect "cachetrace's files open in the target" "$(cat fds.out)" 0
+# A newline in an argument does not inject lines into the profile.
+"$CT" $G --start=work -o nl.cg -- ./"$T" exit 0 "$(printf 'x\nfl=evil.c')" \
+	> /dev/null 2>&1
+grep -q "^fl=evil.c" nl.cg && fail "a newline in cmd: injected a line"
+cg_annotate nl.cg > /dev/null 2>&1 || fail "cg_annotate rejects nl.cg"
+finish
