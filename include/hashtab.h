@@ -1,0 +1,164 @@
+/* The tree's one hash table, its hash functions and its string interner.
+ *
+ * The table maps a key to an index into an array that the caller owns:
+ * it stores no keys, only (32 bits of the hash, index + 1) per slot, so
+ * the caller keeps its entries in first-seen order (the writers rely on
+ * that order) and compares keys itself.  Open addressing, linear probing,
+ * power-of-two size, at most half full; slots are picked by the top bits
+ * of the hash (Knuth's multiplicative hashing).  Nothing is allocated per
+ * lookup; an insertion may grow the table, which rehashes from the stored
+ * hash bits without looking at the entries.
+ *
+ * Finding or inserting KEY:
+ *
+ *	struct hashtab_probe p;
+ *	for (uint32_t i = hashtab_first(&t, h, &p); i != HASHTAB_NONE;
+ *	     i = hashtab_next(&t, &p))
+ *		if (entries[i].key == key)
+ *			return i;
+ *	... append the entry as index n ...
+ *	hashtab_insert(&t, &p, n);
+ *
+ * A zeroed struct hashtab is an empty table.  There is no removal of a
+ * single entry: callers that drop entries (decode_invalidate) compact
+ * their array and hashtab_clear + hashtab_add the rest, which keeps the
+ * chains exact without tombstones. */
+#ifndef CT_HASHTAB_H
+#define CT_HASHTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- hash functions: all bits of the key reach the top bits ---- */
+
+#define HASH_FNV1A_INIT 0xcbf29ce484222325ull
+
+/* Fibonacci hashing: pcs and block numbers are dense and oddly aligned;
+ * one multiply spreads them over the top bits. */
+static inline uint64_t hash_u64(uint64_t k)
+{
+	return k * 0x9e3779b97f4a7c15ull;
+}
+
+/* A key of two words (a context and a pc, a parent and a child). */
+static inline uint64_t hash_pair(uint64_t a, uint64_t b)
+{
+	return hash_u64(hash_u64(a) ^ b);
+}
+
+/* Plain FNV-1a of the N bytes at S, continued from H (HASH_FNV1A_INIT to
+ * start).  Its top bits are weak: hash the result with hash_u64 before
+ * using it in a table (hash_bytes does). */
+uint64_t hash_fnv1a(uint64_t h, const void *s, size_t n);
+
+static inline uint64_t hash_bytes(const void *s, size_t n)
+{
+	return hash_u64(hash_fnv1a(HASH_FNV1A_INIT, s, n));
+}
+
+/* ---- the table ---- */
+
+#define HASHTAB_NONE UINT32_MAX
+/* The most entries a table indexes (its size then is 2^31 slots). */
+#define HASHTAB_MAX_ENTRIES (1u << 30)
+
+struct hashtab_slot {
+	uint32_t hash;		/* the top 32 bits of the entry's hash */
+	uint32_t idx1;		/* entry index + 1, 0 = empty */
+};
+
+struct hashtab {
+	struct hashtab_slot *slots;	/* NULL until the first insertion */
+	uint32_t mask;		/* size - 1 */
+	uint8_t shift;		/* 32 - log2(size): slot = hash >> shift */
+	uint32_t count;		/* entries */
+};
+
+/* Where a lookup stands: the candidate's slot, or after HASHTAB_NONE the
+ * empty slot where the key goes. */
+struct hashtab_probe {
+	uint32_t pos;
+	uint32_t hash;
+};
+
+static inline uint32_t hashtab_scan_(const struct hashtab *t,
+				     struct hashtab_probe *p)
+{
+	for (;; p->pos = (p->pos + 1) & t->mask) {
+		const struct hashtab_slot *s = &t->slots[p->pos];
+		if (!s->idx1)
+			return HASHTAB_NONE;
+		if (s->hash == p->hash)
+			return s->idx1 - 1;
+	}
+}
+
+/* The first entry whose hash matches HASH, or HASHTAB_NONE. */
+static inline uint32_t hashtab_first(const struct hashtab *t, uint64_t hash,
+				     struct hashtab_probe *p)
+{
+	p->hash = (uint32_t)(hash >> 32);
+	if (!t->slots) {
+		p->pos = 0;
+		return HASHTAB_NONE;
+	}
+	p->pos = p->hash >> t->shift;
+	return hashtab_scan_(t, p);
+}
+
+/* The next entry whose hash matches, or HASHTAB_NONE. */
+static inline uint32_t hashtab_next(const struct hashtab *t,
+				    struct hashtab_probe *p)
+{
+	p->pos = (p->pos + 1) & t->mask;
+	return hashtab_scan_(t, p);
+}
+
+/* Record entry IDX for the key of a lookup P that ended in HASHTAB_NONE
+ * (no insertion since).  Dies beyond HASHTAB_MAX_ENTRIES: callers that
+ * read untrusted input check the count first. */
+void hashtab_insert(struct hashtab *t, const struct hashtab_probe *p,
+		    uint32_t idx);
+
+/* Record entry IDX under HASH, known to be absent (rebuilding). */
+void hashtab_add(struct hashtab *t, uint64_t hash, uint32_t idx);
+
+/* Forget all entries, keeping the memory. */
+void hashtab_clear(struct hashtab *t);
+
+void hashtab_free(struct hashtab *t);
+
+/* Bytes held (for the memory benchmark). */
+static inline size_t hashtab_memory(const struct hashtab *t)
+{
+	return t->slots ? ((size_t)t->mask + 1) * sizeof(*t->slots) : 0;
+}
+
+/* ---- interned strings ---- */
+
+/* Strings numbered 0, 1, ... in first-seen order; equal strings get one
+ * id and one NUL-terminated copy, which stays put until strintern_free.
+ * A zeroed struct strintern is empty. */
+struct strintern {
+	char **str;		/* id -> copy */
+	uint32_t *len;		/* id -> its length */
+	uint32_t n, cap;
+	struct hashtab map;
+};
+
+/* The id of the N bytes at S; *IS_NEW (when not NULL) says whether this
+ * call added it. */
+uint32_t strintern_id(struct strintern *si, const char *s, size_t n,
+		      bool *is_new);
+
+/* The interned copy of the N bytes at S. */
+static inline const char *strintern(struct strintern *si, const char *s,
+				    size_t n)
+{
+	return si->str[strintern_id(si, s, n, NULL)];
+}
+
+void strintern_free(struct strintern *si);
+
+#endif
