@@ -156,7 +156,8 @@ uint32_t strintern_id(struct strintern *si, const char *s, size_t n,
 static inline const char *strintern(struct strintern *si, const char *s,
 				    size_t n)
 {
-	return si->str[strintern_id(si, s, n, NULL)];
+	uint32_t id = strintern_id(si, s, n, NULL);	/* may move si->str */
+	return si->str[id];
 }
 
 void strintern_free(struct strintern *si);

@@ -194,6 +194,17 @@ static void test_intern(void)
 	CHECK(!is_new);
 	CHECK_U64(si.n, 3007);
 	strintern_free(&si);
+
+	/* strintern of a new string whose id array must grow (64, 128):
+	 * the copy returned is in the moved array. */
+	bad = 0;
+	for (int i = 0; i < 200; i++) {
+		int len = snprintf(name, sizeof(name), "s%d", i);
+		const char *c = strintern(&si, name, (size_t)len);
+		bad += c != si.str[i] || strcmp(c, name);
+	}
+	CHECK_U64(bad, 0);
+	strintern_free(&si);
 	CHECK(si.n == 0 && si.str == NULL);
 }
 
