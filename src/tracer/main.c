@@ -28,6 +28,7 @@
 #include <dirent.h>
 #include <elf.h>
 
+#include "callgrind.h"
 #include "cgout.h"
 #include "error.h"
 
@@ -889,9 +890,9 @@ static void write_call_stacks(void)
 		error_msg("--callgrind-out-file=%s: %s", opt_callgrind_out, err);
 	else if (!f)
 		perror_msg("cannot write %s", name);
-	else if (callstack_write_callgrind(eng.cs, f,
-					   (const char *const *)desc_lines,
-					   cmd_line, event_names) < 0 ||
+	else if (callgrind_write(callstack_profile(eng.cs), f,
+				 (const char *const *)desc_lines,
+				 cmd_line, event_names) < 0 ||
 		 fclose(f) != 0)
 		perror_msg("writing %s", name);
 	free(name);
@@ -911,7 +912,8 @@ static void write_call_stacks(void)
 		error_msg("--folded-out-file=%s: %s", opt_folded_out, err);
 	else if (!f)
 		perror_msg("cannot write %s", name);
-	else if (callstack_write_folded(eng.cs, f, ev) < 0 || fclose(f) != 0)
+	else if (callgrind_write_folded(callstack_profile(eng.cs), f, ev) < 0 ||
+		 fclose(f) != 0)
 		perror_msg("writing %s", name);
 	free(name);
 }
