@@ -1,23 +1,23 @@
 /* The tree's one hash table, its hash functions and its string interner.
  *
  * The table maps a key to an index into an array that the caller owns:
- * it stores no keys, only (32 bits of the hash, index + 1) per slot, so
- * the caller keeps its entries in first-seen order (the writers rely on
- * that order) and compares keys itself.  Open addressing, linear probing,
- * power-of-two size, at most half full; slots are picked by the top bits
- * of the hash (Knuth's multiplicative hashing).  Nothing is allocated per
- * lookup; an insertion may grow the table, which rehashes from the stored
- * hash bits without looking at the entries.
+ * it stores no keys, only index + 1 per 4-byte slot, so the caller keeps
+ * its entries in first-seen order (the writers rely on that order) and
+ * compares keys itself.  Open addressing, linear probing, power-of-two
+ * size, at most half full; the home slot is the top bits of the 64-bit
+ * hash (Knuth's multiplicative hashing).  Nothing is allocated per lookup.
+ * An insertion may grow the table; growing rehashes every entry through
+ * the caller's HASH_OF(CTX, index), the same key hash it looks up with.
  *
  * Finding or inserting KEY:
  *
  *	struct hashtab_probe p;
- *	for (uint32_t i = hashtab_first(&t, h, &p); i != HASHTAB_NONE;
- *	     i = hashtab_next(&t, &p))
+ *	for (uint32_t i = hashtab_first(&t, key_hash(key), &p);
+ *	     i != HASHTAB_NONE; i = hashtab_next(&t, &p))
  *		if (entries[i].key == key)
  *			return i;
  *	... append the entry as index n ...
- *	hashtab_insert(&t, &p, n);
+ *	hashtab_insert(&t, &p, n, entry_hash, entries);
  *
  * A zeroed struct hashtab is an empty table.  There is no removal of a
  * single entry: callers that drop entries (decode_invalidate) compact
@@ -63,66 +63,54 @@ static inline uint64_t hash_bytes(const void *s, size_t n)
 /* The most entries a table indexes (its size then is 2^31 slots). */
 #define HASHTAB_MAX_ENTRIES (1u << 30)
 
-struct hashtab_slot {
-	uint32_t hash;		/* the top 32 bits of the entry's hash */
-	uint32_t idx1;		/* entry index + 1, 0 = empty */
-};
-
 struct hashtab {
-	struct hashtab_slot *slots;	/* NULL until the first insertion */
+	uint32_t *slots;	/* entry index + 1, 0 = empty; NULL at first */
 	uint32_t mask;		/* size - 1 */
-	uint8_t shift;		/* 32 - log2(size): slot = hash >> shift */
+	uint8_t shift;		/* 64 - log2(size): home = hash >> shift */
 	uint32_t count;		/* entries */
 };
 
 /* Where a lookup stands: the candidate's slot, or after HASHTAB_NONE the
  * empty slot where the key goes. */
 struct hashtab_probe {
+	uint64_t hash;
 	uint32_t pos;
-	uint32_t hash;
 };
 
-static inline uint32_t hashtab_scan_(const struct hashtab *t,
-				     struct hashtab_probe *p)
-{
-	for (;; p->pos = (p->pos + 1) & t->mask) {
-		const struct hashtab_slot *s = &t->slots[p->pos];
-		if (!s->idx1)
-			return HASHTAB_NONE;
-		if (s->hash == p->hash)
-			return s->idx1 - 1;
-	}
-}
+/* The hash of the caller's entry IDX (CTX: the caller's table). */
+typedef uint64_t hashtab_hash_fn(const void *ctx, uint32_t idx);
 
-/* The first entry whose hash matches HASH, or HASHTAB_NONE. */
+/* The first candidate for a key of hash HASH, or HASHTAB_NONE. */
 static inline uint32_t hashtab_first(const struct hashtab *t, uint64_t hash,
 				     struct hashtab_probe *p)
 {
-	p->hash = (uint32_t)(hash >> 32);
+	p->hash = hash;
 	if (!t->slots) {
 		p->pos = 0;
 		return HASHTAB_NONE;
 	}
-	p->pos = p->hash >> t->shift;
-	return hashtab_scan_(t, p);
+	p->pos = (uint32_t)(hash >> t->shift);
+	return t->slots[p->pos] - 1;	/* 0 - 1 is HASHTAB_NONE */
 }
 
-/* The next entry whose hash matches, or HASHTAB_NONE. */
+/* The next candidate, or HASHTAB_NONE. */
 static inline uint32_t hashtab_next(const struct hashtab *t,
 				    struct hashtab_probe *p)
 {
 	p->pos = (p->pos + 1) & t->mask;
-	return hashtab_scan_(t, p);
+	return t->slots[p->pos] - 1;
 }
 
 /* Record entry IDX for the key of a lookup P that ended in HASHTAB_NONE
- * (no insertion since).  Dies beyond HASHTAB_MAX_ENTRIES: callers that
- * read untrusted input check the count first. */
+ * (no insertion since).  HASH_OF and CTX rehash the entries if the table
+ * grows.  Dies beyond HASHTAB_MAX_ENTRIES: callers that read untrusted
+ * input check the count first. */
 void hashtab_insert(struct hashtab *t, const struct hashtab_probe *p,
-		    uint32_t idx);
+		    uint32_t idx, hashtab_hash_fn *hash_of, const void *ctx);
 
 /* Record entry IDX under HASH, known to be absent (rebuilding). */
-void hashtab_add(struct hashtab *t, uint64_t hash, uint32_t idx);
+void hashtab_add(struct hashtab *t, uint64_t hash, uint32_t idx,
+		 hashtab_hash_fn *hash_of, const void *ctx);
 
 /* Forget all entries, keeping the memory. */
 void hashtab_clear(struct hashtab *t);

@@ -202,6 +202,12 @@ static uint8_t cs_slot(x86_reg r)
 
 /* ---- the pc -> record map ---- */
 
+static uint64_t rec_hash(const void *ctx, uint32_t i)
+{
+	const struct decoder *d = ctx;
+	return hash_u64(d->recs[i]->insn.pc);
+}
+
 static struct drec *map_find(const struct decoder *d, uint64_t pc,
 			     struct hashtab_probe *p)
 {
@@ -324,7 +330,7 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 	d->n_recs = kept;
 	hashtab_clear(&d->map);
 	for (uint32_t i = 0; i < kept; i++)
-		hashtab_add(&d->map, hash_u64(d->recs[i]->insn.pc), i);
+		hashtab_add(&d->map, rec_hash(d, i), i, rec_hash, d);
 }
 
 /* ---- building a record ---- */
@@ -673,8 +679,8 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		d->cap_recs = cap;
 	}
 	/* Nothing has touched the map since the probe. */
-	hashtab_insert(&d->map, &probe, d->n_recs);
-	d->recs[d->n_recs++] = r;
+	d->recs[d->n_recs] = r;
+	hashtab_insert(&d->map, &probe, d->n_recs++, rec_hash, d);
 	return &r->insn;
 }
 

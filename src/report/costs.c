@@ -62,6 +62,11 @@ static inline uint64_t pc_of(const struct cost_table *t, size_t i)
 	return t->chunks[i / ROWS_PER_CHUNK]->pcs[i % ROWS_PER_CHUNK];
 }
 
+static uint64_t row_hash(const void *ctx, uint32_t i)
+{
+	return hash_u64(pc_of(ctx, i));
+}
+
 /* Slow path: PC is new, P the probe that did not find it. */
 static uint64_t *new_row(struct cost_table *t, uint64_t pc,
 			 const struct hashtab_probe *p)
@@ -80,7 +85,7 @@ static uint64_t *new_row(struct cost_table *t, uint64_t pc,
 	}
 	t->chunks[i / ROWS_PER_CHUNK]->pcs[i % ROWS_PER_CHUNK] = pc;
 	t->n_rows++;
-	hashtab_insert(&t->map, p, (uint32_t)i);
+	hashtab_insert(&t->map, p, (uint32_t)i, row_hash, t);
 	/* Chunks come zeroed from xcalloc. */
 	return row_ptr(t, i);
 }

@@ -519,6 +519,12 @@ static void lookup_line(struct symbols *s, struct modinfo *m, uint64_t pc,
 
 /* ---- per-pc lookups ---- */
 
+static uint64_t pc_hash(const void *ctx, uint32_t i)
+{
+	const struct symbols *s = ctx;
+	return hash_u64(s->pcs[i].pc);
+}
+
 void sym_lookup(struct symbols *s, uint64_t pc, struct src_loc *loc)
 {
 	struct hashtab_probe p;
@@ -537,9 +543,9 @@ void sym_lookup(struct symbols *s, uint64_t pc, struct src_loc *loc)
 		s->cap_pcs = s->cap_pcs ? s->cap_pcs * 2 : 1024;
 		s->pcs = xreallocarray(s->pcs, s->cap_pcs, sizeof(*s->pcs));
 	}
-	hashtab_insert(&s->pc_map, &p, s->n_pcs);
-	e = &s->pcs[s->n_pcs++];
+	e = &s->pcs[s->n_pcs];
 	e->pc = pc;
+	hashtab_insert(&s->pc_map, &p, s->n_pcs++, pc_hash, s);
 	e->loc = (struct src_loc){ .file = unknown, .fn = unknown, .line = 0 };
 
 	m = find_mod(s, pc);

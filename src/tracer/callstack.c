@@ -150,6 +150,48 @@ struct callstack {
 		(arr) = xreallocarray((arr), (cap), sizeof(*(arr)))) : (void)0), \
 	 &(arr)[(n)++])
 
+/* The keys of the maps, hashed for a lookup and for rehashing. */
+static uint64_t node_key(const struct cs_node *parent, const struct cs_func *f,
+			 unsigned level)
+{
+	return hash_pair(hash_pair((uintptr_t)parent, (uintptr_t)f), level);
+}
+
+static uint64_t node_hash(const void *ctx, uint32_t i)
+{
+	const struct cs_node *n = ((const struct callstack *)ctx)->nodes[i];
+	return node_key(n->parent, n->func, n->level);
+}
+
+static uint64_t edge_key(const struct cs_node *from, uint64_t site,
+			 uint64_t target, unsigned level)
+{
+	return hash_pair(hash_pair((uintptr_t)from, site),
+			 target ^ (uint64_t)level << 56);
+}
+
+static uint64_t edge_hash(const void *ctx, uint32_t i)
+{
+	const struct cs_edge *e = ((const struct callstack *)ctx)->edges[i];
+	return edge_key(e->from, e->site, e->target, e->to->level);
+}
+
+static uint64_t row_key(const struct cs_node *n, uint64_t pc)
+{
+	return hash_pair((uintptr_t)n, pc);
+}
+
+static uint64_t row_hash(const void *ctx, uint32_t i)
+{
+	const struct cs_row *r = &((const struct callstack *)ctx)->rows[i];
+	return row_key(r->node, r->pc);
+}
+
+static uint64_t activation_hash(const void *ctx, uint32_t i)
+{
+	return hash_u64((uintptr_t)((const struct thread *)ctx)->active[i].func);
+}
+
 /* ---- allocation (rare: new functions, contexts, edges, rows) ---- */
 
 static void *keep(struct callstack *cs, void *p)
@@ -220,12 +262,19 @@ static struct cs_func *func_at(const struct callstack *cs, uint64_t pc)
 	return NULL;
 }
 
+static uint64_t pc_func_hash(const void *ctx, uint32_t i)
+{
+	const struct callstack *cs = ctx;
+	return hash_u64(cs->pc_funcs[i].pc);
+}
+
 /* PC (not in the map yet) is in F. */
 static void func_at_add(struct callstack *cs, uint64_t pc, struct cs_func *f)
 {
 	*APPEND(cs->pc_funcs, cs->n_pc_funcs, cs->cap_pc_funcs) =
 		(struct pc_func){ pc, f };
-	hashtab_add(&cs->pc_func_map, hash_u64(pc), cs->n_pc_funcs - 1);
+	hashtab_add(&cs->pc_func_map, hash_u64(pc), cs->n_pc_funcs - 1,
+		    pc_func_hash, cs);
 }
 
 static struct cs_func *new_func(struct callstack *cs)
@@ -293,9 +342,8 @@ static struct cs_node *child_of(struct callstack *cs, struct cs_node *parent,
 		if (a->func == f && a->level == level)
 			return a;
 	struct hashtab_probe p;
-	uint64_t h = hash_pair(hash_pair((uintptr_t)parent, (uintptr_t)f),
-			       level);
-	for (uint32_t i = hashtab_first(&cs->node_map, h, &p);
+	for (uint32_t i = hashtab_first(&cs->node_map, node_key(parent, f, level),
+					&p);
 	     i != HASHTAB_NONE; i = hashtab_next(&cs->node_map, &p)) {
 		struct cs_node *n = cs->nodes[i];
 		if (n->parent == parent && n->func == f && n->level == level)
@@ -309,7 +357,7 @@ static struct cs_node *child_of(struct callstack *cs, struct cs_node *parent,
 	n->level = level;
 	n->depth = parent->depth + 1;
 	*APPEND(cs->nodes, cs->n_nodes, cs->cap_nodes) = n;
-	hashtab_insert(&cs->node_map, &p, cs->n_nodes - 1);
+	hashtab_insert(&cs->node_map, &p, cs->n_nodes - 1, node_hash, cs);
 	return n;
 }
 
@@ -368,7 +416,8 @@ static void count_active(struct thread *t, const struct cs_func *f, int d)
 	} else if (d > 0) {
 		*APPEND(t->active, t->n_active, t->cap_active) =
 			(struct activation){ f, 1 };
-		hashtab_insert(&t->active_map, &p, t->n_active - 1);
+		hashtab_insert(&t->active_map, &p, t->n_active - 1,
+			       activation_hash, t);
 	}
 }
 
@@ -391,8 +440,7 @@ static void commit(struct callstack *cs, struct thread *t)
 	}
 	struct hashtab_probe p;
 	uint64_t *cost = NULL;
-	for (uint32_t i = hashtab_first(&cs->row_map, hash_pair((uintptr_t)n, at),
-					&p);
+	for (uint32_t i = hashtab_first(&cs->row_map, row_key(n, at), &p);
 	     i != HASHTAB_NONE; i = hashtab_next(&cs->row_map, &p)) {
 		if (cs->rows[i].node == n && cs->rows[i].pc == at) {
 			cost = cs->rows[i].cost;
@@ -404,7 +452,7 @@ static void commit(struct callstack *cs, struct thread *t)
 			return;		/* out of memory: lost */
 		*APPEND(cs->rows, cs->n_rows, cs->cap_rows) =
 			(struct cs_row){ .node = n, .pc = at, .cost = cost };
-		hashtab_insert(&cs->row_map, &p, cs->n_rows - 1);
+		hashtab_insert(&cs->row_map, &p, cs->n_rows - 1, row_hash, cs);
 	}
 	for (unsigned i = 0; i < cs->n_events; i++) {
 		cost[i] += cs->pending[i];
@@ -475,10 +523,9 @@ static void call(struct callstack *cs, struct thread *t, uint64_t site,
 	}
 	unsigned level = level_for(t, f);
 	struct hashtab_probe p;
-	uint64_t h = hash_pair(hash_pair((uintptr_t)t->cur, site),
-			       target ^ (uint64_t)level << 56);
 	struct cs_edge *e = NULL;
-	for (uint32_t i = hashtab_first(&cs->edge_map, h, &p);
+	for (uint32_t i = hashtab_first(&cs->edge_map,
+					edge_key(t->cur, site, target, level), &p);
 	     i != HASHTAB_NONE; i = hashtab_next(&cs->edge_map, &p)) {
 		struct cs_edge *x = cs->edges[i];
 		if (x->from == t->cur && x->site == site &&
@@ -498,7 +545,8 @@ static void call(struct callstack *cs, struct thread *t, uint64_t site,
 		e->target = target;
 		/* child_of may have grown the node map, not this one. */
 		*APPEND(cs->edges, cs->n_edges, cs->cap_edges) = e;
-		hashtab_insert(&cs->edge_map, &p, cs->n_edges - 1);
+		hashtab_insert(&cs->edge_map, &p, cs->n_edges - 1, edge_hash,
+			       cs);
 	}
 	e->calls++;
 	push(cs, t, e->to, e, sp, ret);

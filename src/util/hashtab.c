@@ -19,52 +19,57 @@ uint64_t hash_fnv1a(uint64_t h, const void *s, size_t n)
 }
 
 /* The first empty slot from HASH's home (the key is known absent). */
-static void place(struct hashtab *t, uint32_t hash, uint32_t idx)
+static void place(struct hashtab *t, uint64_t hash, uint32_t idx)
 {
-	uint32_t i = hash >> t->shift;
+	uint32_t i = (uint32_t)(hash >> t->shift);
 
-	while (t->slots[i].idx1)
+	while (t->slots[i])
 		i = (i + 1) & t->mask;
-	t->slots[i] = (struct hashtab_slot){ hash, idx + 1 };
+	t->slots[i] = idx + 1;
 }
 
-/* Make room for one more entry: at most half full after it. */
-static void reserve(struct hashtab *t)
+static bool has_room(const struct hashtab *t)
+{
+	return t->slots && ((size_t)t->count + 1) * 2 <= (size_t)t->mask + 1;
+}
+
+/* Double the table (or make the first), rehashing every entry. */
+static void grow(struct hashtab *t, hashtab_hash_fn *hash_of, const void *ctx)
 {
 	size_t size = t->slots ? (size_t)t->mask + 1 : 0;
 
-	if (t->slots && ((size_t)t->count + 1) * 2 <= size)
-		return;
 	if (t->count >= HASHTAB_MAX_ENTRIES)
 		error_msg_and_die("hash table of %u entries is full", t->count);
 	size_t nsize = size ? size * 2 : MIN_SLOTS;
-	struct hashtab_slot *old = t->slots;
+	uint32_t *old = t->slots;
 	t->slots = xcalloc(nsize, sizeof(*t->slots));
 	t->mask = (uint32_t)(nsize - 1);
-	t->shift = (uint8_t)(32 - __builtin_ctzll(nsize));
+	t->shift = (uint8_t)(64 - __builtin_ctzll(nsize));
 	for (size_t i = 0; i < size; i++)
-		if (old[i].idx1)
-			place(t, old[i].hash, old[i].idx1 - 1);
+		if (old[i])
+			place(t, hash_of(ctx, old[i] - 1), old[i] - 1);
 	free(old);
 }
 
 void hashtab_insert(struct hashtab *t, const struct hashtab_probe *p,
-		    uint32_t idx)
+		    uint32_t idx, hashtab_hash_fn *hash_of, const void *ctx)
 {
-	if (t->slots && ((size_t)t->count + 1) * 2 <= (size_t)t->mask + 1) {
+	if (has_room(t)) {
 		/* The common case: the probe's empty slot is still it. */
-		t->slots[p->pos] = (struct hashtab_slot){ p->hash, idx + 1 };
+		t->slots[p->pos] = idx + 1;
 	} else {
-		reserve(t);
+		grow(t, hash_of, ctx);
 		place(t, p->hash, idx);
 	}
 	t->count++;
 }
 
-void hashtab_add(struct hashtab *t, uint64_t hash, uint32_t idx)
+void hashtab_add(struct hashtab *t, uint64_t hash, uint32_t idx,
+		 hashtab_hash_fn *hash_of, const void *ctx)
 {
-	reserve(t);
-	place(t, (uint32_t)(hash >> 32), idx);
+	if (!has_room(t))
+		grow(t, hash_of, ctx);
+	place(t, hash, idx);
 	t->count++;
 }
 
@@ -82,6 +87,12 @@ void hashtab_free(struct hashtab *t)
 }
 
 /* ---- interned strings ---- */
+
+static uint64_t str_hash(const void *ctx, uint32_t id)
+{
+	const struct strintern *si = ctx;
+	return hash_bytes(si->str[id], si->len[id]);
+}
 
 uint32_t strintern_id(struct strintern *si, const char *s, size_t n,
 		      bool *is_new)
@@ -109,7 +120,7 @@ uint32_t strintern_id(struct strintern *si, const char *s, size_t n,
 	copy[n] = '\0';
 	si->str[si->n] = copy;
 	si->len[si->n] = (uint32_t)n;
-	hashtab_insert(&si->map, &p, si->n);
+	hashtab_insert(&si->map, &p, si->n, str_hash, si);
 	if (is_new)
 		*is_new = true;
 	return si->n++;

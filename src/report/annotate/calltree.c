@@ -131,6 +131,12 @@ static uint64_t hash_child(uint32_t parent, const char *s, size_t n)
 	return hash_u64(hash_fnv1a(HASH_FNV1A_INIT ^ parent, s, n));
 }
 
+static uint64_t node_hash(const void *ctx, uint32_t i)
+{
+	const struct ctree *t = ctx;
+	return hash_child(t->n[i].parent, t->n[i].name, strlen(t->n[i].name));
+}
+
 static uint32_t new_node(struct ctree *t, uint32_t parent, const char *s,
 			 size_t n)
 {
@@ -176,7 +182,7 @@ static uint32_t child(struct ctree *t, uint32_t parent, const char *s,
 		return CT_NONE;
 	}
 	uint32_t id = new_node(t, parent, s, n);
-	hashtab_insert(&t->map, &p, id);
+	hashtab_insert(&t->map, &p, id, node_hash, t);
 	return id;
 }
 

@@ -74,6 +74,12 @@ void prof_free(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
+static uint64_t fn_hash(const void *ctx, uint32_t i)
+{
+	const struct profile *p = ctx;
+	return hash_pair(p->fn[i].file, p->fn[i].name);
+}
+
 /* The function (FILE, NAME), created with OWNER (UINT32_MAX: itself) if
  * new. */
 static uint32_t fn_lookup_owned(struct profile *p, uint32_t file,
@@ -92,13 +98,19 @@ static uint32_t fn_lookup_owned(struct profile *p, uint32_t file,
 		.file = file, .name = name,
 		.owner = owner == UINT32_MAX ? p->n_fn : owner,
 	};
-	hashtab_insert(&p->fn_index, &pr, p->n_fn);
+	hashtab_insert(&p->fn_index, &pr, p->n_fn, fn_hash, p);
 	return p->n_fn++;
 }
 
 static uint32_t fn_lookup(struct profile *p, uint32_t file, uint32_t name)
 {
 	return fn_lookup_owned(p, file, name, UINT32_MAX);
+}
+
+static uint64_t call_hash(const void *ctx, uint32_t i)
+{
+	const struct profile *p = ctx;
+	return hash_pair(p->call[i].caller, p->call[i].callee);
 }
 
 /* The edge CALLER -> CALLEE, created with no calls and all-absent costs if
@@ -128,8 +140,14 @@ static struct prof_call *call_lookup(struct profile *p, uint32_t caller,
 	*row = p->call_counts + (size_t)p->n_call * p->n_events;
 	for (unsigned e = 0; e < p->n_events; e++)
 		(*row)[e] = PROF_ABSENT;
-	hashtab_insert(&p->call_index, &pr, p->n_call);
+	hashtab_insert(&p->call_index, &pr, p->n_call, call_hash, p);
 	return &p->call[p->n_call++];
+}
+
+static uint64_t cc_hash(const void *ctx, uint32_t i)
+{
+	const struct profile *p = ctx;
+	return hash_pair(p->cc[i].fn, p->cc[i].line);
 }
 
 /* The counts row of (fn, line), created all-absent if new; NULL when the
@@ -155,7 +173,7 @@ static int64_t *cc_lookup(struct profile *p, uint32_t fn, uint32_t line)
 	int64_t *row = p->counts + (size_t)p->n_cc * p->n_events;
 	for (unsigned e = 0; e < p->n_events; e++)
 		row[e] = PROF_ABSENT;
-	hashtab_insert(&p->cc_index, &pr, p->n_cc);
+	hashtab_insert(&p->cc_index, &pr, p->n_cc, cc_hash, p);
 	p->n_cc++;
 	return row;
 }
@@ -334,6 +352,12 @@ struct idmap {
 	struct hashtab map;	/* key -> index */
 };
 
+static uint64_t idmap_hash(const void *ctx, uint32_t i)
+{
+	const struct idmap *m = ctx;
+	return hash_u64(m->key[i]);
+}
+
 /* The value slot of KEY (0 when new). */
 static uint32_t *idmap_slot(struct idmap *m, uint64_t key)
 {
@@ -349,7 +373,7 @@ static uint32_t *idmap_slot(struct idmap *m, uint64_t key)
 	}
 	m->key[m->n] = key;
 	m->val[m->n] = 0;
-	hashtab_insert(&m->map, &pr, m->n);
+	hashtab_insert(&m->map, &pr, m->n, idmap_hash, m);
 	return &m->val[m->n++];
 }
 
