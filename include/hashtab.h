@@ -6,8 +6,10 @@
  * compares keys itself.  Open addressing, linear probing, power-of-two
  * size, at most half full; the home slot is the top bits of the 64-bit
  * hash (Knuth's multiplicative hashing).  Nothing is allocated per lookup.
- * An insertion may grow the table; growing rehashes every entry through
- * the caller's HASH_OF(CTX, index), the same key hash it looks up with.
+ * The entries are the caller's 0, 1, ..., count - 1, inserted in that
+ * order; an insertion may grow the table, which rehashes them in that
+ * order (sequential reads) through the caller's HASH_OF(CTX, index), the
+ * same key hash it looks up with.
  *
  * Finding or inserting KEY:
  *
@@ -101,14 +103,15 @@ static inline uint32_t hashtab_next(const struct hashtab *t,
 	return t->slots[p->pos] - 1;
 }
 
-/* Record entry IDX for the key of a lookup P that ended in HASHTAB_NONE
- * (no insertion since).  HASH_OF and CTX rehash the entries if the table
+/* Record entry IDX (always the count: entries are dense) for the key of
+ * a lookup P that ended in HASHTAB_NONE (no insertion since).  HASH_OF and CTX rehash the entries if the table
  * grows.  Dies beyond HASHTAB_MAX_ENTRIES: callers that read untrusted
  * input check the count first. */
 void hashtab_insert(struct hashtab *t, const struct hashtab_probe *p,
 		    uint32_t idx, hashtab_hash_fn *hash_of, const void *ctx);
 
-/* Record entry IDX under HASH, known to be absent (rebuilding). */
+/* Record entry IDX (the count) under HASH, known to be absent
+ * (rebuilding). */
 void hashtab_add(struct hashtab *t, uint64_t hash, uint32_t idx,
 		 hashtab_hash_fn *hash_of, const void *ctx);
 

@@ -45,15 +45,23 @@ static void grow(struct hashtab *t, hashtab_hash_fn *hash_of, const void *ctx)
 	t->slots = xcalloc(nsize, sizeof(*t->slots));
 	t->mask = (uint32_t)(nsize - 1);
 	t->shift = (uint8_t)(64 - __builtin_ctzll(nsize));
-	for (size_t i = 0; i < size; i++)
-		if (old[i])
-			place(t, hash_of(ctx, old[i] - 1), old[i] - 1);
 	free(old);
+	for (uint32_t i = 0; i < t->count; i++)
+		place(t, hash_of(ctx, i), i);
+}
+
+/* Entries not inserted in order would be lost by the next growth. */
+static void check_dense(const struct hashtab *t, uint32_t idx)
+{
+	if (idx != t->count)
+		error_msg_and_die("hash table entry %u inserted as entry %u",
+				  idx, t->count);
 }
 
 void hashtab_insert(struct hashtab *t, const struct hashtab_probe *p,
 		    uint32_t idx, hashtab_hash_fn *hash_of, const void *ctx)
 {
+	check_dense(t, idx);
 	if (has_room(t)) {
 		/* The common case: the probe's empty slot is still it. */
 		t->slots[p->pos] = idx + 1;
@@ -67,6 +75,7 @@ void hashtab_insert(struct hashtab *t, const struct hashtab_probe *p,
 void hashtab_add(struct hashtab *t, uint64_t hash, uint32_t idx,
 		 hashtab_hash_fn *hash_of, const void *ctx)
 {
+	check_dense(t, idx);
 	if (!has_room(t))
 		grow(t, hash_of, ctx);
 	place(t, hash, idx);

@@ -190,6 +190,9 @@ void ctree_init(struct ctree *t, const char *root)
 {
 	memset(t, 0, sizeof(*t));
 	new_node(t, CT_NONE, root, strlen(root));
+	/* The map holds the root too (entries are dense); no lookup has
+	 * CT_NONE for a parent. */
+	hashtab_add(&t->map, node_hash(t, 0), 0, node_hash, t);
 }
 
 void ctree_free(struct ctree *t)
