@@ -7,21 +7,30 @@
  * Costs are kept per (calling context, pc): a calling context is a node of
  * a calling-context tree (root = the outermost frame found at the window's
  * start); recursion is folded so that the tree stays bounded (the rule is
- * documented in src/tracer/callstack.c).  The writers produce Callgrind's
- * format (inclusive call costs, call counts) and folded stacks.
+ * documented in src/tracer/callstack.c).  This module collects; the
+ * writers (include/callgrind.h: Callgrind's format, folded stacks) read
+ * what it collected through callstack_profile.
  *
- * The engine calls, per window:  callstack_begin, then per trap
- * callstack_row (before accounting: the row of the current context at the
- * instruction's pc) and callstack_step (after the trap: follows the call,
- * return or jump to the new pc), then callstack_end. */
+ * The order of calls, as src/tracer/main.c and step.c make them:
+ *   callstack_new once, before the target runs;
+ *   per window: callstack_begin, in the thread that starts it;
+ *   per trap of a stepped thread, after the step has been accounted into
+ *     the engine's scratch row: callstack_row (the instruction's pc), the
+ *     engine adds the step's counts into the row it returns, then
+ *     callstack_step with the instruction and the registers before and
+ *     after; a thread that moved without a step (a signal handler's
+ *     entry) gets callstack_step with no instruction and no row;
+ *   callstack_end when the window ends;
+ *   at the end, while the target is still attached: callstack_profile
+ *     and the writers; then callstack_free. */
 #ifndef CT_CALLSTACK_H
 #define CT_CALLSTACK_H
 
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "callprof.h"
 #include "decode.h"
 #include "symbols.h"
 
@@ -37,10 +46,11 @@ void callstack_free(struct callstack *cs);
 int callstack_begin(struct callstack *cs, pid_t tid,
 		    const struct user_regs_struct *regs);
 
-/* A zeroed row for the coming step at PC; callstack_step adds it into the
+/* A zeroed row for the step just accounted at PC, for the caller to add
+ * the step's counts into; the following callstack_step adds it into the
  * (context, PC) row of the thread that stepped (with --threads=all only the
  * step tells which).  Valid until the next callstack_row, callstack_step,
- * callstack_end or writer call. */
+ * callstack_end or callstack_profile call. */
 uint64_t *callstack_row(struct callstack *cs, uint64_t pc);
 
 /* INSN at BEFORE->rip has executed; AFTER are the registers after the
@@ -53,17 +63,10 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 /* The window ended. */
 void callstack_end(struct callstack *cs);
 
-/* Write a Callgrind-format profile (version: 1, creator, cmd:,
- * positions: line, events:, fl=/fn=/cfl=/cfn=/calls= with name
- * compression, inclusive call costs, summary:/totals:).  DESC lines as in
- * cgout_meta.  Returns 0 or -1 with errno set. */
-int callstack_write_callgrind(struct callstack *cs, FILE *out,
-			      const char *const *desc, const char *cmd,
-			      const char *const *events);
-
-/* Write folded stacks, "outer;...;inner COUNT" per distinct stack, COUNT
- * the self cost of EVENT (index into the events) in that context.
- * Returns 0 or -1 with errno set. */
-int callstack_write_folded(struct callstack *cs, FILE *out, unsigned event);
+/* What was collected, for the writers (callgrind_write,
+ * callgrind_write_folded): adds the pending row and names the functions of
+ * costs found with no stack (needs the target attached).  Valid until the
+ * next call of any other callstack_ function. */
+const struct callprof *callstack_profile(struct callstack *cs);
 
 #endif

@@ -67,6 +67,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
+
 #define HIER_MAX_LEVELS 16
 #define HIER_MAX_CORES 64
 #define HIER_MAX_EVENTS 128
@@ -553,9 +555,11 @@ static inline struct coh_rec *coh_at(struct hier_model *h, uint32_t i)
 	return (struct coh_rec *)(h->coh_pool + (size_t)i * h->coh_stride);
 }
 
+/* Its own table (records of a run-time stride in one pool), the shared
+ * hash: bits 20 and up of it, as the table has always been laid out. */
 static uint64_t coh_hash(uint64_t block)
 {
-	return (block * 0x9e3779b97f4a7c15ULL) >> 20;
+	return hash_u64(block) >> 20;
 }
 
 static struct coh_rec *coh_find(struct hier_model *h, uint64_t block)

@@ -69,6 +69,7 @@
  *   flagged (insn.unknown) so that the tracer can say so once per pc. */
 #include "decode.h"
 #include "decode_private.h"
+#include "hashtab.h"
 
 #include <capstone/capstone.h>
 #include <cpuid.h>
@@ -127,9 +128,11 @@ struct decoder {
 	csh cs;
 	cs_insn *ci;
 	struct decode_target target;
-	struct drec **slots;	/* open addressing, linear probing */
-	size_t cap;		/* power of two */
-	size_t count;
+	/* The cache: records in first-decoded order (each its own
+	 * allocation: callers hold &r->insn), found through MAP by pc. */
+	struct drec **recs;
+	uint32_t n_recs, cap_recs;
+	struct hashtab map;	/* pc -> index in recs */
 	uint64_t xcr0;
 	/* CPUID 0xd.i for components 2..18: size, offset, 64-byte aligned */
 	uint32_t comp_size[19], comp_off[19];
@@ -199,43 +202,20 @@ static uint8_t cs_slot(x86_reg r)
 
 /* ---- the pc -> record map ---- */
 
-static size_t hash_pc(uint64_t pc, size_t cap)
+static uint64_t rec_hash(const void *ctx, uint32_t i)
 {
-	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+	const struct decoder *d = ctx;
+	return hash_u64(d->recs[i]->insn.pc);
 }
 
-static struct drec *map_find(const struct decoder *d, uint64_t pc)
+static struct drec *map_find(const struct decoder *d, uint64_t pc,
+			     struct hashtab_probe *p)
 {
-	for (size_t i = hash_pc(pc, d->cap);; i = (i + 1) & (d->cap - 1)) {
-		struct drec *r = d->slots[i];
-		if (!r || r->insn.pc == pc)
-			return r;
-	}
-}
-
-static void map_put(struct drec **slots, size_t cap, struct drec *r)
-{
-	size_t i = hash_pc(r->insn.pc, cap);
-
-	while (slots[i])
-		i = (i + 1) & (cap - 1);
-	slots[i] = r;
-}
-
-static int map_grow(struct decoder *d)
-{
-	size_t cap = d->cap * 2;
-	struct drec **slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->cap; i++)
-		if (d->slots[i])
-			map_put(slots, cap, d->slots[i]);
-	free(d->slots);
-	d->slots = slots;
-	d->cap = cap;
-	return 0;
+	for (uint32_t i = hashtab_first(&d->map, hash_u64(pc), p);
+	     i != HASHTAB_NONE; i = hashtab_next(&d->map, p))
+		if (d->recs[i]->insn.pc == pc)
+			return d->recs[i];
+	return NULL;
 }
 
 /* ---- setup ---- */
@@ -302,10 +282,8 @@ struct decoder *decode_new(const struct decode_target *target, const char **err)
 	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	d->ci = cs_malloc(d->cs);
 	xsave_layout(d);
-	d->cap = 1024;
-	d->slots = calloc(d->cap, sizeof(*d->slots));
 	d->xbuf = malloc(d->xbuf_len);
-	if (!d->ci || !d->slots || !d->xbuf) {
+	if (!d->ci || !d->xbuf) {
 		*err = "out of memory";
 		decode_free(d);
 		return NULL;
@@ -317,11 +295,10 @@ void decode_free(struct decoder *d)
 {
 	if (!d)
 		return;
-	if (d->slots) {
-		for (size_t i = 0; i < d->cap; i++)
-			free(d->slots[i]);
-		free(d->slots);
-	}
+	for (uint32_t i = 0; i < d->n_recs; i++)
+		free(d->recs[i]);
+	free(d->recs);
+	hashtab_free(&d->map);
 	if (d->ci)
 		cs_free(d->ci, 1);
 	cs_close(&d->cs);
@@ -331,33 +308,29 @@ void decode_free(struct decoder *d)
 
 size_t decode_cached_count(const struct decoder *d)
 {
-	return d->count;
+	return d->n_recs;
 }
 
 void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 {
-	size_t removed = 0;
+	uint32_t kept = 0;
 
-	/* Rare (exec, munmap, text writes): drop and rehash the rest, which
-	 * keeps linear probing's chains intact without tombstones. */
-	for (size_t i = 0; i < d->cap; i++) {
-		struct drec *r = d->slots[i];
-		if (r && r->insn.pc >= start && r->insn.pc < end) {
+	/* Rare (exec, munmap, text writes): drop the records in range and
+	 * rebuild the map from the rest, which keeps linear probing's chains
+	 * intact without tombstones. */
+	for (uint32_t i = 0; i < d->n_recs; i++) {
+		struct drec *r = d->recs[i];
+		if (r->insn.pc >= start && r->insn.pc < end)
 			free(r);
-			d->slots[i] = NULL;
-			removed++;
-		}
+		else
+			d->recs[kept++] = r;
 	}
-	if (!removed)
+	if (kept == d->n_recs)
 		return;
-	d->count -= removed;
-	for (size_t i = 0; i < d->cap; i++) {
-		struct drec *r = d->slots[i];
-		if (r) {
-			d->slots[i] = NULL;
-			map_put(d->slots, d->cap, r);
-		}
-	}
+	d->n_recs = kept;
+	hashtab_clear(&d->map);
+	for (uint32_t i = 0; i < kept; i++)
+		hashtab_add(&d->map, rec_hash(d, i), i, rec_hash, d);
 }
 
 /* ---- building a record ---- */
@@ -653,7 +626,8 @@ static void build_from_fallback(struct drec *r, const struct fb_insn *fb,
 
 const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 {
-	struct drec *r = map_find(d, pc);
+	struct hashtab_probe probe;
+	struct drec *r = map_find(d, pc, &probe);
 	uint8_t buf[15];
 
 	if (r)
@@ -692,13 +666,21 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 			set_text(r->insn.text, sizeof(r->insn.text), "(bad)", "");
 		}
 	}
-	if ((d->count + 1) * 2 > d->cap && map_grow(d) < 0) {
-		free(r);
-		*err = "out of memory";
-		return NULL;
+	if (d->n_recs == d->cap_recs) {
+		uint32_t cap = d->cap_recs ? d->cap_recs * 2 : 1024;
+		struct drec **a = d->n_recs < HASHTAB_MAX_ENTRIES ?
+			reallocarray(d->recs, cap, sizeof(*a)) : NULL;
+		if (!a) {
+			free(r);
+			*err = "out of memory";
+			return NULL;
+		}
+		d->recs = a;
+		d->cap_recs = cap;
 	}
-	map_put(d->slots, d->cap, r);
-	d->count++;
+	/* Nothing has touched the map since the probe. */
+	d->recs[d->n_recs] = r;
+	hashtab_insert(&d->map, &probe, d->n_recs++, rec_hash, d);
 	return &r->insn;
 }
 

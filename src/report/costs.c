@@ -4,8 +4,7 @@
  * freed before costs_free, so a row pointer handed out stays valid while
  * the table grows.  Row i (first-seen order) is chunk i / ROWS_PER_CHUNK,
  * slot i % ROWS_PER_CHUNK; its pc is kept in a parallel array in the same
- * chunk.  An open-addressing hash (linear probing, power-of-two size, at
- * most half full) maps pc -> row index + 1 (0 marks an empty slot).
+ * chunk.  The shared hash table (hashtab.h) maps pc -> row index.
  *
  * The hot path, costs_row on a known pc, is one hash and a short probe. */
 #include "costs.h"
@@ -14,9 +13,9 @@
 #include <string.h>
 
 #include "error.h"
+#include "hashtab.h"
 
 #define ROWS_PER_CHUNK	1024u
-#define MIN_HASH	1024u
 
 struct cost_chunk {
 	uint64_t pcs[ROWS_PER_CHUNK];
@@ -29,23 +28,14 @@ struct cost_table {
 	struct cost_chunk **chunks;	/* the chunk pointer array may move,
 					 * the chunks never do */
 	size_t n_chunks, chunks_cap;
-	uint32_t *hash;			/* row index + 1, 0 = empty */
-	size_t hash_mask;		/* hash size - 1 */
+	struct hashtab map;		/* pc -> row index */
 };
-
-static inline size_t hash_pc(uint64_t pc)
-{
-	/* Fibonacci hashing: pcs are dense and aligned oddly, spread them. */
-	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 32);
-}
 
 struct cost_table *costs_new(unsigned n_events)
 {
 	struct cost_table *t = xcalloc(1, sizeof(*t));
 
 	t->n_events = n_events;
-	t->hash = xcalloc(MIN_HASH, sizeof(*t->hash));
-	t->hash_mask = MIN_HASH - 1;
 	return t;
 }
 
@@ -56,7 +46,7 @@ void costs_free(struct cost_table *t)
 	for (size_t i = 0; i < t->n_chunks; i++)
 		free(t->chunks[i]);
 	free(t->chunks);
-	free(t->hash);
+	hashtab_free(&t->map);
 	free(t);
 }
 
@@ -72,25 +62,14 @@ static inline uint64_t pc_of(const struct cost_table *t, size_t i)
 	return t->chunks[i / ROWS_PER_CHUNK]->pcs[i % ROWS_PER_CHUNK];
 }
 
-static void grow_hash(struct cost_table *t)
+static uint64_t row_hash(const void *ctx, uint32_t i)
 {
-	size_t size = (t->hash_mask + 1) * 2;
-	uint32_t *h = xcalloc(size, sizeof(*h));
-
-	for (size_t i = 0; i < t->n_rows; i++) {
-		size_t j = hash_pc(pc_of(t, i)) & (size - 1);
-
-		while (h[j])
-			j = (j + 1) & (size - 1);
-		h[j] = (uint32_t)(i + 1);
-	}
-	free(t->hash);
-	t->hash = h;
-	t->hash_mask = size - 1;
+	return hash_u64(pc_of(ctx, i));
 }
 
-/* Slow path: PC is new, its hash slot is J. */
-static uint64_t *new_row(struct cost_table *t, uint64_t pc, size_t j)
+/* Slow path: PC is new, P the probe that did not find it. */
+static uint64_t *new_row(struct cost_table *t, uint64_t pc,
+			 const struct hashtab_probe *p)
 {
 	size_t i = t->n_rows;
 
@@ -106,24 +85,20 @@ static uint64_t *new_row(struct cost_table *t, uint64_t pc, size_t j)
 	}
 	t->chunks[i / ROWS_PER_CHUNK]->pcs[i % ROWS_PER_CHUNK] = pc;
 	t->n_rows++;
-	t->hash[j] = (uint32_t)(i + 1);
-	if (t->n_rows * 2 > t->hash_mask + 1)
-		grow_hash(t);
+	hashtab_insert(&t->map, p, (uint32_t)i, row_hash, t);
 	/* Chunks come zeroed from xcalloc. */
 	return row_ptr(t, i);
 }
 
 uint64_t *costs_row(struct cost_table *t, uint64_t pc)
 {
-	size_t j = hash_pc(pc) & t->hash_mask;
-	uint32_t r;
+	struct hashtab_probe p;
 
-	while ((r = t->hash[j]) != 0) {
-		if (pc_of(t, r - 1) == pc)
-			return row_ptr(t, r - 1);
-		j = (j + 1) & t->hash_mask;
-	}
-	return new_row(t, pc, j);
+	for (uint32_t i = hashtab_first(&t->map, hash_u64(pc), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&t->map, &p))
+		if (pc_of(t, i) == pc)
+			return row_ptr(t, i);
+	return new_row(t, pc, &p);
 }
 
 unsigned costs_n_events(const struct cost_table *t)
@@ -153,5 +128,5 @@ size_t costs_memory(const struct cost_table *t)
 		+ t->n_chunks * (sizeof(struct cost_chunk)
 			+ (size_t)ROWS_PER_CHUNK * t->n_events
 			  * sizeof(uint64_t))
-		+ (t->hash_mask + 1) * sizeof(*t->hash);
+		+ hashtab_memory(&t->map);
 }

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "hashtab.h"
 
 /* One function symbol of a module's lookup table. */
 struct fsym {
@@ -66,7 +67,6 @@ struct modinfo {
 struct pc_entry {
 	uint64_t pc;
 	struct src_loc loc;
-	bool used;
 };
 
 struct symbols {
@@ -77,11 +77,11 @@ struct symbols {
 	struct modinfo *mods;		/* in search order (cmp_mod) */
 	size_t n_mods;
 
-	struct pc_entry *pcs;		/* open addressing, pc -> loc */
-	size_t pcs_mask, pcs_used;
+	struct pc_entry *pcs;		/* answers so far, found through */
+	uint32_t n_pcs, cap_pcs;
+	struct hashtab pc_map;		/* pc -> index in pcs */
 
-	char **strs;			/* interned strings, open addressing */
-	size_t strs_mask, strs_used;
+	struct strintern strs;		/* the names handed out */
 };
 
 static const Dwfl_Callbacks proc_callbacks = {
@@ -94,54 +94,10 @@ static const char below_main[] = "(below main)";
 
 /* ---- interned strings ---- */
 
-static size_t hash_str(const char *s, size_t n)
-{
-	size_t h = 14695981039346656037ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
-static void strs_grow(struct symbols *s)
-{
-	size_t size = s->strs_mask ? (s->strs_mask + 1) * 2 : 256;
-	char **t = xcalloc(size, sizeof(*t));
-
-	for (size_t i = 0; s->strs_mask && i <= s->strs_mask; i++) {
-		char *str = s->strs[i];
-		size_t j;
-
-		if (!str)
-			continue;
-		j = hash_str(str, strlen(str)) & (size - 1);
-		while (t[j])
-			j = (j + 1) & (size - 1);
-		t[j] = str;
-	}
-	free(s->strs);
-	s->strs = t;
-	s->strs_mask = size - 1;
-}
-
 /* The interned copy of the N bytes at STR. */
 static const char *intern_n(struct symbols *s, const char *str, size_t n)
 {
-	size_t j;
-
-	if ((s->strs_used + 1) * 2 > s->strs_mask + 1)
-		strs_grow(s);
-	j = hash_str(str, n) & s->strs_mask;
-	while (s->strs[j]) {
-		if (!strncmp(s->strs[j], str, n) && s->strs[j][n] == '\0')
-			return s->strs[j];
-		j = (j + 1) & s->strs_mask;
-	}
-	s->strs[j] = xmalloc(n + 1);
-	memcpy(s->strs[j], str, n);
-	s->strs[j][n] = '\0';
-	s->strs_used++;
-	return s->strs[j];
+	return strintern(&s->strs, str, n);
 }
 
 static const char *intern(struct symbols *s, const char *str)
@@ -427,9 +383,8 @@ static int report(struct symbols *s, char *err, size_t errlen)
 	if (s->n_mods)
 		qsort(s->mods, s->n_mods, sizeof(*s->mods), cmp_mod);
 	/* Cached answers may predate a mapping: forget them. */
-	if (s->pcs)
-		memset(s->pcs, 0, (s->pcs_mask + 1) * sizeof(*s->pcs));
-	s->pcs_used = 0;
+	s->n_pcs = 0;
+	hashtab_clear(&s->pc_map);
 	return ret;
 }
 
@@ -474,10 +429,9 @@ void sym_close(struct symbols *s)
 	free_mods(s);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
-	for (size_t i = 0; s->strs && i <= s->strs_mask; i++)
-		free(s->strs[i]);
-	free(s->strs);
+	strintern_free(&s->strs);
 	free(s->pcs);
+	hashtab_free(&s->pc_map);
 	free(s->exe);
 	free(s);
 }
@@ -565,52 +519,33 @@ static void lookup_line(struct symbols *s, struct modinfo *m, uint64_t pc,
 
 /* ---- per-pc lookups ---- */
 
-static inline size_t hash_pc(uint64_t pc)
+static uint64_t pc_hash(const void *ctx, uint32_t i)
 {
-	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 32);
-}
-
-static void pcs_grow(struct symbols *s)
-{
-	size_t size = s->pcs_mask ? (s->pcs_mask + 1) * 2 : 1024;
-	struct pc_entry *t = xcalloc(size, sizeof(*t));
-
-	for (size_t i = 0; s->pcs && i <= s->pcs_mask; i++) {
-		size_t j;
-
-		if (!s->pcs[i].used)
-			continue;
-		j = hash_pc(s->pcs[i].pc) & (size - 1);
-		while (t[j].used)
-			j = (j + 1) & (size - 1);
-		t[j] = s->pcs[i];
-	}
-	free(s->pcs);
-	s->pcs = t;
-	s->pcs_mask = size - 1;
+	const struct symbols *s = ctx;
+	return hash_u64(s->pcs[i].pc);
 }
 
 void sym_lookup(struct symbols *s, uint64_t pc, struct src_loc *loc)
 {
+	struct hashtab_probe p;
 	struct pc_entry *e;
 	struct modinfo *m;
 	const struct fsym *f;
-	size_t j;
 
-	if ((s->pcs_used + 1) * 2 > s->pcs_mask + 1)
-		pcs_grow(s);
-	j = hash_pc(pc) & s->pcs_mask;
-	while (s->pcs[j].used) {
-		if (s->pcs[j].pc == pc) {
-			*loc = s->pcs[j].loc;
+	for (uint32_t i = hashtab_first(&s->pc_map, hash_u64(pc), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&s->pc_map, &p)) {
+		if (s->pcs[i].pc == pc) {
+			*loc = s->pcs[i].loc;
 			return;
 		}
-		j = (j + 1) & s->pcs_mask;
 	}
-	e = &s->pcs[j];
-	e->used = true;
+	if (s->n_pcs == s->cap_pcs) {
+		s->cap_pcs = s->cap_pcs ? s->cap_pcs * 2 : 1024;
+		s->pcs = xreallocarray(s->pcs, s->cap_pcs, sizeof(*s->pcs));
+	}
+	e = &s->pcs[s->n_pcs];
 	e->pc = pc;
-	s->pcs_used++;
+	hashtab_insert(&s->pc_map, &p, s->n_pcs++, pc_hash, s);
 	e->loc = (struct src_loc){ .file = unknown, .fn = unknown, .line = 0 };
 
 	m = find_mod(s, pc);

@@ -1,6 +1,6 @@
 /* Call stacks while stepping: a shadow stack, a calling-context tree and
- * per-(context, pc) costs, written as a Callgrind profile and as folded
- * stacks.
+ * per-(context, pc) costs, which src/report/callgrind.c writes as a
+ * Callgrind profile and as folded stacks (include/callprof.h).
  *
  * The rules, chosen so that our files read like Callgrind's (default
  * options: --separate-recs=2, --skip-plt=yes, no --separate-callers):
@@ -48,64 +48,36 @@
 #include <inttypes.h>
 #include <libunwind-ptrace.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
-#include "config.h"
+#include "error.h"
+#include "hashtab.h"
 
 #define MAX_UNWIND 512
 #define REC_LEVELS 2		/* Callgrind's --separate-recs default */
 #define NO_SP UINT64_MAX	/* a frame whose slot is unknown */
 
-/* A function: the symbol containing a pc, found once per distinct pc. */
-struct func {
-	uint64_t low, high;	/* [low, high); high == low + 1 when unknown */
-	const char *name;
-	char *own_name;		/* "0x..." for pcs without a symbol */
-	char *rec_name;		/* "name'2", made when first written */
-	bool plt;		/* a PLT stub: skipped */
-	bool pop_on_jump;	/* _dl_runtime_resolve*: popped by its jump */
-};
-
-/* A calling context. */
-struct node {
-	struct node *parent;
-	struct func *func;	/* NULL for the root */
-	unsigned level;		/* 1, or 2 for a recursive activation */
-	unsigned depth;		/* 0 for the root */
-};
-
-/* A call edge, with Callgrind's inclusive cost. */
-struct edge {
-	struct node *from, *to;
-	uint64_t site;		/* the call instruction's pc */
-	uint64_t calls;
-	uint64_t *incl;		/* n_events */
-};
-
 /* One active function on the shadow stack. */
 struct frame {
-	struct node *node;
-	struct edge *edge;	/* NULL when found by unwinding */
+	struct cs_node *node;
+	struct cs_edge *edge;	/* NULL when found by unwinding */
 	uint64_t sp;		/* its return-address slot, NO_SP unknown */
 	uint64_t ret;		/* the return address expected, 0 unknown */
 };
 
-/* Open addressing, keys of three words (never all zero), values any
- * pointer.  Grows at half full. */
-struct hkey {
-	uint64_t a, b, c;
+/* A pc's function, as the funcs map holds it. */
+struct pc_func {
+	uint64_t pc;
+	struct cs_func *func;
 };
 
-struct hslot {
-	struct hkey k;
-	void *v;
-};
-
-struct htab {
-	struct hslot *slots;
-	size_t mask, used;
+/* A function active on a thread's stack, and how many times. */
+struct activation {
+	const struct cs_func *func;
+	unsigned count;
 };
 
 /* One stepped thread's shadow stack. */
@@ -114,26 +86,41 @@ struct thread {
 	struct frame *frames;
 	uint64_t *snaps;	/* n_events per frame: totals at its call */
 	size_t depth, cap;
-	struct node *cur;	/* the top frame's node, or the root */
+	struct cs_node *cur;	/* the top frame's node, or the root */
 	uint64_t *total;	/* running totals of this thread's events */
 	uint64_t expect_pc;	/* where its last step went; 0 unknown */
 	/* Inside a skipped PLT stub: its costs go to SKIP_SITE. */
 	bool skipping;
 	uint64_t skip_site, skip_sp, skip_ret;
-	/* (func, 0, 4) -> 1 + its activations on this stack (per thread, as
-	 * Callgrind's recursion levels) */
-	struct htab active;
+	/* The activations of each function on this stack (per thread, as
+	 * Callgrind's recursion levels), found through ACTIVE_MAP by func. */
+	struct activation *active;
+	uint32_t n_active, cap_active;
+	struct hashtab active_map;
 };
 
 struct callstack {
 	unsigned n_events;
 	struct symbols *syms;
 
-	struct htab funcs;	/* (pc, 0, 1) -> func containing pc */
-	struct htab nodes;	/* (parent, func, level) -> node */
-	struct htab edges;	/* (from, site, target | level << 56) -> edge */
-	struct htab rows;	/* (node, pc, 2) -> its n_events self costs */
-	struct node root;
+	/* Each table: entries in first-seen order, found through its map
+	 * (hashtab.h).  Records that others point to are allocated one by
+	 * one and never move; the arrays hold pointers to them. */
+	struct pc_func *pc_funcs;	/* pc -> the function containing it */
+	uint32_t n_pc_funcs, cap_pc_funcs;
+	struct hashtab pc_func_map;
+	uint32_t n_funcs;		/* cs_func ids handed out */
+	struct cs_node **nodes;		/* (parent, func, level) -> node */
+	uint32_t n_nodes, cap_nodes;
+	struct hashtab node_map;
+	struct cs_edge **edges;		/* (from, site, target, level) */
+	uint32_t n_edges, cap_edges;
+	struct hashtab edge_map;
+	struct cs_row *rows;		/* (node, pc) -> self costs */
+	uint32_t n_rows, cap_rows;
+	struct hashtab row_map;
+	struct cs_node root;
+	struct callprof view;		/* handed out by callstack_profile */
 
 	/* Everything we allocate, freed at callstack_free. */
 	void **allocs;
@@ -157,60 +144,52 @@ struct callstack {
 	unsigned long unwinds;	/* for tests and debugging */
 };
 
-static uint64_t hash3(const struct hkey *k)
+/* Append one element to a growing array (rare: new records). */
+#define APPEND(arr, n, cap) \
+	(((n) == (cap) ? (void)((cap) = (cap) ? (cap) * 2 : 256, \
+		(arr) = xreallocarray((arr), (cap), sizeof(*(arr)))) : (void)0), \
+	 &(arr)[(n)++])
+
+/* The keys of the maps, hashed for a lookup and for rehashing. */
+static uint64_t node_key(const struct cs_node *parent, const struct cs_func *f,
+			 unsigned level)
 {
-	uint64_t h = k->a * 0x9e3779b97f4a7c15ull;
-	h ^= (k->b + (h << 6) + (h >> 2)) * 0xc2b2ae3d27d4eb4full;
-	h ^= (k->c + (h << 6) + (h >> 2)) * 0x165667b19e3779f9ull;
-	return h ^ (h >> 29);
+	return hash_pair(hash_pair((uintptr_t)parent, (uintptr_t)f), level);
 }
 
-static bool key_eq(const struct hkey *x, const struct hkey *y)
+static uint64_t node_hash(const void *ctx, uint32_t i)
 {
-	return x->a == y->a && x->b == y->b && x->c == y->c;
+	const struct cs_node *n = ((const struct callstack *)ctx)->nodes[i];
+	return node_key(n->parent, n->func, n->level);
 }
 
-static struct hslot *ht_find(struct htab *t, const struct hkey *k)
+static uint64_t edge_key(const struct cs_node *from, uint64_t site,
+			 uint64_t target, unsigned level)
 {
-	for (size_t i = hash3(k) & t->mask;; i = (i + 1) & t->mask) {
-		struct hslot *s = &t->slots[i];
-		if (!s->v || key_eq(&s->k, k))
-			return s;
-	}
+	return hash_pair(hash_pair((uintptr_t)from, site),
+			 target ^ (uint64_t)level << 56);
 }
 
-static int ht_init(struct htab *t, size_t n)
+static uint64_t edge_hash(const void *ctx, uint32_t i)
 {
-	t->slots = calloc(n, sizeof(*t->slots));
-	t->mask = n - 1;
-	t->used = 0;
-	return t->slots ? 0 : -1;
+	const struct cs_edge *e = ((const struct callstack *)ctx)->edges[i];
+	return edge_key(e->from, e->site, e->target, e->to->level);
 }
 
-/* Store V under K (K absent); returns 0 or -1 when out of memory. */
-static int ht_insert(struct htab *t, const struct hkey *k, void *v)
+static uint64_t row_key(const struct cs_node *n, uint64_t pc)
 {
-	if ((t->used + 1) * 2 > t->mask + 1) {
-		struct htab n;
-		if (ht_init(&n, (t->mask + 1) * 2) < 0)
-			return -1;
-		for (size_t i = 0; i <= t->mask; i++)
-			if (t->slots[i].v)
-				*ht_find(&n, &t->slots[i].k) = t->slots[i];
-		n.used = t->used;
-		free(t->slots);
-		*t = n;
-	}
-	struct hslot *s = ht_find(t, k);
-	s->k = *k;
-	s->v = v;
-	t->used++;
-	return 0;
+	return hash_pair((uintptr_t)n, pc);
 }
 
-static void *ht_get(struct htab *t, const struct hkey *k)
+static uint64_t row_hash(const void *ctx, uint32_t i)
 {
-	return ht_find(t, k)->v;
+	const struct cs_row *r = &((const struct callstack *)ctx)->rows[i];
+	return row_key(r->node, r->pc);
+}
+
+static uint64_t activation_hash(const void *ctx, uint32_t i)
+{
+	return hash_u64((uintptr_t)((const struct thread *)ctx)->active[i].func);
 }
 
 /* ---- allocation (rare: new functions, contexts, edges, rows) ---- */
@@ -273,10 +252,42 @@ static bool looks_like_plt(pid_t tid, uint64_t pc)
 	return b[i] == 0xff && (b[i + 1] == 0x25 || b[i + 1] == 0xa3);
 }
 
-static struct func *func_of(struct callstack *cs, pid_t tid, uint64_t pc)
+static struct cs_func *func_at(const struct callstack *cs, uint64_t pc)
 {
-	struct hkey k = { pc, 0, 1 };
-	struct func *f = ht_get(&cs->funcs, &k);
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&cs->pc_func_map, hash_u64(pc), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&cs->pc_func_map, &p))
+		if (cs->pc_funcs[i].pc == pc)
+			return cs->pc_funcs[i].func;
+	return NULL;
+}
+
+static uint64_t pc_func_hash(const void *ctx, uint32_t i)
+{
+	const struct callstack *cs = ctx;
+	return hash_u64(cs->pc_funcs[i].pc);
+}
+
+/* PC (not in the map yet) is in F. */
+static void func_at_add(struct callstack *cs, uint64_t pc, struct cs_func *f)
+{
+	*APPEND(cs->pc_funcs, cs->n_pc_funcs, cs->cap_pc_funcs) =
+		(struct pc_func){ pc, f };
+	hashtab_add(&cs->pc_func_map, hash_u64(pc), cs->n_pc_funcs - 1,
+		    pc_func_hash, cs);
+}
+
+static struct cs_func *new_func(struct callstack *cs)
+{
+	struct cs_func *f = zalloc(cs, sizeof(*f));
+	if (f)
+		f->id = cs->n_funcs++;
+	return f;
+}
+
+static struct cs_func *func_of(struct callstack *cs, pid_t tid, uint64_t pc)
+{
+	struct cs_func *f = func_at(cs, pc);
 	if (f)
 		return f;
 
@@ -294,10 +305,9 @@ static struct func *func_of(struct callstack *cs, pid_t tid, uint64_t pc)
 	}
 	if (found == 0 && high > low) {
 		/* Share one record per function. */
-		struct hkey kl = { low, 0, 1 };
-		f = ht_get(&cs->funcs, &kl);
+		f = func_at(cs, low);
 		if (!f) {
-			f = zalloc(cs, sizeof(*f));
+			f = new_func(cs);
 			if (!f)
 				return NULL;
 			f->low = low;
@@ -305,11 +315,11 @@ static struct func *func_of(struct callstack *cs, pid_t tid, uint64_t pc)
 			f->name = name;
 			f->pop_on_jump = !strncmp(name, "_dl_runtime_resolve",
 						  19);
-			if (ht_insert(&cs->funcs, &kl, f) < 0)
-				return NULL;
+			if (low != pc)
+				func_at_add(cs, low, f);
 		}
 	} else {
-		f = zalloc(cs, sizeof(*f));
+		f = new_func(cs);
 		if (!f || !(f->own_name = keep(cs, malloc(24))))
 			return NULL;
 		snprintf(f->own_name, 24, "0x%016" PRIx64, pc);
@@ -318,36 +328,36 @@ static struct func *func_of(struct callstack *cs, pid_t tid, uint64_t pc)
 		f->high = pc + 1;
 		f->plt = looks_like_plt(tid, pc);
 	}
-	if (f->low != pc && ht_insert(&cs->funcs, &k, f) < 0)
-		return NULL;
-	if (f->low == pc && !ht_get(&cs->funcs, &k) &&
-	    ht_insert(&cs->funcs, &k, f) < 0)
-		return NULL;
+	func_at_add(cs, pc, f);
 	return f;
 }
 
 /* ---- contexts ---- */
 
-static struct node *child_of(struct callstack *cs, struct node *parent,
-			     struct func *f, unsigned level)
+static struct cs_node *child_of(struct callstack *cs, struct cs_node *parent,
+			     struct cs_func *f, unsigned level)
 {
 	/* Recursion folding: back to the ancestor with the same key. */
-	for (struct node *a = parent; a && a->func; a = a->parent)
+	for (struct cs_node *a = parent; a && a->func; a = a->parent)
 		if (a->func == f && a->level == level)
 			return a;
-	struct hkey k = { (uintptr_t)parent, (uintptr_t)f, level };
-	struct node *n = ht_get(&cs->nodes, &k);
-	if (n)
-		return n;
-	n = zalloc(cs, sizeof(*n));
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&cs->node_map, node_key(parent, f, level),
+					&p);
+	     i != HASHTAB_NONE; i = hashtab_next(&cs->node_map, &p)) {
+		struct cs_node *n = cs->nodes[i];
+		if (n->parent == parent && n->func == f && n->level == level)
+			return n;
+	}
+	struct cs_node *n = zalloc(cs, sizeof(*n));
 	if (!n)
 		return NULL;
 	n->parent = parent;
 	n->func = f;
 	n->level = level;
 	n->depth = parent->depth + 1;
-	if (ht_insert(&cs->nodes, &k, n) < 0)
-		return NULL;
+	*APPEND(cs->nodes, cs->n_nodes, cs->cap_nodes) = n;
+	hashtab_insert(&cs->node_map, &p, cs->n_nodes - 1, node_hash, cs);
 	return n;
 }
 
@@ -369,31 +379,46 @@ static struct thread *thread_of(struct callstack *cs, pid_t tid)
 		return NULL;
 	}
 	cs->threads = a;
-	if (ht_init(&t->active, 256) < 0)
-		return NULL;
 	a[cs->n_threads++] = t;
 	t->tid = tid;
 	t->cur = &cs->root;
 	return cs->last = t;
 }
 
-/* The recursion level of a new activation of F in T. */
-static unsigned level_for(struct thread *t, const struct func *f)
+/* F's activation record in T, NULL (and P set for inserting) if none. */
+static struct activation *activation_of(struct thread *t,
+					const struct cs_func *f,
+					struct hashtab_probe *p)
 {
-	struct hkey k = { (uintptr_t)f, 0, 4 };
-	uintptr_t v = (uintptr_t)ht_get(&t->active, &k);
-	unsigned active = v ? (unsigned)v - 1 : 0;
+	for (uint32_t i = hashtab_first(&t->active_map, hash_u64((uintptr_t)f),
+					p);
+	     i != HASHTAB_NONE; i = hashtab_next(&t->active_map, p))
+		if (t->active[i].func == f)
+			return &t->active[i];
+	return NULL;
+}
+
+/* The recursion level of a new activation of F in T. */
+static unsigned level_for(struct thread *t, const struct cs_func *f)
+{
+	struct hashtab_probe p;
+	const struct activation *a = activation_of(t, f, &p);
+	unsigned active = a ? a->count : 0;
 	return active + 1 < REC_LEVELS ? active + 1 : REC_LEVELS;
 }
 
-static void count_active(struct thread *t, const struct func *f, int d)
+static void count_active(struct thread *t, const struct cs_func *f, int d)
 {
-	struct hkey k = { (uintptr_t)f, 0, 4 };
-	struct hslot *s = ht_find(&t->active, &k);
-	if (s->v)
-		s->v = (void *)((uintptr_t)s->v + d);
-	else if (d > 0)
-		(void)ht_insert(&t->active, &k, (void *)(uintptr_t)2);
+	struct hashtab_probe p;
+	struct activation *a = activation_of(t, f, &p);
+	if (a) {
+		a->count += d;
+	} else if (d > 0) {
+		*APPEND(t->active, t->n_active, t->cap_active) =
+			(struct activation){ f, 1 };
+		hashtab_insert(&t->active_map, &p, t->n_active - 1,
+			       activation_hash, t);
+	}
 }
 
 /* Add the pending row into T's current context (at the PLT call site
@@ -406,19 +431,28 @@ static void commit(struct callstack *cs, struct thread *t)
 	if (!t)
 		return;
 	uint64_t at = t->skipping ? t->skip_site : cs->pending_pc;
-	struct node *n = t->cur;
+	struct cs_node *n = t->cur;
 	if (n == &cs->root) {
 		/* No stack known: the function alone is the context. */
-		struct func *f = func_of(cs, t->tid, at);
+		struct cs_func *f = func_of(cs, t->tid, at);
 		if (!f || !(n = child_of(cs, n, f, 1)))
 			return;
 	}
-	struct hkey k = { (uintptr_t)n, at, 2 };
-	struct hslot *s = ht_find(&cs->rows, &k);
-	uint64_t *cost = s->v;
+	struct hashtab_probe p;
+	uint64_t *cost = NULL;
+	for (uint32_t i = hashtab_first(&cs->row_map, row_key(n, at), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&cs->row_map, &p)) {
+		if (cs->rows[i].node == n && cs->rows[i].pc == at) {
+			cost = cs->rows[i].cost;
+			break;
+		}
+	}
 	if (!cost) {
-		if (!(cost = counters(cs)) || ht_insert(&cs->rows, &k, cost) < 0)
+		if (!(cost = counters(cs)))
 			return;		/* out of memory: lost */
+		*APPEND(cs->rows, cs->n_rows, cs->cap_rows) =
+			(struct cs_row){ .node = n, .pc = at, .cost = cost };
+		hashtab_insert(&cs->row_map, &p, cs->n_rows - 1, row_hash, cs);
 	}
 	for (unsigned i = 0; i < cs->n_events; i++) {
 		cost[i] += cs->pending[i];
@@ -426,8 +460,8 @@ static void commit(struct callstack *cs, struct thread *t)
 	}
 }
 
-static int push(struct callstack *cs, struct thread *t, struct node *n,
-		struct edge *e, uint64_t sp, uint64_t ret)
+static int push(struct callstack *cs, struct thread *t, struct cs_node *n,
+		struct cs_edge *e, uint64_t sp, uint64_t ret)
 {
 	if (t->depth == t->cap) {
 		size_t c = t->cap ? t->cap * 2 : 256;
@@ -477,7 +511,7 @@ static struct frame *top(struct thread *t)
 static void call(struct callstack *cs, struct thread *t, uint64_t site,
 		 uint64_t target, uint64_t sp, uint64_t ret)
 {
-	struct func *f = func_of(cs, t->tid, target);
+	struct cs_func *f = func_of(cs, t->tid, target);
 	if (!f)
 		return;
 	if (f->plt) {
@@ -488,19 +522,31 @@ static void call(struct callstack *cs, struct thread *t, uint64_t site,
 		return;
 	}
 	unsigned level = level_for(t, f);
-	struct hkey k = { (uintptr_t)t->cur, site,
-			  target | (uint64_t)level << 56 };
-	struct edge *e = ht_get(&cs->edges, &k);
+	struct hashtab_probe p;
+	struct cs_edge *e = NULL;
+	for (uint32_t i = hashtab_first(&cs->edge_map,
+					edge_key(t->cur, site, target, level), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&cs->edge_map, &p)) {
+		struct cs_edge *x = cs->edges[i];
+		if (x->from == t->cur && x->site == site &&
+		    x->target == target && x->to->level == level) {
+			e = x;
+			break;
+		}
+	}
 	if (!e) {
-		struct node *to = child_of(cs, t->cur, f, level);
+		struct cs_node *to = child_of(cs, t->cur, f, level);
 		e = zalloc(cs, sizeof(*e));
 		if (!to || !e || !(e->incl = counters(cs)))
 			return;
 		e->from = t->cur;
 		e->to = to;
 		e->site = site;
-		if (ht_insert(&cs->edges, &k, e) < 0)
-			return;
+		e->target = target;
+		/* child_of may have grown the node map, not this one. */
+		*APPEND(cs->edges, cs->n_edges, cs->cap_edges) = e;
+		hashtab_insert(&cs->edge_map, &p, cs->n_edges - 1, edge_hash,
+			       cs);
 	}
 	e->calls++;
 	push(cs, t, e->to, e, sp, ret);
@@ -510,7 +556,7 @@ static void call(struct callstack *cs, struct thread *t, uint64_t site,
 
 struct uframe {
 	uint64_t ip, sp;	/* sp: its return-address slot */
-	struct func *func;
+	struct cs_func *func;
 };
 
 /* Unwind T; fills U outermost first, returns the number of frames. */
@@ -592,7 +638,7 @@ static void resync(struct callstack *cs, struct thread *t, uint64_t rip)
 	for (; j < n; j++) {
 		if (!u[j].func)
 			continue;
-		struct node *nd = child_of(cs, t->cur, u[j].func,
+		struct cs_node *nd = child_of(cs, t->cur, u[j].func,
 					   level_for(t, u[j].func));
 		/* The frame returns to where its caller was unwound. */
 		if (!nd || push(cs, t, nd, NULL, u[j].sp,
@@ -614,9 +660,7 @@ struct callstack *callstack_new(unsigned n_events, struct symbols *syms)
 	cs->syms = syms;
 	cs->pending = calloc(n_events ? n_events : 1, sizeof(uint64_t));
 	cs->as = unw_create_addr_space(&_UPT_accessors, 0);
-	if (!cs->pending || !cs->as ||
-	    ht_init(&cs->funcs, 1024) < 0 || ht_init(&cs->nodes, 1024) < 0 ||
-	    ht_init(&cs->edges, 1024) < 0 || ht_init(&cs->rows, 4096) < 0) {
+	if (!cs->pending || !cs->as) {
 		callstack_free(cs);
 		return NULL;
 	}
@@ -634,16 +678,21 @@ void callstack_free(struct callstack *cs)
 	for (size_t i = 0; i < cs->n_threads; i++) {
 		free(cs->threads[i]->frames);
 		free(cs->threads[i]->snaps);
-		free(cs->threads[i]->active.slots);
+		free(cs->threads[i]->active);
+		hashtab_free(&cs->threads[i]->active_map);
 	}
 	free(cs->threads);
 	for (size_t i = 0; i < cs->n_allocs; i++)
 		free(cs->allocs[i]);
 	free(cs->allocs);
-	free(cs->funcs.slots);
-	free(cs->nodes.slots);
-	free(cs->edges.slots);
-	free(cs->rows.slots);
+	free(cs->pc_funcs);
+	hashtab_free(&cs->pc_func_map);
+	free(cs->nodes);
+	hashtab_free(&cs->node_map);
+	free(cs->edges);
+	hashtab_free(&cs->edge_map);
+	free(cs->rows);
+	hashtab_free(&cs->row_map);
 	free(cs->pending);
 	free(cs);
 }
@@ -750,7 +799,7 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 		return;
 	}
 	if (t->skipping) {
-		struct func *tf = func_of(cs, tid, next);
+		struct cs_func *tf = func_of(cs, tid, next);
 		if (tf && tf->own_name)
 			return;			/* still in the PLT */
 		t->skipping = false;
@@ -763,13 +812,13 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 	}
 	if (f && f->node->func->own_name) {
 		/* Code without symbols: follow it without unwinding. */
-		struct func *tf = func_of(cs, tid, next);
+		struct cs_func *tf = func_of(cs, tid, next);
 		if (tf && tf->own_name)
 			return;
 	}
 	if (f && (insn->branch == BR_JMP || insn->branch == BR_JMP_IND ||
 		  insn->branch == BR_COND)) {
-		struct func *tf = func_of(cs, tid, next);
+		struct cs_func *tf = func_of(cs, tid, next);
 		if (tf && tf->low == next) {
 			/* A tail call; the resolver's jump is its return. */
 			uint64_t sp = f->sp, site = pc, r = f->ret;
@@ -791,369 +840,26 @@ void callstack_end(struct callstack *cs)
 		end_thread(cs, cs->threads[i]);
 }
 
-/* ---- writing ---- */
-
-/* Names of Callgrind's compression: one id per distinct string. */
-struct names {
-	char **s;
-	size_t n, cap;
-	struct htab ids;	/* (hash, n, 3) -> id: the n-th string of
-				 * that hash */
-};
-
-static uint64_t str_hash(const char *s)
+const struct callprof *callstack_profile(struct callstack *cs)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return h | 1;
-}
-
-/* The id of S (1-based), and whether it is new; 0 when out of memory. */
-static size_t name_id(struct names *nm, const char *s, bool *is_new)
-{
-	struct hkey k = { str_hash(s), 0, 3 };
-	for (;;) {
-		void *v = ht_get(&nm->ids, &k);
-		if (!v)
-			break;
-		size_t id = (uintptr_t)v;
-		if (!strcmp(nm->s[id - 1], s)) {
-			*is_new = false;
-			return id;
-		}
-		k.b++;		/* same hash, another string */
-	}
-	if (nm->n == nm->cap) {
-		size_t c = nm->cap ? nm->cap * 2 : 64;
-		char **a = realloc(nm->s, c * sizeof(*a));
-		if (!a)
-			return 0;
-		nm->s = a;
-		nm->cap = c;
-	}
-	char *d = strdup(s);
-	if (!d)
-		return 0;
-	nm->s[nm->n++] = d;
-	if (ht_insert(&nm->ids, &k, (void *)(uintptr_t)nm->n) < 0)
-		return 0;
-	*is_new = true;
-	return nm->n;
-}
-
-static void names_free(struct names *nm)
-{
-	for (size_t i = 0; i < nm->n; i++)
-		free(nm->s[i]);
-	free(nm->s);
-	free(nm->ids.slots);
-}
-
-static void put_name(FILE *out, struct names *nm, const char *key,
-		     const char *s)
-{
-	bool is_new = false;
-	size_t id = name_id(nm, s, &is_new);
-	if (!id)
-		fprintf(out, "%s=%s\n", key, s);
-	else if (is_new)
-		fprintf(out, "%s=(%zu) %s\n", key, id, s);
-	else
-		fprintf(out, "%s=(%zu)\n", key, id);
-}
-
-/* What the writer sorts: a self cost line or a call line of a function
- * (FN at LEVEL). */
-struct rec {
-	const char *fn;		/* display name, "name'2" for level 2 */
-	const struct func *func;
-	const char *file;
-	unsigned line;
-	bool is_call;
-	const char *cfn, *cfile;	/* the callee, for calls */
-	unsigned cline;
-	uint64_t calls;
-	const uint64_t *cost;
-};
-
-/* "name", or Callgrind's "name'2" for a recursive level. */
-static const char *fn_name(struct callstack *cs, struct func *f,
-			   unsigned level)
-{
-	if (level < 2)
-		return f->name;
-	if (!f->rec_name) {
-		char b[512];
-		snprintf(b, sizeof(b), "%s'%u", f->name, level);
-		f->rec_name = keep(cs, strdup(b));
-	}
-	return f->rec_name ? f->rec_name : f->name;
-}
-
-static int rec_cmp(const void *pa, const void *pb)
-{
-	const struct rec *a = pa, *b = pb;
-	int c = strcmp(a->fn, b->fn);
-	if (c)
-		return c;
-	if (a->func != b->func)
-		return a->func < b->func ? -1 : 1;
-	if ((c = strcmp(a->file, b->file)))
-		return c;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	if (a->is_call != b->is_call)
-		return a->is_call ? 1 : -1;
-	if (!a->is_call)
-		return 0;
-	if ((c = strcmp(a->cfn, b->cfn)))
-		return c;
-	return strcmp(a->cfile, b->cfile);
-}
-
-static void put_costs(FILE *out, unsigned line, const uint64_t *c,
-		      unsigned n)
-{
-	unsigned last = 1;
-	for (unsigned i = 0; i < n; i++)
-		if (c[i])
-			last = i + 1;
-	fprintf(out, "%u", line);
-	for (unsigned i = 0; i < last && i < n; i++)
-		fprintf(out, " %" PRIu64, c[i]);
-	fputc('\n', out);
-}
-
-struct named_node {
-	struct func *func;
-	unsigned level;
-};
-
-/* The function a record of node N at PC belongs to. */
-static struct named_node owner(struct callstack *cs, const struct node *n,
-			       uint64_t pc)
-{
-	struct named_node r = { n->func, n->level };
-	if (!r.func) {
-		r.func = func_of(cs, cs->last ? cs->last->tid : 0, pc);
-		r.level = 1;
-	}
-	return r;
-}
-
-int callstack_write_callgrind(struct callstack *cs, FILE *out,
-			      const char *const *desc, const char *cmd,
-			      const char *const *events)
-{
-	unsigned ne = cs->n_events;
-	size_t n_rec = 0, cap = cs->rows.used + cs->edges.used + 1;
-	struct rec *recs = calloc(cap, sizeof(*recs));
-	uint64_t *sum = calloc(ne ? ne : 1, sizeof(uint64_t));
-	uint64_t *acc = calloc(ne ? ne : 1, sizeof(uint64_t));
-	struct names files = { 0 }, fns = { 0 };
-	int ret = -1;
-
 	commit(cs, cs->last);
-	if (!recs || !sum || !acc || ht_init(&files.ids, 1024) < 0 ||
-	    ht_init(&fns.ids, 1024) < 0)
-		goto out;
-
-	for (size_t i = 0; i <= cs->rows.mask; i++) {
-		const struct hslot *r = &cs->rows.slots[i];
-		if (!r->v)
-			continue;
-		const struct node *node = (const struct node *)(uintptr_t)r->k.a;
-		uint64_t *cost = r->v;
-		struct named_node o = owner(cs, node, r->k.b);
-		if (!o.func)
-			continue;
-		struct src_loc loc;
-		sym_lookup(cs->syms, r->k.b, &loc);
-		struct rec *x = &recs[n_rec++];
-		x->func = o.func;
-		x->fn = fn_name(cs, o.func, o.level);
-		x->file = loc.file;
-		x->line = loc.line;
-		x->cost = cost;
-		for (unsigned e = 0; e < ne; e++)
-			sum[e] += cost[e];
+	/* Costs found with no stack are charged to the function of their pc,
+	 * found now, while the target is still attached. */
+	pid_t tid = cs->last ? cs->last->tid : 0;
+	for (uint32_t i = 0; i < cs->n_rows; i++) {
+		struct cs_row *r = &cs->rows[i];
+		r->owner = r->node->func ? r->node->func : func_of(cs, tid, r->pc);
 	}
-	for (size_t i = 0; i <= cs->edges.mask; i++) {
-		struct edge *ed = cs->edges.slots[i].v;
-		if (!ed)
-			continue;
-		struct named_node o = owner(cs, ed->from, ed->site);
-		if (!o.func)
-			continue;
-		struct src_loc loc, cloc;
-		sym_lookup(cs->syms, ed->site, &loc);
-		sym_lookup(cs->syms, ed->to->func->low, &cloc);
-		struct rec *x = &recs[n_rec++];
-		x->func = o.func;
-		x->fn = fn_name(cs, o.func, o.level);
-		x->file = loc.file;
-		x->line = loc.line;
-		x->is_call = true;
-		x->cfn = fn_name(cs, ed->to->func, ed->to->level);
-		x->cfile = cloc.file;
-		x->cline = cloc.line;
-		x->calls = ed->calls;
-		x->cost = ed->incl;
+	for (uint32_t i = 0; i < cs->n_edges; i++) {
+		struct cs_edge *e = cs->edges[i];
+		e->owner = e->from->func ? e->from->func
+					 : func_of(cs, tid, e->site);
 	}
-	qsort(recs, n_rec, sizeof(*recs), rec_cmp);
-
-	fprintf(out, "# callgrind format\nversion: 1\ncreator: cachetrace-"
-		CT_VERSION "\n");
-	for (size_t i = 0; desc && desc[i]; i++)
-		fprintf(out, "desc: %s\n", desc[i]);
-	fprintf(out, "cmd: %s\npositions: line\nevents:", cmd ? cmd : "");
-	for (unsigned e = 0; e < ne; e++)
-		fprintf(out, " %s", events[e]);
-	fprintf(out, "\nsummary:");
-	for (unsigned e = 0; e < ne; e++)
-		fprintf(out, " %" PRIu64, sum[e]);
-	fprintf(out, "\n");
-
-	const struct func *cur_func = NULL;
-	const char *cur_fn = NULL, *cur_file = NULL;
-	for (size_t i = 0; i < n_rec;) {
-		struct rec *x = &recs[i];
-		if (x->func != cur_func || !cur_fn || strcmp(x->fn, cur_fn)) {
-			struct src_loc home;
-			sym_lookup(cs->syms, x->func->low, &home);
-			fputc('\n', out);
-			put_name(out, &files, "fl", home.file);
-			put_name(out, &fns, "fn", x->fn);
-			cur_func = x->func;
-			cur_fn = x->fn;
-			cur_file = home.file;
-		}
-		if (strcmp(x->file, cur_file)) {
-			put_name(out, &files, "fi", x->file);
-			cur_file = x->file;
-		}
-		/* Merge the records of one position (and callee). */
-		memset(acc, 0, ne * sizeof(uint64_t));
-		uint64_t calls = 0;
-		size_t j = i;
-		while (j < n_rec && !rec_cmp(&recs[j], x)) {
-			for (unsigned e = 0; e < ne; e++)
-				acc[e] += recs[j].cost[e];
-			calls += recs[j].calls;
-			j++;
-		}
-		if (x->is_call) {
-			put_name(out, &files, "cfi", x->cfile);
-			put_name(out, &fns, "cfn", x->cfn);
-			fprintf(out, "calls=%" PRIu64 " %u\n", calls, x->cline);
-			put_costs(out, x->line, acc, ne);
-		} else {
-			bool any = false;
-			for (unsigned e = 0; e < ne; e++)
-				any |= acc[e] != 0;
-			if (any)
-				put_costs(out, x->line, acc, ne);
-		}
-		i = j;
-	}
-	fprintf(out, "\ntotals:");
-	for (unsigned e = 0; e < ne; e++)
-		fprintf(out, " %" PRIu64, sum[e]);
-	fprintf(out, "\n");
-	ret = ferror(out) ? -1 : 0;
-	if (ret < 0 && !errno)
-		errno = EIO;
-out:
-	if (ret < 0 && !errno)
-		errno = ENOMEM;
-	names_free(&files);
-	names_free(&fns);
-	free(recs);
-	free(sum);
-	free(acc);
-	return ret;
-}
-
-/* ---- folded stacks ---- */
-
-struct stack_line {
-	char *s;
-	uint64_t count;
-};
-
-static int line_cmp(const void *pa, const void *pb)
-{
-	const struct stack_line *a = pa, *b = pb;
-	return strcmp(a->s, b->s);
-}
-
-/* "outer;...;inner" of N into a malloc'd string. */
-static char *stack_string(struct callstack *cs, const struct node *n)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	if (!m)
-		return NULL;
-	const struct node *chain[1024];
-	size_t d = 0;
-	for (const struct node *a = n; a && a->func && d < 1024; a = a->parent)
-		chain[d++] = a;
-	while (d--) {
-		const char *name = fn_name(cs, chain[d]->func, chain[d]->level);
-		for (const char *p = name; *p; p++)
-			fputc(*p == ';' ? ':' : *p, m);
-		if (d)
-			fputc(';', m);
-	}
-	if (fclose(m) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-int callstack_write_folded(struct callstack *cs, FILE *out, unsigned event)
-{
-	struct stack_line *lines = NULL;
-	size_t n = 0;
-	int ret = -1;
-
-	commit(cs, cs->last);
-	if (event >= cs->n_events) {
-		errno = EINVAL;
-		return -1;
-	}
-	lines = calloc(cs->rows.used + 1, sizeof(*lines));
-	if (!lines)
-		return -1;
-	for (size_t i = 0; i <= cs->rows.mask; i++) {
-		const struct hslot *r = &cs->rows.slots[i];
-		const uint64_t *cost = r->v;
-		const struct node *node = (const struct node *)(uintptr_t)r->k.a;
-		if (!cost || !cost[event] || !node->func)
-			continue;
-		lines[n].s = stack_string(cs, node);
-		if (!lines[n].s)
-			goto out;
-		lines[n++].count = cost[event];
-	}
-	qsort(lines, n, sizeof(*lines), line_cmp);
-	for (size_t i = 0; i < n;) {
-		uint64_t c = 0;
-		size_t j = i;
-		for (; j < n && !strcmp(lines[j].s, lines[i].s); j++)
-			c += lines[j].count;
-		fprintf(out, "%s %" PRIu64 "\n", lines[i].s, c);
-		i = j;
-	}
-	ret = ferror(out) ? -1 : 0;
-	if (ret < 0)
-		errno = EIO;
-out:
-	for (size_t i = 0; i < n; i++)
-		free(lines[i].s);
-	free(lines);
-	return ret;
+	cs->view = (struct callprof){
+		.n_events = cs->n_events, .syms = cs->syms,
+		.rows = cs->rows, .n_rows = cs->n_rows,
+		.edges = cs->edges, .n_edges = cs->n_edges,
+		.n_funcs = cs->n_funcs,
+	};
+	return &cs->view;
 }

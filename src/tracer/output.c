@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "callgrind.h"
 #include "cgout.h"
 #include "error.h"
 #include "outfile.h"
@@ -200,9 +201,9 @@ static void render_call_stacks(struct tracer *tr)
 		tr->had_error = true;
 	} else {
 		FILE *m = pending_open(tr, name);
-		callstack_write_callgrind(cs, m,
-					  (const char *const *)tr->desc_lines,
-					  tr->cmd_line, tr->event_names);
+		callgrind_write(callstack_profile(cs), m,
+				(const char *const *)tr->desc_lines,
+				tr->cmd_line, tr->event_names);
 		fclose(m);
 	}
 	if (!o->folded_out)
@@ -215,7 +216,7 @@ static void render_call_stacks(struct tracer *tr)
 		return;
 	}
 	FILE *m = pending_open(tr, name);
-	callstack_write_folded(cs, m, tr->folded_event);
+	callgrind_write_folded(callstack_profile(cs), m, tr->folded_event);
 	fclose(m);
 }
 

@@ -12,6 +12,7 @@
  *   a return to an unexpected address: unwound again, the cost after it
  *     lands above outer, at the stack the real thread has. */
 #include "callstack.h"
+#include "callgrind.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -78,7 +79,7 @@ static void read_folded(const char *prefix)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
-	CHECK(callstack_write_folded(cs, m, 0) == 0, "write_folded failed");
+	CHECK(callgrind_write_folded(callstack_profile(cs), m, 0) == 0, "write_folded failed");
 	fclose(m);
 	n_folded = 0;
 	for (char *l = strtok(buf, "\n"); l && n_folded < 64;
@@ -125,7 +126,7 @@ static void read_callgrind(void)
 	uint64_t calls = 0;
 	bool pending = false;
 	FILE *m = open_memstream(&buf, &len);
-	CHECK(callstack_write_callgrind(cs, m, NULL, "test", ev) == 0,
+	CHECK(callgrind_write(callstack_profile(cs), m, NULL, "test", ev) == 0,
 	      "write_callgrind failed");
 	fclose(m);
 	n_edges = 0;
@@ -302,7 +303,7 @@ int main(int argc, char **argv)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *m = open_memstream(&buf, &len);
-		callstack_write_folded(cs, m, 0);
+		callgrind_write_folded(callstack_profile(cs), m, 0);
 		fclose(m);
 		char *o = strstr(buf, ";outer ");
 		if (o) {
@@ -319,7 +320,7 @@ int main(int argc, char **argv)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *m = open_memstream(&buf, &len);
-		callstack_write_folded(cs, m, 0);
+		callgrind_write_folded(callstack_profile(cs), m, 0);
 		fclose(m);
 		printf("prefix '%s'\n%s", prefix, buf);
 		free(buf);

@@ -126,14 +126,15 @@ size_t cgraph_base_len(const char *name)
 
 /* ---- trees -------------------------------------------------------------- */
 
-static uint64_t hash_name(uint32_t parent, const char *s, size_t n)
+static uint64_t hash_child(uint32_t parent, const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ parent;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h ^ (h >> 31);
+	return hash_u64(hash_fnv1a(HASH_FNV1A_INIT ^ parent, s, n));
+}
+
+static uint64_t node_hash(const void *ctx, uint32_t i)
+{
+	const struct ctree *t = ctx;
+	return hash_child(t->n[i].parent, t->n[i].name, strlen(t->n[i].name));
 }
 
 static uint32_t new_node(struct ctree *t, uint32_t parent, const char *s,
@@ -163,44 +164,25 @@ static uint32_t new_node(struct ctree *t, uint32_t parent, const char *s,
 	return id;
 }
 
-static void rehash(struct ctree *t)
-{
-	uint32_t nslots = t->mask ? (t->mask + 1) * 2 : 1024;
-	uint32_t *slot = xcalloc(nslots, sizeof(*slot));
-
-	for (uint32_t i = 1; i < t->n_nodes; i++) {
-		const struct ctree_node *x = &t->n[i];
-		uint32_t j = hash_name(x->parent, x->name, strlen(x->name)) &
-			     (nslots - 1);
-		while (slot[j])
-			j = (j + 1) & (nslots - 1);
-		slot[j] = i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->mask = nslots - 1;
-}
-
 /* The child of PARENT called S (N bytes), created if new; CT_NONE when the
  * tree is full. */
 static uint32_t child(struct ctree *t, uint32_t parent, const char *s,
 		      size_t n)
 {
-	if ((uint64_t)(t->n_nodes + 1) * 2 > (uint64_t)t->mask + 1)
-		rehash(t);
-	uint32_t j = hash_name(parent, s, n) & t->mask;
-	for (; t->slot[j]; j = (j + 1) & t->mask) {
-		const struct ctree_node *x = &t->n[t->slot[j] - 1];
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&t->map, hash_child(parent, s, n), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&t->map, &p)) {
+		const struct ctree_node *x = &t->n[i];
 		if (x->parent == parent && !strncmp(x->name, s, n) &&
 		    !x->name[n])
-			return t->slot[j] - 1;
+			return i;
 	}
 	if (t->n_nodes >= CTREE_MAX_NODES) {
 		t->truncated = true;
 		return CT_NONE;
 	}
 	uint32_t id = new_node(t, parent, s, n);
-	t->slot[j] = id + 1;
+	hashtab_insert(&t->map, &p, id, node_hash, t);
 	return id;
 }
 
@@ -208,6 +190,9 @@ void ctree_init(struct ctree *t, const char *root)
 {
 	memset(t, 0, sizeof(*t));
 	new_node(t, CT_NONE, root, strlen(root));
+	/* The map holds the root too (entries are dense); no lookup has
+	 * CT_NONE for a parent. */
+	hashtab_add(&t->map, node_hash(t, 0), 0, node_hash, t);
 }
 
 void ctree_free(struct ctree *t)
@@ -215,7 +200,7 @@ void ctree_free(struct ctree *t)
 	for (uint32_t i = 0; i < t->n_nodes; i++)
 		free(t->n[i].name);
 	free(t->n);
-	free(t->slot);
+	hashtab_free(&t->map);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -744,7 +729,8 @@ static void xml_puts(FILE *out, const char *s)
  * keeps its colour from one graph to the next. */
 static void colour(const char *s, int *r, int *g, int *b)
 {
-	uint64_t h = hash_name(0, s, strlen(s));
+	uint64_t h = hash_fnv1a(HASH_FNV1A_INIT, s, strlen(s));
+	h ^= h >> 31;
 	double v1 = (double)(h & 0xffff) / 65535.0;
 	double v2 = (double)(h >> 16 & 0xffff) / 65535.0;
 	double v3 = (double)(h >> 32 & 0xffff) / 65535.0;

@@ -46,7 +46,7 @@ struct ctree_node {
 struct ctree {
 	struct ctree_node *n;	/* n[0] is the root */
 	uint32_t n_nodes, cap;
-	uint32_t *slot, mask;	/* (parent, name) -> node */
+	struct hashtab map;	/* (parent, name) -> node */
 	bool truncated;		/* stopped at CTREE_MAX_NODES */
 };
 

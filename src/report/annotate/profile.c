@@ -31,79 +31,6 @@
 
 #define READ_BUF (2u * PROF_MAX_LINE)
 
-/* ---- interning ---------------------------------------------------------- */
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h ^ (h >> 29);
-}
-
-static uint64_t hash_u64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	return k ^ (k >> 33);
-}
-
-static void strtab_grow(struct strtab *t)
-{
-	uint32_t nslots = t->mask ? (t->mask + 1) * 2 : 64;
-	uint32_t *slot = xcalloc(nslots, sizeof(*slot));
-
-	for (uint32_t id = 0; id < t->n; id++) {
-		uint64_t h = hash_bytes(t->str[id], t->len[id]);
-		uint32_t j = h & (nslots - 1);
-		while (slot[j])
-			j = (j + 1) & (nslots - 1);
-		slot[j] = id + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->mask = nslots - 1;
-}
-
-static uint32_t strtab_intern(struct strtab *t, const char *s, size_t n)
-{
-	if ((uint64_t)(t->n + 1) * 2 > (uint64_t)t->mask + 1)
-		strtab_grow(t);
-	uint64_t h = hash_bytes(s, n);
-	uint32_t j = h & t->mask;
-	for (; t->slot[j]; j = (j + 1) & t->mask) {
-		uint32_t id = t->slot[j] - 1;
-		if (t->len[id] == n && !memcmp(t->str[id], s, n))
-			return id;
-	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 64;
-		t->str = xreallocarray(t->str, t->cap, sizeof(*t->str));
-		t->len = xreallocarray(t->len, t->cap, sizeof(*t->len));
-	}
-	char *copy = xmalloc(n + 1);
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	t->str[t->n] = copy;
-	t->len[t->n] = n;
-	t->slot[j] = t->n + 1;
-	return t->n++;
-}
-
-static void strtab_free(struct strtab *t)
-{
-	for (uint32_t i = 0; i < t->n; i++)
-		free(t->str[i]);
-	free(t->str);
-	free(t->len);
-	free(t->slot);
-	memset(t, 0, sizeof(*t));
-}
-
 /* ---- the profile -------------------------------------------------------- */
 
 void prof_init(struct profile *p)
@@ -122,18 +49,18 @@ void prof_free(struct profile *p)
 	for (unsigned i = 0; i < p->n_cmds; i++)
 		free(p->cmds[i]);
 	free(p->cmds);
-	strtab_free(&p->files);
-	strtab_free(&p->fns);
-	strtab_free(&p->raw_files);
-	strtab_free(&p->raw_fns);
+	strintern_free(&p->files);
+	strintern_free(&p->fns);
+	strintern_free(&p->raw_files);
+	strintern_free(&p->raw_fns);
 	free(p->fn);
-	free(p->fn_slot);
+	hashtab_free(&p->fn_index);
 	free(p->cc);
 	free(p->counts);
-	free(p->cc_slot);
+	hashtab_free(&p->cc_index);
 	free(p->call);
 	free(p->call_counts);
-	free(p->call_slot);
+	hashtab_free(&p->call_index);
 	free(p->file_map);
 	free(p->fn_map);
 	if (p->mod_file.set) {
@@ -147,21 +74,10 @@ void prof_free(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static void fn_rehash(struct profile *p)
+static uint64_t fn_hash(const void *ctx, uint32_t i)
 {
-	uint32_t nslots = p->fn_mask ? (p->fn_mask + 1) * 2 : 256;
-	uint32_t *slot = xcalloc(nslots, sizeof(*slot));
-
-	for (uint32_t i = 0; i < p->n_fn; i++) {
-		uint64_t k = (uint64_t)p->fn[i].file << 32 | p->fn[i].name;
-		uint32_t j = hash_u64(k) & (nslots - 1);
-		while (slot[j])
-			j = (j + 1) & (nslots - 1);
-		slot[j] = i + 1;
-	}
-	free(p->fn_slot);
-	p->fn_slot = slot;
-	p->fn_mask = nslots - 1;
+	const struct profile *p = ctx;
+	return hash_pair(p->fn[i].file, p->fn[i].name);
 }
 
 /* The function (FILE, NAME), created with OWNER (UINT32_MAX: itself) if
@@ -169,15 +85,11 @@ static void fn_rehash(struct profile *p)
 static uint32_t fn_lookup_owned(struct profile *p, uint32_t file,
 				uint32_t name, uint32_t owner)
 {
-	if ((uint64_t)(p->n_fn + 1) * 2 > (uint64_t)p->fn_mask + 1)
-		fn_rehash(p);
-	uint64_t k = (uint64_t)file << 32 | name;
-	uint32_t j = hash_u64(k) & p->fn_mask;
-	for (; p->fn_slot[j]; j = (j + 1) & p->fn_mask) {
-		struct prof_fn *f = &p->fn[p->fn_slot[j] - 1];
-		if (f->file == file && f->name == name)
-			return p->fn_slot[j] - 1;
-	}
+	struct hashtab_probe pr;
+	for (uint32_t i = hashtab_first(&p->fn_index, hash_pair(file, name), &pr);
+	     i != HASHTAB_NONE; i = hashtab_next(&p->fn_index, &pr))
+		if (p->fn[i].file == file && p->fn[i].name == name)
+			return i;
 	if (p->n_fn == p->cap_fn) {
 		p->cap_fn = p->cap_fn ? p->cap_fn * 2 : 256;
 		p->fn = xreallocarray(p->fn, p->cap_fn, sizeof(*p->fn));
@@ -186,7 +98,7 @@ static uint32_t fn_lookup_owned(struct profile *p, uint32_t file,
 		.file = file, .name = name,
 		.owner = owner == UINT32_MAX ? p->n_fn : owner,
 	};
-	p->fn_slot[j] = p->n_fn + 1;
+	hashtab_insert(&p->fn_index, &pr, p->n_fn, fn_hash, p);
 	return p->n_fn++;
 }
 
@@ -195,22 +107,10 @@ static uint32_t fn_lookup(struct profile *p, uint32_t file, uint32_t name)
 	return fn_lookup_owned(p, file, name, UINT32_MAX);
 }
 
-static void call_rehash(struct profile *p)
+static uint64_t call_hash(const void *ctx, uint32_t i)
 {
-	uint32_t nslots = p->call_mask ? (p->call_mask + 1) * 2 : 256;
-	uint32_t *slot = xcalloc(nslots, sizeof(*slot));
-
-	for (uint32_t i = 0; i < p->n_call; i++) {
-		uint64_t k = (uint64_t)p->call[i].caller << 32 |
-			     p->call[i].callee;
-		uint32_t j = hash_u64(k) & (nslots - 1);
-		while (slot[j])
-			j = (j + 1) & (nslots - 1);
-		slot[j] = i + 1;
-	}
-	free(p->call_slot);
-	p->call_slot = slot;
-	p->call_mask = nslots - 1;
+	const struct profile *p = ctx;
+	return hash_pair(p->call[i].caller, p->call[i].callee);
 }
 
 /* The edge CALLER -> CALLEE, created with no calls and all-absent costs if
@@ -218,15 +118,12 @@ static void call_rehash(struct profile *p)
 static struct prof_call *call_lookup(struct profile *p, uint32_t caller,
 				     uint32_t callee, int64_t **row)
 {
-	if ((uint64_t)(p->n_call + 1) * 2 > (uint64_t)p->call_mask + 1) {
-		if (p->call_mask >= (1u << 31) - 1)
-			return NULL;
-		call_rehash(p);
-	}
-	uint64_t k = (uint64_t)caller << 32 | callee;
-	uint32_t j = hash_u64(k) & p->call_mask;
-	for (; p->call_slot[j]; j = (j + 1) & p->call_mask) {
-		uint32_t i = p->call_slot[j] - 1;
+	if (p->n_call >= HASHTAB_MAX_ENTRIES)
+		return NULL;
+	struct hashtab_probe pr;
+	for (uint32_t i = hashtab_first(&p->call_index, hash_pair(caller, callee),
+					&pr);
+	     i != HASHTAB_NONE; i = hashtab_next(&p->call_index, &pr)) {
 		if (p->call[i].caller == caller && p->call[i].callee == callee) {
 			*row = p->call_counts + (size_t)i * p->n_events;
 			return &p->call[i];
@@ -243,40 +140,25 @@ static struct prof_call *call_lookup(struct profile *p, uint32_t caller,
 	*row = p->call_counts + (size_t)p->n_call * p->n_events;
 	for (unsigned e = 0; e < p->n_events; e++)
 		(*row)[e] = PROF_ABSENT;
-	p->call_slot[j] = p->n_call + 1;
+	hashtab_insert(&p->call_index, &pr, p->n_call, call_hash, p);
 	return &p->call[p->n_call++];
 }
 
-static void cc_rehash(struct profile *p)
+static uint64_t cc_hash(const void *ctx, uint32_t i)
 {
-	uint32_t nslots = p->cc_mask ? (p->cc_mask + 1) * 2 : 1024;
-	uint32_t *slot = xcalloc(nslots, sizeof(*slot));
-
-	for (uint32_t i = 0; i < p->n_cc; i++) {
-		uint64_t k = (uint64_t)p->cc[i].fn << 32 | p->cc[i].line;
-		uint32_t j = hash_u64(k) & (nslots - 1);
-		while (slot[j])
-			j = (j + 1) & (nslots - 1);
-		slot[j] = i + 1;
-	}
-	free(p->cc_slot);
-	p->cc_slot = slot;
-	p->cc_mask = nslots - 1;
+	const struct profile *p = ctx;
+	return hash_pair(p->cc[i].fn, p->cc[i].line);
 }
 
 /* The counts row of (fn, line), created all-absent if new; NULL when the
  * profile already holds the most cost centres we can index. */
 static int64_t *cc_lookup(struct profile *p, uint32_t fn, uint32_t line)
 {
-	if ((uint64_t)(p->n_cc + 1) * 2 > (uint64_t)p->cc_mask + 1) {
-		if (p->cc_mask >= (1u << 31) - 1)
-			return NULL;
-		cc_rehash(p);
-	}
-	uint64_t k = (uint64_t)fn << 32 | line;
-	uint32_t j = hash_u64(k) & p->cc_mask;
-	for (; p->cc_slot[j]; j = (j + 1) & p->cc_mask) {
-		uint32_t i = p->cc_slot[j] - 1;
+	if (p->n_cc >= HASHTAB_MAX_ENTRIES)
+		return NULL;
+	struct hashtab_probe pr;
+	for (uint32_t i = hashtab_first(&p->cc_index, hash_pair(fn, line), &pr);
+	     i != HASHTAB_NONE; i = hashtab_next(&p->cc_index, &pr)) {
 		if (p->cc[i].fn == fn && p->cc[i].line == line)
 			return p->counts + (size_t)i * p->n_events;
 	}
@@ -291,7 +173,7 @@ static int64_t *cc_lookup(struct profile *p, uint32_t fn, uint32_t line)
 	int64_t *row = p->counts + (size_t)p->n_cc * p->n_events;
 	for (unsigned e = 0; e < p->n_events; e++)
 		row[e] = PROF_ABSENT;
-	p->cc_slot[j] = p->n_cc + 1;
+	hashtab_insert(&p->cc_index, &pr, p->n_cc, cc_hash, p);
 	p->n_cc++;
 	return row;
 }
@@ -430,13 +312,13 @@ char *prof_mod_apply(const struct prof_mod *m, const char *s)
 }
 
 /* The final id of a name, through the rewrite when there is one. */
-static uint32_t map_name(struct strtab *final, struct strtab *raw,
+static uint32_t map_name(struct strintern *final, struct strintern *raw,
 			 const struct prof_mod *m, uint32_t **map,
 			 uint32_t *n_map, const char *s, size_t n)
 {
 	if (!m->set)
-		return strtab_intern(final, s, n);
-	uint32_t rid = strtab_intern(raw, s, n);
+		return strintern_id(final, s, n, NULL);
+	uint32_t rid = strintern_id(raw, s, n, NULL);
 	if (rid >= *n_map) {
 		uint32_t nn = *n_map ? *n_map : 64;
 		while (nn <= rid)
@@ -447,7 +329,7 @@ static uint32_t map_name(struct strtab *final, struct strtab *raw,
 	}
 	if (!(*map)[rid]) {
 		char *mod = prof_mod_apply(m, raw->str[rid]);
-		(*map)[rid] = strtab_intern(final, mod, strlen(mod)) + 1;
+		(*map)[rid] = strintern_id(final, mod, strlen(mod), NULL) + 1;
 		free(mod);
 	}
 	return (*map)[rid] - 1;
@@ -465,40 +347,34 @@ enum rd_state {
 /* Callgrind's compressed names: "(N) name" defines N, "(N)" uses it. */
 struct idmap {
 	uint64_t *key;
-	uint32_t *val;		/* id + 1, 0 = empty slot */
-	uint32_t n, mask;
+	uint32_t *val;		/* id + 1, 0 = not defined yet */
+	uint32_t n, cap;
+	struct hashtab map;	/* key -> index */
 };
+
+static uint64_t idmap_hash(const void *ctx, uint32_t i)
+{
+	const struct idmap *m = ctx;
+	return hash_u64(m->key[i]);
+}
 
 /* The value slot of KEY (0 when new). */
 static uint32_t *idmap_slot(struct idmap *m, uint64_t key)
 {
-	if ((uint64_t)(m->n + 1) * 2 > (uint64_t)m->mask + 1) {
-		uint32_t nslots = m->mask ? (m->mask + 1) * 2 : 64;
-		uint64_t *k = xcalloc(nslots, sizeof(*k));
-		uint32_t *v = xcalloc(nslots, sizeof(*v));
-		for (uint32_t i = 0; m->mask && i <= m->mask; i++) {
-			if (!m->val[i])
-				continue;
-			uint32_t j = hash_u64(m->key[i]) & (nslots - 1);
-			while (v[j])
-				j = (j + 1) & (nslots - 1);
-			k[j] = m->key[i];
-			v[j] = m->val[i];
-		}
-		free(m->key);
-		free(m->val);
-		m->key = k;
-		m->val = v;
-		m->mask = nslots - 1;
+	struct hashtab_probe pr;
+	for (uint32_t i = hashtab_first(&m->map, hash_u64(key), &pr);
+	     i != HASHTAB_NONE; i = hashtab_next(&m->map, &pr))
+		if (m->key[i] == key)
+			return &m->val[i];
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 64;
+		m->key = xreallocarray(m->key, m->cap, sizeof(*m->key));
+		m->val = xreallocarray(m->val, m->cap, sizeof(*m->val));
 	}
-	uint32_t j = hash_u64(key) & m->mask;
-	while (m->val[j] && m->key[j] != key)
-		j = (j + 1) & m->mask;
-	if (!m->val[j]) {
-		m->key[j] = key;
-		m->n++;
-	}
-	return &m->val[j];
+	m->key[m->n] = key;
+	m->val[m->n] = 0;
+	hashtab_insert(&m->map, &pr, m->n, idmap_hash, m);
+	return &m->val[m->n++];
 }
 
 struct reader {
@@ -1472,6 +1348,7 @@ static void rd_done(struct reader *r)
 	for (int i = 0; i < 3; i++) {
 		free(r->ids[i].key);
 		free(r->ids[i].val);
+		hashtab_free(&r->ids[i].map);
 	}
 }
 

@@ -18,19 +18,12 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "hashtab.h"
+
 #define PROF_ABSENT INT64_MIN
 /* Limits that keep a hostile input from costing more than its size. */
 #define PROF_MAX_EVENTS 256
 #define PROF_MAX_LINE (1u << 20)	/* bytes in one input line */
-
-/* Interned strings: id -> string, hashed for the reverse lookup. */
-struct strtab {
-	char **str;
-	uint32_t *len;
-	uint32_t n, cap;
-	uint32_t *slot;		/* open addressing, id + 1, 0 = empty */
-	uint32_t mask;
-};
 
 struct prof_fn {
 	uint32_t file;		/* id in prof.files */
@@ -70,29 +63,30 @@ struct profile {
 	char **cmds;		/* `cmd:` of each input, duplicates dropped */
 	unsigned n_cmds;
 
-	struct strtab files, fns;
+	/* Names, ids in first-seen order: .str[id], .n. */
+	struct strintern files, fns;
 
 	struct prof_fn *fn;
 	uint32_t n_fn, cap_fn;
-	uint32_t *fn_slot, fn_mask;
+	struct hashtab fn_index;	/* (file, name) -> index in fn */
 
 	struct prof_cc *cc;
 	int64_t *counts;	/* n_cc rows of n_events */
 	uint32_t n_cc, cap_cc;
-	uint32_t *cc_slot, cc_mask;
+	struct hashtab cc_index;	/* (fn, line) -> index in cc */
 
 	/* Call edges, from Callgrind-format inputs. */
 	bool has_calls;		/* some input was in Callgrind format */
 	struct prof_call *call;
 	int64_t *call_counts;	/* n_call rows of n_events */
 	uint32_t n_call, cap_call;
-	uint32_t *call_slot, call_mask;
+	struct hashtab call_index;	/* (caller, callee) -> index in call */
 
 	/* Name rewrites, applied to every name as it is read. */
 	struct prof_mod mod_file, mod_fn;
 	uint32_t *file_map, n_file_map;	/* raw file id + 1 -> final id + 1 */
 	uint32_t *fn_map, n_fn_map;
-	struct strtab raw_files, raw_fns;
+	struct strintern raw_files, raw_fns;
 
 	unsigned n_inputs;
 	bool have_mtime;

@@ -375,8 +375,8 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 {
 	const struct profile *p = pr->p;
 	unsigned n = p->n_events;
-	struct strtab const *outer_tab = by_file ? &p->files : &p->fns;
-	struct strtab const *inner_tab = by_file ? &p->fns : &p->files;
+	struct strintern const *outer_tab = by_file ? &p->files : &p->fns;
+	struct strintern const *inner_tab = by_file ? &p->fns : &p->files;
 	uint32_t n_groups = outer_tab->n;
 
 	/* Group functions by outer key (counting sort). */
