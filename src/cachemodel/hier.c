@@ -1381,13 +1381,12 @@ static int build_events(struct hier_model *h, char *err, size_t errlen)
 	return 0;
 }
 
-struct cache_model *hier_new(const struct hier_level_spec *specs,
-			     unsigned n_levels, unsigned n_cores,
-			     bool nt_bypass, const char *desc_name,
-			     char *err, size_t errlen)
+/* The model shell: the level and core counts checked, nothing built yet. */
+static struct hier_model *hier_alloc(unsigned n_levels, unsigned n_cores,
+				     bool nt_bypass, const char *desc_name,
+				     char *err, size_t errlen)
 {
 	struct hier_model *h;
-	unsigned seen_unified = 0;
 
 	if (!n_levels || n_levels > HIER_MAX_LEVELS) {
 		snprintf(err, errlen, "1 to %d cache levels, not %u",
@@ -1411,143 +1410,218 @@ struct cache_model *hier_new(const struct hier_level_spec *specs,
 	h->n_cores = n_cores;
 	h->nt_bypass = nt_bypass;
 	snprintf(h->desc_name, sizeof(h->desc_name), "%s", desc_name);
+	return h;
+}
+
+/* Takes level L's spec and rejects what the model cannot keep: a bad
+ * geometry, a second line size, plru on odd ways, split under unified. */
+static int level_take_spec(struct hier_model *h,
+			   const struct hier_level_spec *specs, unsigned l,
+			   unsigned *seen_unified, char *err, size_t errlen)
+{
+	struct hlevel *lv = &h->levels[l];
+	struct hier_level_spec *s = &lv->spec;
+	struct cache_geom g;
+	const char *bad;
+
+	*s = specs[l];
+	lv->idx = l;
+	g = (struct cache_geom){ s->size, s->assoc, s->line };
+	if ((bad = cache_geom_check(s->name, &g, err, errlen))) {
+		if (bad != err)
+			snprintf(err, errlen, "%s", bad);
+		return -1;
+	}
+	if (s->line != specs[0].line) {
+		snprintf(err, errlen, "%s: line size %" PRIu32 " differs "
+			 "from %s's %" PRIu32 " (one line size for all "
+			 "levels)", s->name, s->line, specs[0].name,
+			 specs[0].line);
+		return -1;
+	}
+	if (s->repl == REPL_PLRU &&
+	    (s->assoc & (s->assoc - 1) || s->assoc > 64)) {
+		snprintf(err, errlen, "%s: plru needs a power-of-two "
+			 "associativity up to 64", s->name);
+		return -1;
+	}
+	if (s->side == SIDE_U)
+		*seen_unified = 1;
+	else if (*seen_unified) {
+		snprintf(err, errlen, "%s: a split level below a "
+			 "unified one", s->name);
+		return -1;
+	}
+	if (s->incl == INCL_EXCL && s->side != SIDE_U) {
+		snprintf(err, errlen, "%s: only unified levels below "
+			 "the first can be exclusive", s->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* One instance per group of share= cores; -1 when out of memory. */
+static int level_alloc(struct hier_model *h, struct hlevel *lv)
+{
+	struct hier_level_spec *s = &lv->spec;
+	unsigned n_cores = h->n_cores;
+
+	if (!s->share || s->share > n_cores)
+		s->share = n_cores;
+	lv->n_inst = (n_cores + s->share - 1) / s->share;
+	lv->inst = calloc(lv->n_inst, sizeof(*lv->inst));
+	if (!lv->inst)
+		return -1;
+	for (unsigned j = 0; j < lv->n_inst; j++)
+		if (inst_init(&lv->inst[j], lv, j, n_cores) < 0)
+			return -1;
+	h->n_inst_total += lv->n_inst;
+	return 0;
+}
+
+/* Core C's path on SIDE, first level outwards; -1 (ERR set) for a level
+ * that cannot stand where it does, else the path's length. */
+static int build_path(struct hier_model *h, unsigned side, unsigned c,
+		      char *err, size_t errlen)
+{
+	unsigned n_levels = h->n_levels;
+	unsigned k = 0, prev_share = 0;
 
 	for (unsigned l = 0; l < n_levels; l++) {
 		struct hlevel *lv = &h->levels[l];
-		struct hier_level_spec *s = &lv->spec;
-		struct cache_geom g;
-		const char *bad;
 
-		*s = specs[l];
-		lv->idx = l;
-		g = (struct cache_geom){ s->size, s->assoc, s->line };
-		if ((bad = cache_geom_check(s->name, &g, err, errlen))) {
-			if (bad != err)
-				snprintf(err, errlen, "%s", bad);
-			goto fail;
+		if (!on_side(&lv->spec, side))
+			continue;
+		if (!k && lv->spec.incl == INCL_EXCL && side == SIDE_D) {
+			snprintf(err, errlen, "%s: the first level cannot be "
+				 "exclusive", lv->spec.name);
+			return -1;
 		}
-		if (s->line != specs[0].line) {
-			snprintf(err, errlen, "%s: line size %" PRIu32 " differs "
-				 "from %s's %" PRIu32 " (one line size for all "
-				 "levels)", s->name, s->line, specs[0].name,
-				 specs[0].line);
-			goto fail;
+		if (prev_share && lv->spec.share % prev_share &&
+		    lv->spec.share != h->n_cores) {
+			snprintf(err, errlen, "%s: share=%u does not nest the "
+				 "level above's %u", lv->spec.name,
+				 lv->spec.share, prev_share);
+			return -1;
 		}
-		if (s->repl == REPL_PLRU &&
-		    (s->assoc & (s->assoc - 1) || s->assoc > 64)) {
-			snprintf(err, errlen, "%s: plru needs a power-of-two "
-				 "associativity up to 64", s->name);
-			goto fail;
-		}
-		if (s->side == SIDE_U)
-			seen_unified = 1;
-		else if (seen_unified) {
-			snprintf(err, errlen, "%s: a split level below a "
-				 "unified one", s->name);
-			goto fail;
-		}
-		if (s->incl == INCL_EXCL && s->side != SIDE_U) {
-			snprintf(err, errlen, "%s: only unified levels below "
-				 "the first can be exclusive", s->name);
-			goto fail;
-		}
-		if (!s->share || s->share > n_cores)
-			s->share = n_cores;
-		lv->n_inst = (n_cores + s->share - 1) / s->share;
-		lv->inst = calloc(lv->n_inst, sizeof(*lv->inst));
-		if (!lv->inst)
-			goto oom;
-		for (unsigned j = 0; j < lv->n_inst; j++)
-			if (inst_init(&lv->inst[j], lv, j, n_cores) < 0)
-				goto oom;
-		h->n_inst_total += lv->n_inst;
+		prev_share = lv->spec.share;
+		if (side == SIDE_D && !k)
+			lv->first_d = true;
+		h->path[side][c * n_levels + k++] =
+			&lv->inst[c / lv->spec.share];
 	}
-	h->line = specs[0].line;
-	h->line_shift = log2_u64(h->line);
+	return (int)k;
+}
 
-	/* Paths per side and core; exclusive first levels make no sense. */
+/* Paths per side and core; exclusive first levels make no sense.
+ * -1: ERR set, -2: out of memory. */
+static int build_paths(struct hier_model *h, char *err, size_t errlen)
+{
 	for (unsigned side = 0; side < 2; side++) {
-		h->path[side] = calloc((size_t)n_cores * n_levels,
+		h->path[side] = calloc((size_t)h->n_cores * h->n_levels,
 				       sizeof(*h->path[side]));
 		if (!h->path[side])
-			goto oom;
-		for (unsigned c = 0; c < n_cores; c++) {
-			unsigned k = 0, prev_share = 0;
+			return -2;
+		for (unsigned c = 0; c < h->n_cores; c++) {
+			int k = build_path(h, side, c, err, errlen);
 
-			for (unsigned l = 0; l < n_levels; l++) {
-				struct hlevel *lv = &h->levels[l];
-
-				if (!on_side(&lv->spec, side))
-					continue;
-				if (!k && lv->spec.incl == INCL_EXCL &&
-				    side == SIDE_D) {
-					snprintf(err, errlen, "%s: the first "
-						 "level cannot be exclusive",
-						 lv->spec.name);
-					goto fail;
-				}
-				if (prev_share && lv->spec.share % prev_share &&
-				    lv->spec.share != n_cores) {
-					snprintf(err, errlen, "%s: share=%u does "
-						 "not nest the level above's %u",
-						 lv->spec.name, lv->spec.share,
-						 prev_share);
-					goto fail;
-				}
-				prev_share = lv->spec.share;
-				if (side == SIDE_D && !k)
-					lv->first_d = true;
-				h->path[side][c * n_levels + k++] =
-					&lv->inst[c / lv->spec.share];
-			}
-			h->n_path[side] = k;
+			if (k < 0)
+				return -1;
+			h->n_path[side] = (unsigned)k;
 		}
 	}
-	/* Upper lists (back-invalidation) and foreign lists (coherence). */
-	h->foreign = calloc((size_t)n_cores * h->n_inst_total,
-			    sizeof(*h->foreign));
-	if (!h->foreign)
-		goto oom;
-	for (unsigned l = 0; l < n_levels; l++) {
-		struct hlevel *lv = &h->levels[l];
+	return 0;
+}
 
-		for (unsigned j = 0; j < lv->n_inst; j++) {
-			struct hinst *x = &lv->inst[j];
+/* Upper lists (back-invalidation): the instances above X on its side
+ * that serve its cores.  -1 when out of memory. */
+static int link_upper(struct hier_model *h, unsigned l, struct hinst *x)
+{
+	struct hlevel *lv = &h->levels[l];
 
-			x->upper = calloc(h->n_inst_total, sizeof(*x->upper));
-			if (!x->upper)
-				goto oom;
-			for (unsigned u = 0; u < l; u++) {
-				struct hlevel *ul = &h->levels[u];
+	x->upper = calloc(h->n_inst_total, sizeof(*x->upper));
+	if (!x->upper)
+		return -1;
+	for (unsigned u = 0; u < l; u++) {
+		struct hlevel *ul = &h->levels[u];
 
-				if (lv->spec.side != SIDE_U &&
-				    ul->spec.side != lv->spec.side)
-					continue;
-				for (unsigned i = 0; i < ul->n_inst; i++)
-					if (ul->inst[i].core0 >= x->core0 &&
-					    ul->inst[i].core0 < x->core0 + x->n_cores)
-						x->upper[x->n_upper++] = &ul->inst[i];
-			}
-		}
+		if (lv->spec.side != SIDE_U && ul->spec.side != lv->spec.side)
+			continue;
+		for (unsigned i = 0; i < ul->n_inst; i++)
+			if (ul->inst[i].core0 >= x->core0 &&
+			    ul->inst[i].core0 < x->core0 + x->n_cores)
+				x->upper[x->n_upper++] = &ul->inst[i];
 	}
-	for (unsigned c = 0; c < n_cores; c++) {
+	return 0;
+}
+
+/* Foreign lists (coherence): per core, the instances that do not serve
+ * it. */
+static void link_foreign(struct hier_model *h)
+{
+	for (unsigned c = 0; c < h->n_cores; c++) {
 		unsigned n = 0;
 
-		for (unsigned l = 0; l < n_levels; l++)
+		for (unsigned l = 0; l < h->n_levels; l++)
 			for (unsigned j = 0; j < h->levels[l].n_inst; j++)
 				if (!serves(&h->levels[l].inst[j], c))
 					h->foreign[c * h->n_inst_total + n++] =
 						&h->levels[l].inst[j];
 		h->n_foreign = n;
 	}
-	if (n_cores > 1) {
+}
+
+/* The upper and foreign lists, and the coherence table with more than
+ * one core.  -1 when out of memory. */
+static int link_instances(struct hier_model *h)
+{
+	h->foreign = calloc((size_t)h->n_cores * h->n_inst_total,
+			    sizeof(*h->foreign));
+	if (!h->foreign)
+		return -1;
+	for (unsigned l = 0; l < h->n_levels; l++)
+		for (unsigned j = 0; j < h->levels[l].n_inst; j++)
+			if (link_upper(h, l, &h->levels[l].inst[j]) < 0)
+				return -1;
+	link_foreign(h);
+	if (h->n_cores > 1) {
 		h->coh_stride = sizeof(struct coh_rec) +
-			n_cores * sizeof(struct coh_core);
+			h->n_cores * sizeof(struct coh_core);
 		h->coh_cap = 4096;
 		h->coh_table = calloc(h->coh_cap, sizeof(*h->coh_table));
 		if (!h->coh_table)
+			return -1;
+	}
+	return 0;
+}
+
+struct cache_model *hier_new(const struct hier_level_spec *specs,
+			     unsigned n_levels, unsigned n_cores,
+			     bool nt_bypass, const char *desc_name,
+			     char *err, size_t errlen)
+{
+	struct hier_model *h;
+	unsigned seen_unified = 0;
+	int r;
+
+	h = hier_alloc(n_levels, n_cores, nt_bypass, desc_name, err, errlen);
+	if (!h)
+		return NULL;
+	for (unsigned l = 0; l < n_levels; l++) {
+		if (level_take_spec(h, specs, l, &seen_unified, err,
+				    errlen) < 0)
+			goto fail;
+		if (level_alloc(h, &h->levels[l]) < 0)
 			goto oom;
 	}
+	h->line = specs[0].line;
+	h->line_shift = log2_u64(h->line);
+	if ((r = build_paths(h, err, errlen)) == -2)
+		goto oom;
+	if (r < 0)
+		goto fail;
+	if (link_instances(h) < 0)
+		goto oom;
 	if (build_events(h, err, errlen) < 0)
 		goto fail;
 	return &h->base;
@@ -1647,6 +1721,114 @@ static int parse_flag(struct hier_level_spec *s, const char *f, size_t len,
 	return -1;
 }
 
+/* Field 0: a level name of letters and digits, not one used above. */
+static int parse_level_name(struct hier_level_spec *s, const char *f,
+			    size_t len, const struct hier_level_spec *out,
+			    unsigned n, char *err, size_t errlen)
+{
+	if (!len || len >= sizeof(s->name)) {
+		snprintf(err, errlen, "level %u: a name of 1 to %zu letters "
+			 "and digits", n + 1, sizeof(s->name) - 1);
+		return -1;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = f[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9'))) {
+			snprintf(err, errlen, "level '%.*s': letters and "
+				 "digits only", (int)len, f);
+			return -1;
+		}
+	}
+	memcpy(s->name, f, len);
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(out[i].name, s->name)) {
+			snprintf(err, errlen, "level %s twice", s->name);
+			return -1;
+		}
+	return 0;
+}
+
+/* Fields 1 to 3: size, associativity, line size, none of them 0. */
+static int parse_geom_field(struct hier_level_spec *s, unsigned field,
+			    const char *f, size_t len, char *err,
+			    size_t errlen)
+{
+	uint64_t v;
+
+	if (parse_size(f, len, &v) < 0 || !v ||
+	    v > UINT32_MAX * (field == 1 ? 1024ULL : 1)) {
+		snprintf(err, errlen, "%s: bad %s '%.*s'", s->name,
+			 field == 1 ? "size" : field == 2 ? "associativity" :
+			 "line size", (int)len, f);
+		return -1;
+	}
+	if (field == 1)
+		s->size = v;
+	else if (field == 2)
+		s->assoc = (uint32_t)v;
+	else
+		s->line = (uint32_t)v;
+	return 0;
+}
+
+/* No i/d/u flag: the name says the side (L1I, I1, D2 ...), else unified. */
+static void default_side(struct hier_level_spec *s)
+{
+	size_t len = strlen(s->name);
+	char first = s->name[0], last = s->name[len - 1];
+
+	s->side = SIDE_U;
+	if (last == 'I' || (first == 'I' && len > 1 &&
+			    s->name[1] >= '0' && s->name[1] <= '9'))
+		s->side = SIDE_I;
+	else if (last == 'D' || (first == 'D' && len > 1 &&
+				 s->name[1] >= '0' && s->name[1] <= '9'))
+		s->side = SIDE_D;
+}
+
+/* Level N (OUT[N]) from P..END, NAME:SIZE:ASSOC:LINE[:FLAG...]. */
+static int parse_level(const char *p, const char *end,
+		       struct hier_level_spec *out, unsigned n, char *err,
+		       size_t errlen)
+{
+	struct hier_level_spec *s = &out[n];
+	const char *f = p;
+	unsigned field = 0;
+	bool side_given = false;
+
+	memset(s, 0, sizeof(*s));
+	while (f < end) {
+		const char *fe = f;
+		size_t len;
+		int rc;
+
+		while (fe < end && *fe != ':')
+			fe++;
+		len = (size_t)(fe - f);
+		if (field == 0)
+			rc = parse_level_name(s, f, len, out, n, err, errlen);
+		else if (field <= 3)
+			rc = parse_geom_field(s, field, f, len, err, errlen);
+		else
+			rc = parse_flag(s, f, len, &side_given, err, errlen);
+		if (rc < 0)
+			return -1;
+		field++;
+		f = fe < end ? fe + 1 : fe;
+	}
+	if (field < 4) {
+		snprintf(err, errlen, "level %u ('%.*s'): expected "
+			 "NAME:SIZE:ASSOC:LINE[:FLAG...]", n + 1,
+			 (int)(end - p), p);
+		return -1;
+	}
+	if (!side_given)
+		default_side(s);
+	return 0;
+}
+
 int hier_parse_spec(const char *spec, struct hier_level_spec *out,
 		    unsigned max, unsigned *n_out, char *err, size_t errlen)
 {
@@ -1659,98 +1841,13 @@ int hier_parse_spec(const char *spec, struct hier_level_spec *out,
 	}
 	while (*p) {
 		const char *end = p + strcspn(p, ",");
-		struct hier_level_spec *s;
-		const char *f = p;
-		unsigned field = 0;
-		bool side_given = false;
 
 		if (n == max) {
 			snprintf(err, errlen, "more than %u levels", max);
 			return -1;
 		}
-		s = &out[n];
-		memset(s, 0, sizeof(*s));
-		while (f < end) {
-			const char *fe = f;
-			size_t len;
-			uint64_t v;
-
-			while (fe < end && *fe != ':')
-				fe++;
-			len = (size_t)(fe - f);
-			switch (field) {
-			case 0:
-				if (!len || len >= sizeof(s->name)) {
-					snprintf(err, errlen, "level %u: a name "
-						 "of 1 to %zu letters and digits",
-						 n + 1, sizeof(s->name) - 1);
-					return -1;
-				}
-				for (size_t i = 0; i < len; i++) {
-					char c = f[i];
-
-					if (!((c >= 'a' && c <= 'z') ||
-					      (c >= 'A' && c <= 'Z') ||
-					      (c >= '0' && c <= '9'))) {
-						snprintf(err, errlen, "level "
-							 "'%.*s': letters and "
-							 "digits only", (int)len,
-							 f);
-						return -1;
-					}
-				}
-				memcpy(s->name, f, len);
-				for (unsigned i = 0; i < n; i++)
-					if (!strcmp(out[i].name, s->name)) {
-						snprintf(err, errlen, "level %s "
-							 "twice", s->name);
-						return -1;
-					}
-				break;
-			case 1: case 2: case 3:
-				if (parse_size(f, len, &v) < 0 || !v ||
-				    v > UINT32_MAX * (field == 1 ? 1024ULL : 1)) {
-					snprintf(err, errlen, "%s: bad %s '%.*s'",
-						 s->name, field == 1 ? "size" :
-						 field == 2 ? "associativity" :
-						 "line size", (int)len, f);
-					return -1;
-				}
-				if (field == 1)
-					s->size = v;
-				else if (field == 2)
-					s->assoc = (uint32_t)v;
-				else
-					s->line = (uint32_t)v;
-				break;
-			default:
-				if (parse_flag(s, f, len, &side_given, err,
-					       errlen) < 0)
-					return -1;
-				break;
-			}
-			field++;
-			f = fe < end ? fe + 1 : fe;
-		}
-		if (field < 4) {
-			snprintf(err, errlen, "level %u ('%.*s'): expected "
-				 "NAME:SIZE:ASSOC:LINE[:FLAG...]", n + 1,
-				 (int)(end - p), p);
+		if (parse_level(p, end, out, n, err, errlen) < 0)
 			return -1;
-		}
-		if (!side_given) {
-			size_t len = strlen(s->name);
-			char first = s->name[0], last = s->name[len - 1];
-
-			s->side = SIDE_U;
-			if (last == 'I' || (first == 'I' && len > 1 &&
-					    s->name[1] >= '0' && s->name[1] <= '9'))
-				s->side = SIDE_I;
-			else if (last == 'D' || (first == 'D' && len > 1 &&
-						 s->name[1] >= '0' &&
-						 s->name[1] <= '9'))
-				s->side = SIDE_D;
-		}
 		n++;
 		p = *end ? end + 1 : end;
 		if (*end && !*p) {

@@ -441,6 +441,117 @@ static bool build_vector(struct drec *r, const struct sem *s, const uint8_t *buf
 	return true;
 }
 
+/* The index of the first memory operand, or -1. */
+static int first_mem_operand(const cs_x86 *x)
+{
+	for (int i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM)
+			return i;
+	return -1;
+}
+
+/* String forms by opcode: Capstone's movsd/cmpsd ids are shared with the
+ * SSE instructions.  False when CI is no string instruction. */
+static bool build_string(struct drec *r, const cs_insn *ci,
+			 const struct sem *s, bool addr32)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	bool str_id = s->cls == SC_STR || ci->id == X86_INS_MOVSD ||
+		      ci->id == X86_INS_CMPSD;
+
+	if (!str_id || x->opcode[0] < 0xa4 || x->opcode[0] > 0xaf ||
+	    x->opcode[0] == 0xa8 || x->opcode[0] == 0xa9)
+		return false;
+	static const uint8_t ops[] = {
+		STR_MOVS, STR_MOVS, STR_CMPS, STR_CMPS, 0, 0,
+		STR_STOS, STR_STOS, STR_LODS, STR_LODS, STR_SCAS, STR_SCAS,
+	};
+	unsigned int op = x->opcode[0];
+	r->cls = SC_STR;
+	r->str_op = ops[op - 0xa4];
+	r->esize = (op & 1) == 0 ? 1 : (x->rex & 8) ? 8 :
+		   x->prefix[2] == 0x66 ? 2 : 4;
+	r->addr32 = addr32;
+	bool cond = r->str_op == STR_CMPS || r->str_op == STR_SCAS;
+	if (x->prefix[0] == X86_PREFIX_REP)
+		r->insn.rep = cond ? REP_E : REP_PLAIN;
+	else if (x->prefix[0] == X86_PREFIX_REPNE)
+		r->insn.rep = cond ? REP_NE : REP_PLAIN;
+	return true;
+}
+
+/* A jmp or call is indirect unless its operand is an immediate. */
+static void set_branch(struct drec *r, const struct sem *s, const cs_x86 *x)
+{
+	r->insn.branch = s->branch;
+	if (s->branch == BR_JMP || s->branch == BR_CALL) {
+		bool direct = x->op_count > 0 && x->operands[0].type == X86_OP_IMM;
+		if (!direct)
+			r->insn.branch = s->branch == BR_JMP ? BR_JMP_IND : BR_CALL_IND;
+	}
+}
+
+/* SC_GEN: the memory operand's kind and size from the semantics table;
+ * locked (or xchg) read-modify-writes read first and have a CAS exit. */
+static void build_gen(struct drec *r, const struct sem *s, const cs_x86 *x,
+		      int memop)
+{
+	if (memop < 0)
+		return;
+	uint8_t kind = memop == 0 ? s->dst : s->src;
+	if (kind == KIND_NONE)
+		return;
+	if (kind == KIND_UNKNOWN) {
+		r->insn.unknown = true;
+		return;
+	}
+	r->t.kind = kind;
+	if (s->size == SZ_XSAVE)
+		r->flags |= RF_XSAVE;
+	else if (s->size == SZ_XSAVEC)
+		r->flags |= RF_XSAVEC;
+	else if (s->size)
+		r->t.size = s->size;
+	r->flags |= RF_MEM;
+	if (kind == ACC_MODIFY && (((s->flags & SF_LOCK2) &&
+	    x->prefix[0] == X86_PREFIX_LOCK) || (s->flags & SF_XCHG)))
+		r->flags |= RF_PRE_READ | RF_CAS_EXIT;
+}
+
+/* SC_BT: bt [m], reg touches one byte, found from the bit offset
+ * register at step time. */
+static void build_bt(struct drec *r, const struct sem *s, const cs_x86 *x,
+		     int memop)
+{
+	r->bt_slot = SLOT_NONE;
+	if (memop != 0)
+		return;		/* bt reg, reg/imm: no access */
+	r->t.kind = s->dst;
+	r->flags |= RF_MEM;
+	if ((s->flags & SF_LOCK2) && x->prefix[0] == X86_PREFIX_LOCK)
+		r->flags |= RF_PRE_READ | RF_CAS_EXIT;
+	if (x->op_count >= 2 && x->operands[1].type == X86_OP_REG) {
+		unsigned int num, width;
+		if (!cs_gpr(x->operands[1].reg, &num, &width)) {
+			r->insn.unknown = true;
+			r->flags = 0;
+			return;
+		}
+		r->bt_slot = gpr_slots[num];
+		r->bt_width = (uint8_t)width;
+		r->t.size = 1;
+	}
+}
+
+/* An access of the explicit memory operand, its kind fixed by the class. */
+static void build_mem_kind(struct drec *r, int memop, uint8_t kind)
+{
+	if (memop >= 0) {
+		r->t.kind = kind;
+		r->flags |= RF_MEM;
+	}
+}
+
 static void build_from_capstone(struct decoder *d, struct drec *r,
 				const uint8_t *buf, size_t n)
 {
@@ -449,52 +560,20 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 	const struct sem *s = sem_lookup(ci->id);
 	uint64_t next = ci->address + ci->size;
 	bool addr32 = x->addr_size == 4;
-	int memop = -1;
+	int memop = first_mem_operand(x);
 
 	r->insn.id = (uint16_t)ci->id;
 	set_text(r->insn.text, sizeof(r->insn.text), ci->mnemonic, ci->op_str);
-	for (int i = 0; i < x->op_count; i++) {
-		if (x->operands[i].type == X86_OP_MEM) {
-			memop = i;
-			break;
-		}
-	}
 	if (s->cls == SC_UNKNOWN && is_simd(ci->detail))
 		s = sem_vector_rule();
-	/* String forms by opcode: Capstone's movsd/cmpsd ids are shared
-	 * with the SSE instructions. */
-	bool str_id = s->cls == SC_STR || ci->id == X86_INS_MOVSD ||
-		      ci->id == X86_INS_CMPSD;
-	if (str_id && x->opcode[0] >= 0xa4 && x->opcode[0] <= 0xaf &&
-	    x->opcode[0] != 0xa8 && x->opcode[0] != 0xa9) {
-		static const uint8_t ops[] = {
-			STR_MOVS, STR_MOVS, STR_CMPS, STR_CMPS, 0, 0,
-			STR_STOS, STR_STOS, STR_LODS, STR_LODS, STR_SCAS, STR_SCAS,
-		};
-		unsigned int op = x->opcode[0];
-		r->cls = SC_STR;
-		r->str_op = ops[op - 0xa4];
-		r->esize = (op & 1) == 0 ? 1 : (x->rex & 8) ? 8 :
-			   x->prefix[2] == 0x66 ? 2 : 4;
-		r->addr32 = addr32;
-		bool cond = r->str_op == STR_CMPS || r->str_op == STR_SCAS;
-		if (x->prefix[0] == X86_PREFIX_REP)
-			r->insn.rep = cond ? REP_E : REP_PLAIN;
-		else if (x->prefix[0] == X86_PREFIX_REPNE)
-			r->insn.rep = cond ? REP_NE : REP_PLAIN;
+	if (build_string(r, ci, s, addr32))
 		return;
-	}
 	if (s->cls == SC_STR) {
 		r->insn.unknown = true;
 		return;
 	}
 	r->cls = s->cls;
-	r->insn.branch = s->branch;
-	if (s->branch == BR_JMP || s->branch == BR_CALL) {
-		bool direct = x->op_count > 0 && x->operands[0].type == X86_OP_IMM;
-		if (!direct)
-			r->insn.branch = s->branch == BR_JMP ? BR_JMP_IND : BR_CALL_IND;
-	}
+	set_branch(r, s, x);
 	if (memop >= 0)
 		tmpl_from_mem(&r->t, &x->operands[memop], next, addr32);
 	r->stack_size = x->prefix[2] == 0x66 ? 2 : 8;
@@ -503,65 +582,22 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 	case SC_UNKNOWN:
 		r->insn.unknown = true;
 		return;
-	case SC_GEN: {
-		if (memop < 0)
-			return;
-		uint8_t kind = memop == 0 ? s->dst : s->src;
-		if (kind == KIND_NONE)
-			return;
-		if (kind == KIND_UNKNOWN) {
-			r->insn.unknown = true;
-			return;
-		}
-		r->t.kind = kind;
-		if (s->size == SZ_XSAVE)
-			r->flags |= RF_XSAVE;
-		else if (s->size == SZ_XSAVEC)
-			r->flags |= RF_XSAVEC;
-		else if (s->size)
-			r->t.size = s->size;
-		r->flags |= RF_MEM;
-		if (kind == ACC_MODIFY && (((s->flags & SF_LOCK2) &&
-		    x->prefix[0] == X86_PREFIX_LOCK) || (s->flags & SF_XCHG)))
-			r->flags |= RF_PRE_READ | RF_CAS_EXIT;
+	case SC_GEN:
+		build_gen(r, s, x, memop);
 		return;
-	}
 	case SC_PUSH:
 	case SC_CALL:
-		if (memop >= 0) {
-			r->t.kind = ACC_READ;
-			r->flags |= RF_MEM;
-		}
+		build_mem_kind(r, memop, ACC_READ);
 		return;
 	case SC_POP:
-		if (memop >= 0) {
-			r->t.kind = ACC_WRITE;
-			r->flags |= RF_MEM;
-		}
+		build_mem_kind(r, memop, ACC_WRITE);
 		return;
 	case SC_ENTER:
 		if (x->op_count >= 2 && x->operands[1].type == X86_OP_IMM)
 			r->level = (uint8_t)(x->operands[1].imm & 31);
 		return;
 	case SC_BT:
-		r->bt_slot = SLOT_NONE;
-		if (memop != 0)
-			return;		/* bt reg, reg/imm: no access */
-		r->t.kind = s->dst;
-		r->flags |= RF_MEM;
-		if ((s->flags & SF_LOCK2) && x->prefix[0] == X86_PREFIX_LOCK)
-			r->flags |= RF_PRE_READ | RF_CAS_EXIT;
-		if (x->op_count >= 2 && x->operands[1].type == X86_OP_REG) {
-			unsigned int num, width;
-			if (!cs_gpr(x->operands[1].reg, &num, &width)) {
-				r->insn.unknown = true;
-				r->flags = 0;
-				return;
-			}
-			r->bt_slot = gpr_slots[num];
-			r->bt_width = (uint8_t)width;
-			r->t.size = 1;
-		}
+		build_bt(r, s, x, memop);
 		return;
 	case SC_XLAT:
 	case SC_MASKMOVDQU:
@@ -905,39 +941,91 @@ int decode_prepare(struct decoder *d, const struct insn *insn)
 	return 0;
 }
 
-int decode_step(struct decoder *d, const struct insn *insn,
-		const struct user_regs_struct *before,
-		const struct user_regs_struct *after,
-		struct step_events *ev)
+/* SC_GEN: the explicit operand (xsave's extent from edx:eax), read first
+ * and followed by the CAS exit for locked read-modify-writes. */
+static void step_gen(const struct decoder *d, const struct drec *r,
+		     const reg_t *regs, const struct user_regs_struct *before,
+		     struct step_events *ev)
 {
-	const struct drec *r = (const struct drec *)insn;
+	if (!(r->flags & RF_MEM))
+		return;
+	uint64_t a = ea(&r->t, regs, before);
+	uint32_t size = r->t.size;
+	if (r->flags & (RF_XSAVE | RF_XSAVEC))
+		size = xsave_extent(d, before, r->flags & RF_XSAVEC);
+	if (r->flags & RF_PRE_READ)
+		add_acc(ev, a, size, ACC_READ);
+	add_acc(ev, a, size, r->t.kind);
+	if (r->flags & RF_CAS_EXIT)
+		ev->cond_taken[ev->n_cond++] = false;
+}
+
+/* SC_POP: read [rsp]; pop [m] then writes m, whose address uses rsp after
+ * the pop (SDM, POP). */
+static void step_pop(const struct drec *r, const reg_t *regs,
+		     const struct user_regs_struct *before,
+		     struct step_events *ev)
+{
+	add_acc(ev, before->rsp, r->stack_size, ACC_READ);
+	if (r->flags & RF_MEM) {
+		uint64_t a = ea(&r->t, regs, before);
+		if (r->t.base == SLOT(rsp))
+			a += r->stack_size;
+		add_acc(ev, a, r->t.size, ACC_WRITE);
+	}
+}
+
+/* SC_ENTER: push rbp; copy level-1 frame pointers; push the new frame. */
+static void step_enter(const struct drec *r,
+		       const struct user_regs_struct *before,
+		       struct step_events *ev)
+{
+	uint64_t rsp = before->rsp;
+
+	add_acc(ev, rsp - 8, 8, ACC_WRITE);
+	for (unsigned int i = 1; i < r->level; i++) {
+		add_acc(ev, before->rbp - 8 * i, 8, ACC_READ);
+		add_acc(ev, rsp - 8 - 8 * i, 8, ACC_WRITE);
+	}
+	if (r->level > 0)
+		add_acc(ev, rsp - 8 - 8 * (uint64_t)r->level, 8, ACC_WRITE);
+}
+
+/* SC_BT: with a bit offset register, the byte at m + (reg >> 3), reg
+ * sign-extended from its width. */
+static void step_bt(const struct drec *r, const reg_t *regs,
+		    const struct user_regs_struct *before,
+		    struct step_events *ev)
+{
+	if (!(r->flags & RF_MEM))
+		return;
+	uint64_t a = ea(&r->t, regs, before);
+	if (r->bt_slot != SLOT_NONE) {
+		uint64_t v = regs[r->bt_slot];
+		int64_t bit = r->bt_width == 8 ? (int64_t)v :
+			      r->bt_width == 4 ? (int32_t)v : (int16_t)v;
+		/* arithmetic shift: floor division by 8 */
+		a += (uint64_t)(bit >> 3);
+	}
+	if (r->flags & RF_PRE_READ)
+		add_acc(ev, a, r->t.size, ACC_READ);
+	add_acc(ev, a, r->t.size, r->t.kind);
+	if (r->flags & RF_CAS_EXIT)
+		ev->cond_taken[ev->n_cond++] = false;
+}
+
+/* The data accesses of one step, by record class. */
+static int step_accesses(struct decoder *d, const struct drec *r,
+			 const struct user_regs_struct *before,
+			 const struct user_regs_struct *after,
+			 struct step_events *ev)
+{
 	const reg_t *regs = (const reg_t *)(const void *)before;
 	uint64_t rsp = before->rsp;
-	int ret = 0;
-
-	ev->n_fetch = 1;
-	ev->n_cond = 0;
-	ev->indirect = false;
-	ev->ind_target = 0;
-	ev->n_acc = 0;
-	if (d->snap_valid && d->snap_pc != insn->pc)
-		d->snap_valid = false;	/* not this step's: stale */
-	if (insn->unknown)
-		return 0;
 
 	switch (r->cls) {
 	case SC_GEN:
-		if (r->flags & RF_MEM) {
-			uint64_t a = ea(&r->t, regs, before);
-			uint32_t size = r->t.size;
-			if (r->flags & (RF_XSAVE | RF_XSAVEC))
-				size = xsave_extent(d, before, r->flags & RF_XSAVEC);
-			if (r->flags & RF_PRE_READ)
-				add_acc(ev, a, size, ACC_READ);
-			add_acc(ev, a, size, r->t.kind);
-			if (r->flags & RF_CAS_EXIT)
-				ev->cond_taken[ev->n_cond++] = false;
-		}
+		step_gen(d, r, regs, before, ev);
 		break;
 	case SC_PUSH:
 	case SC_CALL:
@@ -946,14 +1034,7 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		add_acc(ev, rsp - r->stack_size, r->stack_size, ACC_WRITE);
 		break;
 	case SC_POP:
-		add_acc(ev, rsp, r->stack_size, ACC_READ);
-		if (r->flags & RF_MEM) {
-			/* the address uses rsp after the pop (SDM, POP) */
-			uint64_t a = ea(&r->t, regs, before);
-			if (r->t.base == SLOT(rsp))
-				a += r->stack_size;
-			add_acc(ev, a, r->t.size, ACC_WRITE);
-		}
+		step_pop(r, regs, before, ev);
 		break;
 	case SC_RET:
 		add_acc(ev, rsp, 8, ACC_READ);
@@ -962,34 +1043,13 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		add_acc(ev, before->rbp, 8, ACC_READ);
 		break;
 	case SC_ENTER:
-		/* push rbp; copy level-1 frame pointers; push the new frame */
-		add_acc(ev, rsp - 8, 8, ACC_WRITE);
-		for (unsigned int i = 1; i < r->level; i++) {
-			add_acc(ev, before->rbp - 8 * i, 8, ACC_READ);
-			add_acc(ev, rsp - 8 - 8 * i, 8, ACC_WRITE);
-		}
-		if (r->level > 0)
-			add_acc(ev, rsp - 8 - 8 * (uint64_t)r->level, 8, ACC_WRITE);
+		step_enter(r, before, ev);
 		break;
 	case SC_STR:
 		step_string(r, before, after, ev);
 		break;
 	case SC_BT:
-		if (r->flags & RF_MEM) {
-			uint64_t a = ea(&r->t, regs, before);
-			if (r->bt_slot != SLOT_NONE) {
-				uint64_t v = regs[r->bt_slot];
-				int64_t bit = r->bt_width == 8 ? (int64_t)v :
-					      r->bt_width == 4 ? (int32_t)v : (int16_t)v;
-				/* arithmetic shift: floor division by 8 */
-				a += (uint64_t)(bit >> 3);
-			}
-			if (r->flags & RF_PRE_READ)
-				add_acc(ev, a, r->t.size, ACC_READ);
-			add_acc(ev, a, r->t.size, r->t.kind);
-			if (r->flags & RF_CAS_EXIT)
-				ev->cond_taken[ev->n_cond++] = false;
-		}
+		step_bt(r, regs, before, ev);
 		break;
 	case SC_XLAT: {
 		uint64_t a = before->rbx + (before->rax & 0xff);
@@ -1006,12 +1066,19 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	case SC_GATHER:
 	case SC_SCATTER:
 	case SC_MASKMOV:
-		ret = step_vector(d, r, regs, before, ev);
-		break;
+		return step_vector(d, r, regs, before, ev);
 	default:
 		break;
 	}
+	return 0;
+}
 
+/* The branch outcome: jcc taken iff the next pc is not the fall through;
+ * indirect jmp/call to the pc after the step. */
+static void step_branch(const struct insn *insn,
+			const struct user_regs_struct *after,
+			struct step_events *ev)
+{
 	switch (insn->branch) {
 	case BR_COND:
 		ev->cond_taken[ev->n_cond++] = after->rip != insn->pc + insn->len;
@@ -1024,5 +1091,26 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	default:
 		break;
 	}
+}
+
+int decode_step(struct decoder *d, const struct insn *insn,
+		const struct user_regs_struct *before,
+		const struct user_regs_struct *after,
+		struct step_events *ev)
+{
+	const struct drec *r = (const struct drec *)insn;
+	int ret;
+
+	ev->n_fetch = 1;
+	ev->n_cond = 0;
+	ev->indirect = false;
+	ev->ind_target = 0;
+	ev->n_acc = 0;
+	if (d->snap_valid && d->snap_pc != insn->pc)
+		d->snap_valid = false;	/* not this step's: stale */
+	if (insn->unknown)
+		return 0;
+	ret = step_accesses(d, r, before, after, ev);
+	step_branch(insn, after, ev);
 	return ret;
 }

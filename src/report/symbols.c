@@ -749,38 +749,86 @@ static void list_modules(char *buf, size_t len, struct modinfo **ms,
 	}
 }
 
-static enum sym_resolve_result resolve_symbol(struct symbols *s,
-		const char *modname, const char *sym, uint64_t *addr,
-		char *err, size_t errlen)
+/* SYM as NAME[+OFF]: NAME into WANT (WANT_SIZE bytes), the offset into
+ * *OFF.  Returns NAME's length, or 0 with ERR set. */
+static size_t split_sym_offset(const char *sym, char *want, size_t want_size,
+			       uint64_t *off, char *err, size_t errlen)
 {
-	char want[256], names[512], hint[256] = "";
 	const char *plus = strrchr(sym, '+');
-	uint64_t off = 0, a;
-	struct modinfo **ms = xcalloc(s->n_mods + 1, sizeof(*ms));
-	struct suggest sg = { .n = 0 };
-	size_t n = 0, stripped = 0;
-	bool ifunc;
 	size_t wlen;
 
 	if (plus && plus != sym) {
-		if (!parse_u64(plus + 1, &off)) {
+		if (!parse_u64(plus + 1, off)) {
 			snprintf(err, errlen, "bad offset '%s' in '%s'",
 				 plus + 1, sym);
-			free(ms);
-			return SYM_BAD_SYNTAX;
+			return 0;
 		}
 		wlen = (size_t)(plus - sym);
 	} else {
 		wlen = strlen(sym);
 	}
-	if (wlen == 0 || wlen >= sizeof(want)) {
+	if (wlen == 0 || wlen >= want_size) {
 		snprintf(err, errlen, "bad symbol name '%s'", sym);
-		free(ms);
-		return SYM_BAD_SYNTAX;
+		return 0;
 	}
 	memcpy(want, sym, wlen);
 	want[wlen] = '\0';
+	return wlen;
+}
 
+/* The "not found" hint: the modules without a symbol table (STRIPPED of
+ * the N in MS), then the near names SG suggests. */
+static void not_found_hint(char *hint, size_t size, struct modinfo **ms,
+			   size_t n, size_t stripped, const struct suggest *sg)
+{
+	if (stripped) {
+		size_t off2 = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (ms[i]->n_funcs == 0) {
+				int w = snprintf(hint + off2, size - off2,
+						 "%s%s", off2 ? ", " : "; ",
+						 ms[i]->base);
+				if (w < 0 || (size_t)w >= size - off2)
+					break;
+				off2 += (size_t)w;
+			}
+		snprintf(hint + strlen(hint), size - strlen(hint),
+			 " %s no symbol table", stripped > 1 ? "have" : "has");
+	}
+	if (sg->n) {
+		size_t l = strlen(hint);
+
+		if (sg->n == 1)
+			snprintf(hint + l, size - l,
+				 "; did you mean '%s'?", sg->name[0]);
+		else if (sg->n == 2)
+			snprintf(hint + l, size - l,
+				 "; did you mean '%s' or '%s'?", sg->name[0],
+				 sg->name[1]);
+		else
+			snprintf(hint + l, size - l,
+				 "; did you mean '%s', '%s' or '%s'?",
+				 sg->name[0], sg->name[1], sg->name[2]);
+	}
+}
+
+static enum sym_resolve_result resolve_symbol(struct symbols *s,
+		const char *modname, const char *sym, uint64_t *addr,
+		char *err, size_t errlen)
+{
+	char want[256], names[512], hint[256] = "";
+	uint64_t off = 0, a;
+	struct modinfo **ms;
+	struct suggest sg = { .n = 0 };
+	size_t n = 0, stripped = 0;
+	bool ifunc;
+	size_t wlen;
+
+	wlen = split_sym_offset(sym, want, sizeof(want), &off, err, errlen);
+	if (!wlen)
+		return SYM_BAD_SYNTAX;
+	ms = xcalloc(s->n_mods + 1, sizeof(*ms));
 	for (size_t i = 0; i < s->n_mods; i++)
 		if (!modname || !strncmp(s->mods[i].base, modname,
 					 strlen(modname)))
@@ -811,37 +859,7 @@ static enum sym_resolve_result resolve_symbol(struct symbols *s,
 	}
 
 	list_modules(names, sizeof(names), ms, n);
-	if (stripped) {
-		size_t off2 = 0;
-
-		for (size_t i = 0; i < n; i++)
-			if (ms[i]->n_funcs == 0) {
-				int w = snprintf(hint + off2,
-						 sizeof(hint) - off2, "%s%s",
-						 off2 ? ", " : "; ",
-						 ms[i]->base);
-				if (w < 0 || (size_t)w >= sizeof(hint) - off2)
-					break;
-				off2 += (size_t)w;
-			}
-		snprintf(hint + strlen(hint), sizeof(hint) - strlen(hint),
-			 " %s no symbol table", stripped > 1 ? "have" : "has");
-	}
-	if (sg.n) {
-		size_t l = strlen(hint);
-
-		if (sg.n == 1)
-			snprintf(hint + l, sizeof(hint) - l,
-				 "; did you mean '%s'?", sg.name[0]);
-		else if (sg.n == 2)
-			snprintf(hint + l, sizeof(hint) - l,
-				 "; did you mean '%s' or '%s'?", sg.name[0],
-				 sg.name[1]);
-		else
-			snprintf(hint + l, sizeof(hint) - l,
-				 "; did you mean '%s', '%s' or '%s'?",
-				 sg.name[0], sg.name[1], sg.name[2]);
-	}
+	not_found_hint(hint, sizeof(hint), ms, n, stripped, &sg);
 	snprintf(err, errlen, "symbol '%s' not found in %s%s", want, names,
 		 hint);
 	free(ms);

@@ -832,19 +832,15 @@ static const char svg_script[] =
 "}\n"
 "window.addEventListener('load', init);\n";
 
-int ctree_write_svg(FILE *out, struct ctree *t, const struct svg_opts *o)
+/* x and width of every node into X, W, ON (wide enough to draw);
+ * children squeezed into their parent when (by rounding or inconsistent
+ * input) they add up to more.  Returns the deepest drawn depth. */
+static uint32_t svg_layout(const struct ctree *t, double usable, double *x,
+			   double *w, bool *on)
 {
-	unsigned width = o->width ? o->width : 1200;
-	double usable = width - 2 * SVG_PAD;
 	int64_t total = t->n[0].val;
 	uint32_t maxd = 0;
 
-	sort_children(t, true);
-	/* x and width of every node; children squeezed into their parent
-	 * when (by rounding or inconsistent input) they add up to more. */
-	double *x = xcalloc(t->n_nodes + 1, sizeof(*x));
-	double *w = xcalloc(t->n_nodes + 1, sizeof(*w));
-	bool *on = xcalloc(t->n_nodes + 1, sizeof(*on));
 	x[0] = SVG_PAD;
 	w[0] = total > 0 ? usable : 0;
 	on[0] = total > 0;
@@ -870,8 +866,14 @@ int ctree_write_svg(FILE *out, struct ctree *t, const struct svg_opts *o)
 			on[c] = w[c] >= 0.1;
 		}
 	}
-	unsigned height = SVG_TOP + (maxd + 1) * SVG_FRAME + SVG_BOTTOM;
+	return maxd;
+}
 
+/* The SVG document's head: style, script, background, title and the
+ * reset, search, details and matched texts. */
+static void svg_head(FILE *out, const struct svg_opts *o, unsigned width,
+		     unsigned height)
+{
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%u\" height=\"%u\" "
 		"viewBox=\"0 0 %u %u\" xmlns=\"http://www.w3.org/2000/svg\" "
@@ -900,8 +902,52 @@ int ctree_write_svg(FILE *out, struct ctree *t, const struct svg_opts *o)
 		SVG_PAD, height - 12);
 	fprintf(out, "<text id=\"matched\" x=\"%u\" y=\"%u\" "
 		"text-anchor=\"end\"> </text>\n", width - SVG_PAD, height - 12);
+}
 
+/* One frame at X, Y, width W: its tooltip, box and the name cut to fit. */
+static void svg_frame(FILE *out, const struct ctree_node *f,
+		      const struct svg_opts *o, int64_t total, double x,
+		      double y, double w)
+{
 	char cnt[32];
+	int r, g, b;
+
+	colour(f->name, &r, &g, &b);
+	report_commify(cnt, f->val);
+	fputs("<g class=\"f\"><title>", out);
+	xml_puts(out, f->name);
+	fprintf(out, " (%s %s, %.2f%%)</title>", cnt, o->event,
+		total ? (double)f->val * 100.0 / (double)total : 0.0);
+	fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+		"height=\"%d.0\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" "
+		"ry=\"2\"/>", x, y, w, SVG_FRAME - 1, r, g, b);
+	fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3,
+		y + SVG_FRAME - 4.5);
+	size_t fit = w > 6 ? (size_t)((w - 6) / SVG_CHAR) : 0;
+	size_t len = strlen(f->name);
+	if (fit >= 3 && len <= fit) {
+		xml_put(out, f->name, len);
+	} else if (fit >= 3) {
+		xml_put(out, f->name, fit - 2);
+		fputs("..", out);
+	}
+	fputs("</text></g>\n", out);
+}
+
+int ctree_write_svg(FILE *out, struct ctree *t, const struct svg_opts *o)
+{
+	unsigned width = o->width ? o->width : 1200;
+	double usable = width - 2 * SVG_PAD;
+	int64_t total = t->n[0].val;
+
+	sort_children(t, true);
+	double *x = xcalloc(t->n_nodes + 1, sizeof(*x));
+	double *w = xcalloc(t->n_nodes + 1, sizeof(*w));
+	bool *on = xcalloc(t->n_nodes + 1, sizeof(*on));
+	uint32_t maxd = svg_layout(t, usable, x, w, on);
+	unsigned height = SVG_TOP + (maxd + 1) * SVG_FRAME + SVG_BOTTOM;
+
+	svg_head(out, o, width, height);
 	for (uint32_t i = 0; i < t->n_nodes; i++) {
 		const struct ctree_node *f = &t->n[i];
 		if (!on[i] || (i && !on[f->parent])) {
@@ -910,27 +956,7 @@ int ctree_write_svg(FILE *out, struct ctree *t, const struct svg_opts *o)
 		}
 		double y = o->inverted ? SVG_TOP + f->depth * SVG_FRAME :
 			   height - SVG_BOTTOM - (f->depth + 1) * SVG_FRAME;
-		int r, g, b;
-		colour(f->name, &r, &g, &b);
-		report_commify(cnt, f->val);
-		fputs("<g class=\"f\"><title>", out);
-		xml_puts(out, f->name);
-		fprintf(out, " (%s %s, %.2f%%)</title>", cnt, o->event,
-			total ? (double)f->val * 100.0 / (double)total : 0.0);
-		fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-			"height=\"%d.0\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" "
-			"ry=\"2\"/>", x[i], y, w[i], SVG_FRAME - 1, r, g, b);
-		fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x[i] + 3,
-			y + SVG_FRAME - 4.5);
-		size_t fit = w[i] > 6 ? (size_t)((w[i] - 6) / SVG_CHAR) : 0;
-		size_t len = strlen(f->name);
-		if (fit >= 3 && len <= fit) {
-			xml_put(out, f->name, len);
-		} else if (fit >= 3) {
-			xml_put(out, f->name, fit - 2);
-			fputs("..", out);
-		}
-		fputs("</text></g>\n", out);
+		svg_frame(out, f, o, total, x[i], y, w[i]);
 	}
 	fputs("</svg>\n", out);
 	free(x);

@@ -1198,6 +1198,91 @@ static int cg_finish(struct reader *r)
 	return 0;
 }
 
+/* Before cmd:: desc: lines, or a Callgrind key that says the format. */
+static int rd_header_line(struct reader *r, const char *s, const char *end)
+{
+	struct profile *p = r->p;
+	char buf[64];
+
+	if (is_callgrind_key(s, end)) {
+		r->cg = p->has_calls = true;
+		return cg_line(r, s, (size_t)(end - s));
+	}
+	if (has_prefix(s, end, "desc:")) {
+		s = skip_ws(s + 5, end);
+		if (memchr(s, '\0', end - s))
+			return rd_fail(r, "NUL byte in desc: line");
+		add_unique(&p->desc, &p->n_desc, s, end);
+		return 0;
+	}
+	if (has_prefix(s, end, "cmd:")) {
+		s = skip_ws(s + 4, end);
+		if (memchr(s, '\0', end - s))
+			return rd_fail(r, "NUL byte in cmd: line");
+		add_unique(&p->cmds, &p->n_cmds, s, end);
+		r->state = RD_EVENTS;
+		return 0;
+	}
+	return rd_fail(r, "expected a desc: or cmd: line, found '%s'",
+		       excerpt(buf, sizeof(buf), s, (size_t)(end - s)));
+}
+
+/* The events: line, after which count lines may come. */
+static int rd_events_line(struct reader *r, const char *s, const char *end)
+{
+	struct profile *p = r->p;
+	char buf[64];
+
+	if (!has_prefix(s, end, "events:"))
+		return rd_fail(r, "expected an events: line, found '%s'",
+			       excerpt(buf, sizeof(buf), s, (size_t)(end - s)));
+	if (rd_events(r, s + 7, end))
+		return -1;
+	r->row = xcalloc(p->n_events, sizeof(*r->row));
+	r->tot = xcalloc(p->n_events, sizeof(*r->tot));
+	r->state = RD_BODY;
+	return 0;
+}
+
+/* The body's non-count lines: fn=, fl= and the closing summary:. */
+static int rd_body_line(struct reader *r, const char *s, const char *end)
+{
+	struct profile *p = r->p;
+	char buf[64];
+
+	if (has_prefix(s, end, "fn=")) {
+		if (!r->have_file)
+			return rd_fail(r, "fn= line before any fl= line");
+		if (check_name(r, "function", s + 3, end))
+			return -1;
+		uint32_t name = map_name(&p->fns, &p->raw_fns, &p->mod_fn,
+					 &p->fn_map, &p->n_fn_map, s + 3,
+					 end - s - 3);
+		r->fn = fn_lookup(p, r->file, name);
+		return 0;
+	}
+	if (has_prefix(s, end, "fl=")) {
+		if (check_name(r, "file", s + 3, end))
+			return -1;
+		r->file = map_name(&p->files, &p->raw_files, &p->mod_file,
+				   &p->file_map, &p->n_file_map, s + 3,
+				   end - s - 3);
+		r->have_file = true;
+		r->fn = -1;
+		return 0;
+	}
+	if (has_prefix(s, end, "summary:")) {
+		r->summary = xcalloc(p->n_events, sizeof(*r->summary));
+		if (parse_counts(r, s + 8, end, r->summary))
+			return -1;
+		r->summary_line = r->lineno;
+		r->state = RD_DONE;
+		return 0;
+	}
+	return rd_fail(r, "malformed line '%s'",
+		       excerpt(buf, sizeof(buf), s, (size_t)(end - s)));
+}
+
 static int rd_line(struct reader *r, const char *s, size_t len)
 {
 	struct profile *p = r->p;
@@ -1220,70 +1305,11 @@ static int rd_line(struct reader *r, const char *s, size_t len)
 
 	switch (r->state) {
 	case RD_HEADER:
-		if (is_callgrind_key(s, end)) {
-			r->cg = p->has_calls = true;
-			return cg_line(r, s, len);
-		}
-		if (has_prefix(s, end, "desc:")) {
-			s = skip_ws(s + 5, end);
-			if (memchr(s, '\0', end - s))
-				return rd_fail(r, "NUL byte in desc: line");
-			add_unique(&p->desc, &p->n_desc, s, end);
-			return 0;
-		}
-		if (has_prefix(s, end, "cmd:")) {
-			s = skip_ws(s + 4, end);
-			if (memchr(s, '\0', end - s))
-				return rd_fail(r, "NUL byte in cmd: line");
-			add_unique(&p->cmds, &p->n_cmds, s, end);
-			r->state = RD_EVENTS;
-			return 0;
-		}
-		return rd_fail(r, "expected a desc: or cmd: line, found '%s'",
-			       excerpt(buf, sizeof(buf), s, len));
+		return rd_header_line(r, s, end);
 	case RD_EVENTS:
-		if (!has_prefix(s, end, "events:"))
-			return rd_fail(r, "expected an events: line, found '%s'",
-				       excerpt(buf, sizeof(buf), s, len));
-		if (rd_events(r, s + 7, end))
-			return -1;
-		r->row = xcalloc(p->n_events, sizeof(*r->row));
-		r->tot = xcalloc(p->n_events, sizeof(*r->tot));
-		r->state = RD_BODY;
-		return 0;
+		return rd_events_line(r, s, end);
 	case RD_BODY:
-		if (has_prefix(s, end, "fn=")) {
-			if (!r->have_file)
-				return rd_fail(r, "fn= line before any fl= line");
-			if (check_name(r, "function", s + 3, end))
-				return -1;
-			uint32_t name = map_name(&p->fns, &p->raw_fns,
-						 &p->mod_fn, &p->fn_map,
-						 &p->n_fn_map, s + 3,
-						 end - s - 3);
-			r->fn = fn_lookup(p, r->file, name);
-			return 0;
-		}
-		if (has_prefix(s, end, "fl=")) {
-			if (check_name(r, "file", s + 3, end))
-				return -1;
-			r->file = map_name(&p->files, &p->raw_files,
-					   &p->mod_file, &p->file_map,
-					   &p->n_file_map, s + 3, end - s - 3);
-			r->have_file = true;
-			r->fn = -1;
-			return 0;
-		}
-		if (has_prefix(s, end, "summary:")) {
-			r->summary = xcalloc(p->n_events, sizeof(*r->summary));
-			if (parse_counts(r, s + 8, end, r->summary))
-				return -1;
-			r->summary_line = r->lineno;
-			r->state = RD_DONE;
-			return 0;
-		}
-		return rd_fail(r, "malformed line '%s'",
-			       excerpt(buf, sizeof(buf), s, len));
+		return rd_body_line(r, s, end);
 	case RD_DONE:
 		if (has_prefix(s, end, "summary:"))
 			return rd_fail(r, "second summary: line");

@@ -367,6 +367,100 @@ static void table_add(struct table *t, const char *prefix, const int64_t *row,
 	t->r[t->n++] = (struct trow){ prefix, row, cum, label, blank_before };
 }
 
+/* Functions grouped by their file (BY_FILE) or their name. */
+struct fn_groups {
+	uint32_t n;		/* groups: the outer table's strings */
+	uint32_t *start;	/* group g: members[start[g]..start[g + 1]) */
+	uint32_t *members;	/* function ids */
+	int64_t *rows;		/* each group's summed row */
+};
+
+/* Groups P's functions by outer key (counting sort) and sums their rows;
+ * a sum that overflows sets *RC to -1. */
+static void group_fns(struct fn_groups *gr, const struct profile *p,
+		      const int64_t *fn_rows, bool by_file, uint32_t n_groups,
+		      int *rc)
+{
+	unsigned n = p->n_events;
+
+	gr->n = n_groups;
+	gr->start = xcalloc(n_groups + 2, sizeof(*gr->start));
+	gr->members = xcalloc(p->n_fn + 1, sizeof(*gr->members));
+	for (uint32_t i = 0; i < p->n_fn; i++)
+		gr->start[(by_file ? p->fn[i].file : p->fn[i].name) + 1]++;
+	for (uint32_t g = 0; g < n_groups; g++)
+		gr->start[g + 1] += gr->start[g];
+	uint32_t *fill = xcalloc(n_groups + 1, sizeof(*fill));
+	memcpy(fill, gr->start, n_groups * sizeof(*fill));
+	for (uint32_t i = 0; i < p->n_fn; i++)
+		gr->members[fill[by_file ? p->fn[i].file : p->fn[i].name]++] = i;
+	free(fill);
+
+	gr->rows = absent_rows(n_groups, n);
+	for (uint32_t g = 0; g < n_groups; g++)
+		for (uint32_t k = gr->start[g]; k < gr->start[g + 1]; k++)
+			if (add_row(gr->rows + (size_t)g * n,
+				    fn_rows + (size_t)gr->members[k] * n, n))
+				*rc = -1;
+}
+
+/* The "  inner" rows of group G (more than one member), cheapest below
+ * the threshold folded into one row summed in FOLD. */
+static void table_add_members(struct table *t, const struct printer *pr,
+			      const struct fn_groups *gr, uint32_t g,
+			      const int64_t *fn_rows, const char **fn_inner,
+			      int64_t *fold, bool by_file)
+{
+	unsigned n = pr->p->n_events;
+	uint32_t *m = gr->members + gr->start[g];
+	uint32_t nm = gr->start[g + 1] - gr->start[g];
+	uint32_t folded = 0, n_pass = 0;
+
+	sort_by_cost(m, nm, fn_rows, n, fn_inner, pr->o);
+	for (uint32_t i = 0; i < nm; i++)
+		n_pass += passes(pr, fn_rows + (size_t)m[i] * n);
+	for (uint32_t i = 0; i < nm; i++) {
+		const int64_t *r = fn_rows + (size_t)m[i] * n;
+		/* Folding a single entry would hide its name for
+		 * nothing. */
+		if (n_pass + 1 >= nm || passes(pr, r)) {
+			table_add(t, "  ", r, NULL,
+				  xasprintf("  %s", fn_inner[m[i]]), false);
+		} else {
+			folded++;
+			add_row(fold, r, n);
+		}
+	}
+	if (folded)
+		table_add(t, "  ", fold, NULL,
+			  xasprintf("  <%u %s below threshold>", folded,
+				    by_file ? (folded == 1 ? "function" : "functions")
+					    : (folded == 1 ? "file" : "files")),
+			  false);
+}
+
+/* Prints table T under TITLE and HEADER, its widths its own; frees its
+ * labels. */
+static void print_table(struct printer *pr, struct table *t,
+			const char *title, const char *header)
+{
+	pr_reset(pr);
+	for (size_t i = 0; i < t->n; i++)
+		pr_widen(pr, t->r[i].row, t->r[i].cum);
+	pr_settle(pr);
+	fancy(pr->out, title, NULL);
+	pr_header(pr, "  ", header);
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->r[i].blank_before)
+			fputc('\n', pr->out);
+		pr_row(pr, t->r[i].prefix, t->r[i].row, t->r[i].cum,
+		       t->r[i].label, strlen(t->r[i].label));
+		free(t->r[i].label);
+	}
+	fputc('\n', pr->out);
+	free(t->r);
+}
+
 /* The File:function (BY_FILE) or Function:file summary.  Returns the ids of
  * the files that pass the threshold (BY_FILE only), in printed order,
  * terminated by UINT32_MAX. */
@@ -377,27 +471,9 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 	unsigned n = p->n_events;
 	struct strintern const *outer_tab = by_file ? &p->files : &p->fns;
 	struct strintern const *inner_tab = by_file ? &p->fns : &p->files;
-	uint32_t n_groups = outer_tab->n;
+	struct fn_groups gr;
 
-	/* Group functions by outer key (counting sort). */
-	uint32_t *start = xcalloc(n_groups + 2, sizeof(*start));
-	uint32_t *members = xcalloc(p->n_fn + 1, sizeof(*members));
-	for (uint32_t i = 0; i < p->n_fn; i++)
-		start[(by_file ? p->fn[i].file : p->fn[i].name) + 1]++;
-	for (uint32_t g = 0; g < n_groups; g++)
-		start[g + 1] += start[g];
-	uint32_t *fill = xcalloc(n_groups + 1, sizeof(*fill));
-	memcpy(fill, start, n_groups * sizeof(*fill));
-	for (uint32_t i = 0; i < p->n_fn; i++)
-		members[fill[by_file ? p->fn[i].file : p->fn[i].name]++] = i;
-	free(fill);
-
-	int64_t *grows = absent_rows(n_groups, n);
-	for (uint32_t g = 0; g < n_groups; g++)
-		for (uint32_t k = start[g]; k < start[g + 1]; k++)
-			if (add_row(grows + (size_t)g * n,
-				    fn_rows + (size_t)members[k] * n, n))
-				*rc = -1;
+	group_fns(&gr, p, fn_rows, by_file, outer_tab->n, rc);
 
 	/* Names to break ties: outer names, and inner names per function. */
 	const char **fn_inner = xcalloc(p->n_fn + 1, sizeof(*fn_inner));
@@ -405,12 +481,12 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 		fn_inner[i] = inner_tab->str[by_file ? p->fn[i].name
 						     : p->fn[i].file];
 
-	uint32_t *gorder = xcalloc(n_groups + 1, sizeof(*gorder));
+	uint32_t *gorder = xcalloc(gr.n + 1, sizeof(*gorder));
 	uint32_t n_nonempty = 0;
-	for (uint32_t g = 0; g < n_groups; g++)
-		if (start[g + 1] > start[g])
+	for (uint32_t g = 0; g < gr.n; g++)
+		if (gr.start[g + 1] > gr.start[g])
 			gorder[n_nonempty++] = g;
-	sort_by_cost(gorder, n_nonempty, grows, n,
+	sort_by_cost(gorder, n_nonempty, gr.rows, n,
 		     (const char *const *)outer_tab->str, pr->o);
 
 	struct table t = { 0 };
@@ -421,10 +497,10 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 	int64_t *cum = absent_rows(1, n);
 	uint32_t n_rows = 0, total_below = 0;
 	for (uint32_t k = 0; k < n_nonempty; k++)
-		total_below += !passes(pr, grows + (size_t)gorder[k] * n);
+		total_below += !passes(pr, gr.rows + (size_t)gorder[k] * n);
 	for (uint32_t k = 0; k < n_nonempty; k++) {
 		uint32_t g = gorder[k];
-		const int64_t *grow = grows + (size_t)g * n;
+		const int64_t *grow = gr.rows + (size_t)g * n;
 		bool pass = passes(pr, grow);
 		if (!pass && total_below > 1) {
 			n_below++;
@@ -437,41 +513,18 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 		add_row(cum, grow, n);
 		memcpy(c, cum, n * sizeof(*c));
 
-		uint32_t *m = members + start[g];
-		uint32_t nm = start[g + 1] - start[g];
 		const char *oname = outer_tab->str[g];
-		if (nm == 1) {
+		if (gr.start[g + 1] - gr.start[g] == 1) {
 			table_add(&t, by_file ? "< " : "> ", grow, c,
-				  xasprintf("%s:%s", oname, fn_inner[m[0]]),
+				  xasprintf("%s:%s", oname,
+					    fn_inner[gr.members[gr.start[g]]]),
 				  true);
 			continue;
 		}
 		table_add(&t, by_file ? "< " : "> ", grow, c,
 			  xasprintf("%s:", oname), true);
-		sort_by_cost(m, nm, fn_rows, n, fn_inner, pr->o);
-		uint32_t folded = 0, n_pass = 0;
-		int64_t *fold = folds + (size_t)k * n;
-		for (uint32_t i = 0; i < nm; i++)
-			n_pass += passes(pr, fn_rows + (size_t)m[i] * n);
-		for (uint32_t i = 0; i < nm; i++) {
-			const int64_t *r = fn_rows + (size_t)m[i] * n;
-			/* Folding a single entry would hide its name for
-			 * nothing. */
-			if (n_pass + 1 >= nm || passes(pr, r)) {
-				table_add(&t, "  ", r, NULL,
-					  xasprintf("  %s", fn_inner[m[i]]),
-					  false);
-			} else {
-				folded++;
-				add_row(fold, r, n);
-			}
-		}
-		if (folded)
-			table_add(&t, "  ", fold, NULL,
-				  xasprintf("  <%u %s below threshold>", folded,
-					    by_file ? (folded == 1 ? "function" : "functions")
-						    : (folded == 1 ? "file" : "files")),
-				  false);
+		table_add_members(&t, pr, &gr, g, fn_rows, fn_inner,
+				  folds + (size_t)k * n, by_file);
 	}
 	if (n_below)
 		table_add(&t, "  ", folds + (size_t)n_nonempty * n, NULL,
@@ -481,79 +534,88 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 							    : "functions")),
 			  true);
 
-	pr_reset(pr);
-	for (size_t i = 0; i < t.n; i++)
-		pr_widen(pr, t.r[i].row, t.r[i].cum);
-	pr_settle(pr);
-	fancy(pr->out, by_file ? "File:function summary" :
-		       "Function:file summary", NULL);
-	pr_header(pr, "  ", by_file ? " file:function" : " function:file");
-	for (size_t i = 0; i < t.n; i++) {
-		if (t.r[i].blank_before)
-			fputc('\n', pr->out);
-		pr_row(pr, t.r[i].prefix, t.r[i].row, t.r[i].cum, t.r[i].label,
-		       strlen(t.r[i].label));
-		free(t.r[i].label);
-	}
-	fputc('\n', pr->out);
-	free(t.r);
+	print_table(pr, &t, by_file ? "File:function summary" :
+		    "Function:file summary", by_file ? " file:function" :
+		    " function:file");
 	free(cums);
 	free(folds);
 	free(cum);
 	free(gorder);
 	free(fn_inner);
-	free(grows);
-	free(members);
-	free(start);
+	free(gr.rows);
+	free(gr.members);
+	free(gr.start);
 	chosen[n_chosen] = UINT32_MAX;
 	return chosen;
 }
 
 /* ---- inclusive costs (Callgrind inputs) ---------------------------------- */
 
-/* One row per function (owner): each shown event as self, then inclusive.
- * The table is a view of a profile with 2 * n_events events, self ones
- * then inclusive ones, so that the column code above serves it. */
-static int print_incl_summary(struct printer *pr)
+/* The profile seen with 2 * n_events events, self ones then inclusive
+ * ones, with the options and totals mapped onto it. */
+struct incl_view {
+	struct profile q;
+	struct report_opts o;
+	char **names;		/* the events, then "EVENT(incl)" */
+	int64_t *tot;		/* the totals, twice */
+};
+
+/* Each shown event becomes its self and inclusive column (the "all"
+ * column stays one); sort keys become the inclusive events. */
+static void incl_view_init(struct incl_view *v, const struct printer *pr)
 {
 	const struct profile *p = pr->p;
 	const struct report_opts *o = pr->o;
 	unsigned n = p->n_events, n2 = 2 * n;
-	struct cgraph g;
-	int rc = cgraph_build(&g, p);
 
-	char **names = xcalloc(n2 + 1, sizeof(*names));
+	v->names = xcalloc(n2 + 1, sizeof(*v->names));
 	for (unsigned e = 0; e < n; e++) {
-		names[e] = p->events[e];
-		names[n + e] = xasprintf("%s(incl)", p->events[e]);
+		v->names[e] = p->events[e];
+		v->names[n + e] = xasprintf("%s(incl)", p->events[e]);
 	}
-	struct profile q = *p;
-	q.n_events = n2;
-	q.events = names;
+	v->q = *p;
+	v->q.n_events = n2;
+	v->q.events = v->names;
 
-	struct report_opts o2 = *o;
-	o2.show = xcalloc(2 * o->n_show + 1, sizeof(*o2.show));
-	o2.n_show = 0;
+	v->o = *o;
+	v->o.show = xcalloc(2 * o->n_show + 1, sizeof(*v->o.show));
+	v->o.n_show = 0;
 	for (unsigned c = 0; c < o->n_show; c++) {
 		if (o->show[c] == n) {
-			o2.show[o2.n_show++] = n2;
+			v->o.show[v->o.n_show++] = n2;
 			continue;
 		}
-		o2.show[o2.n_show++] = o->show[c];
-		o2.show[o2.n_show++] = n + o->show[c];
+		v->o.show[v->o.n_show++] = o->show[c];
+		v->o.show[v->o.n_show++] = n + o->show[c];
 	}
-	o2.sort = xcalloc(o->n_sort + 1, sizeof(*o2.sort));
+	v->o.sort = xcalloc(o->n_sort + 1, sizeof(*v->o.sort));
 	for (unsigned k = 0; k < o->n_sort; k++)
-		o2.sort[k] = n + o->sort[k];
+		v->o.sort[k] = n + o->sort[k];
 
-	int64_t *tot2 = xcalloc(n2 + 1, sizeof(*tot2));
-	memcpy(tot2, pr->tot, n * sizeof(*tot2));
-	memcpy(tot2 + n, pr->tot, n * sizeof(*tot2));
+	v->tot = xcalloc(n2 + 1, sizeof(*v->tot));
+	memcpy(v->tot, pr->tot, n * sizeof(*v->tot));
+	memcpy(v->tot + n, pr->tot, n * sizeof(*v->tot));
+}
 
+static void incl_view_free(struct incl_view *v, unsigned n)
+{
+	free(v->tot);
+	free(v->o.show);
+	free(v->o.sort);
+	for (unsigned e = 0; e < n; e++)
+		free(v->names[n + e]);
+	free(v->names);
+}
+
+/* The self-then-inclusive rows of the owner functions (ROWS, 2 * n per
+ * function) and their "function:file" LABELS ("" for the others); the ids
+ * of those with any cost in IDX.  Returns how many. */
+static uint32_t incl_rows(const struct profile *p, const struct cgraph *g,
+			  int64_t *rows, const char **labels, uint32_t *idx)
+{
+	unsigned n = p->n_events, n2 = 2 * n;
 	uint32_t nf = 0;
-	uint32_t *idx = xcalloc(p->n_fn + 1, sizeof(*idx));
-	int64_t *rows = xcalloc((size_t)p->n_fn * n2 + 1, sizeof(*rows));
-	const char **labels = xcalloc(p->n_fn + 1, sizeof(*labels));
+
 	for (uint32_t f = 0; f < p->n_fn; f++) {
 		labels[f] = "";
 		if (p->fn[f].owner != f)
@@ -561,8 +623,8 @@ static int print_incl_summary(struct printer *pr)
 		int64_t *r = rows + (size_t)f * n2;
 		bool any = false;
 		for (unsigned e = 0; e < n; e++) {
-			r[e] = g.self[(size_t)f * n + e];
-			r[n + e] = g.incl[(size_t)f * n + e];
+			r[e] = g->self[(size_t)f * n + e];
+			r[n + e] = g->incl[(size_t)f * n + e];
 			any |= r[e] || r[n + e];
 		}
 		if (!any)
@@ -571,10 +633,29 @@ static int print_incl_summary(struct printer *pr)
 				      p->files.str[p->fn[f].file]);
 		idx[nf++] = f;
 	}
-	sort_by_cost(idx, nf, rows, n2, labels, &o2);
+	return nf;
+}
+
+/* One row per function (owner): each shown event as self, then inclusive.
+ * The table is a view of a profile with 2 * n_events events, self ones
+ * then inclusive ones, so that the column code above serves it. */
+static int print_incl_summary(struct printer *pr)
+{
+	const struct profile *p = pr->p;
+	unsigned n = p->n_events, n2 = 2 * n;
+	struct cgraph g;
+	int rc = cgraph_build(&g, p);
+	struct incl_view v;
+
+	incl_view_init(&v, pr);
+	uint32_t *idx = xcalloc(p->n_fn + 1, sizeof(*idx));
+	int64_t *rows = xcalloc((size_t)p->n_fn * n2 + 1, sizeof(*rows));
+	const char **labels = xcalloc(p->n_fn + 1, sizeof(*labels));
+	uint32_t nf = incl_rows(p, &g, rows, labels, idx);
+	sort_by_cost(idx, nf, rows, n2, labels, &v.o);
 
 	struct printer pr2;
-	pr_init(&pr2, pr->out, &q, &o2, tot2);
+	pr_init(&pr2, pr->out, &v.q, &v.o, v.tot);
 	uint32_t n_below = 0;
 	for (uint32_t k = 0; k < nf; k++) {
 		if (passes(&pr2, rows + (size_t)idx[k] * n2))
@@ -605,12 +686,7 @@ static int print_incl_summary(struct printer *pr)
 	free(labels);
 	free(rows);
 	free(idx);
-	free(tot2);
-	free(o2.show);
-	free(o2.sort);
-	for (unsigned e = 0; e < n; e++)
-		free(names[n + e]);
-	free(names);
+	incl_view_free(&v, n);
 	cgraph_free(&g);
 	return rc;
 }
@@ -689,65 +765,58 @@ static void warning_banner(FILE *out, const char *msg1, const char *arg1,
 	fprintf(out, "%s\n\n", at);
 }
 
-/* Annotate one file; LINES/ROWS are its cost centres merged by line. */
-static void annotate_file(struct printer *pr, const char *path,
-			  const char *src, size_t src_len,
-			  const uint32_t *lines, const int64_t *rows,
-			  uint32_t n_lines, struct ann_sums *sums)
+/* Where each source line starts; line k is [ls[k-1], ls[k]).  *NSRC: the
+ * line count, an unterminated last line included. */
+static size_t *line_starts(const char *src, size_t src_len, size_t *nsrc)
 {
-	FILE *out = pr->out;
-	unsigned n = pr->p->n_events;
-	const struct report_opts *o = pr->o;
-	struct stat st;
-
-	/* Where each source line starts; line k is [ls[k-1], ls[k]). */
-	size_t nsrc = 0;
+	size_t n = 0;
 	for (size_t i = 0; i < src_len; i++)
-		nsrc += src[i] == '\n';
+		n += src[i] == '\n';
 	if (src_len && src[src_len - 1] != '\n')
-		nsrc++;
-	size_t *ls = xcalloc(nsrc + 2, sizeof(*ls));
+		n++;
+	size_t *ls = xcalloc(n + 2, sizeof(*ls));
 	size_t k = 1;
 	for (size_t i = 0; i < src_len; i++)
 		if (src[i] == '\n')
 			ls[k++] = i + 1;
-	if (k <= nsrc)
+	if (k <= n)
 		ls[k] = src_len + 1;	/* the unterminated last line */
+	*nsrc = n;
+	return ls;
+}
 
-	fancy(out, "Annotated source file: ", path);
-	if (pr->p->have_mtime && !stat(path, &st) &&
-	    (st.st_mtim.tv_sec > pr->p->oldest_mtime.tv_sec ||
-	     (st.st_mtim.tv_sec == pr->p->oldest_mtime.tv_sec &&
-	      st.st_mtim.tv_nsec > pr->p->oldest_mtime.tv_nsec)))
+/* The banner for a source file changed since the oldest profile. */
+static void warn_if_newer(FILE *out, const struct profile *p,
+			  const char *path)
+{
+	struct stat st;
+
+	if (p->have_mtime && !stat(path, &st) &&
+	    (st.st_mtim.tv_sec > p->oldest_mtime.tv_sec ||
+	     (st.st_mtim.tv_sec == p->oldest_mtime.tv_sec &&
+	      st.st_mtim.tv_nsec > p->oldest_mtime.tv_nsec)))
 		warning_banner(out, "Source file '", path,
 			       "' is newer than the profile data.\n"
 			       "@ Annotations may not be correct.", NULL,
 			       NULL);
+}
 
-	pr_reset(pr);
-	for (uint32_t i = 0; i < n_lines; i++)
-		pr_widen(pr, rows + (size_t)i * n, NULL);
-	pr_settle(pr);
-	pr_header(pr, "", "");
-	fputc('\n', out);
+/* The source around LINES[I..END) (all within the file), --context lines
+ * either side, nearby blocks merged, "-- line N ---" between them. */
+static void print_source_blocks(struct printer *pr, const char *src,
+				const size_t *ls, size_t nsrc,
+				const uint32_t *lines, const int64_t *rows,
+				uint32_t i, uint32_t end, struct ann_sums *sums)
+{
+	FILE *out = pr->out;
+	unsigned n = pr->p->n_events;
+	uint64_t ctx = pr->o->context;
 
-	uint32_t i = 0;
-	if (n_lines && lines[0] == 0) {
-		pr_row(pr, "", rows, NULL, "<unknown (line 0)>", 18);
-		fputc('\n', out);
-		add_row(sums->unknown, rows, n);
-		i = 1;
-	}
-	uint32_t first_bogus = i;
-	while (first_bogus < n_lines && lines[first_bogus] <= nsrc)
-		first_bogus++;
-
-	uint64_t ctx = o->context;
-	while (i < first_bogus) {
+	while (i < end) {
 		uint64_t lo = lines[i] > ctx ? lines[i] - ctx : 1;
 		uint64_t hi = lines[i] + ctx;
 		uint32_t j = i;
-		while (j + 1 < first_bogus && lines[j + 1] <= hi + ctx + 1)
+		while (j + 1 < end && lines[j + 1] <= hi + ctx + 1)
 			hi = lines[++j] + ctx;
 		if (hi > nsrc)
 			hi = nsrc;
@@ -768,22 +837,70 @@ static void annotate_file(struct printer *pr, const char *path,
 		if (hi < nsrc)
 			fprintf(out, "-- line %" PRIu64 " ----------------------------------------\n", hi);
 	}
-	if (first_bogus < n_lines) {
-		fputc('\n', out);
-		for (i = first_bogus; i < n_lines; i++) {
-			char label[48];
-			const int64_t *r = rows + (size_t)i * n;
-			int l = snprintf(label, sizeof(label),
-					 "<bogus line %" PRIu32 ">", lines[i]);
-			pr_row(pr, "", r, NULL, label, l);
-			add_row(sums->known, r, n);
-		}
-		fputc('\n', out);
-		warning_banner(out, "Information recorded about lines past "
-			       "the end of '", path, "'.", NULL, NULL);
-	} else {
-		fputc('\n', out);
+}
+
+/* Lines past the end of the file: their counts, then a warning. */
+static void print_bogus_lines(struct printer *pr, const char *path,
+			      const uint32_t *lines, const int64_t *rows,
+			      uint32_t first, uint32_t n_lines,
+			      struct ann_sums *sums)
+{
+	FILE *out = pr->out;
+	unsigned n = pr->p->n_events;
+
+	fputc('\n', out);
+	for (uint32_t i = first; i < n_lines; i++) {
+		char label[48];
+		const int64_t *r = rows + (size_t)i * n;
+		int l = snprintf(label, sizeof(label),
+				 "<bogus line %" PRIu32 ">", lines[i]);
+		pr_row(pr, "", r, NULL, label, l);
+		add_row(sums->known, r, n);
 	}
+	fputc('\n', out);
+	warning_banner(out, "Information recorded about lines past "
+		       "the end of '", path, "'.", NULL, NULL);
+}
+
+/* Annotate one file; LINES/ROWS are its cost centres merged by line. */
+static void annotate_file(struct printer *pr, const char *path,
+			  const char *src, size_t src_len,
+			  const uint32_t *lines, const int64_t *rows,
+			  uint32_t n_lines, struct ann_sums *sums)
+{
+	FILE *out = pr->out;
+	unsigned n = pr->p->n_events;
+	size_t nsrc;
+	size_t *ls = line_starts(src, src_len, &nsrc);
+
+	fancy(out, "Annotated source file: ", path);
+	warn_if_newer(out, pr->p, path);
+
+	pr_reset(pr);
+	for (uint32_t i = 0; i < n_lines; i++)
+		pr_widen(pr, rows + (size_t)i * n, NULL);
+	pr_settle(pr);
+	pr_header(pr, "", "");
+	fputc('\n', out);
+
+	uint32_t i = 0;
+	if (n_lines && lines[0] == 0) {
+		pr_row(pr, "", rows, NULL, "<unknown (line 0)>", 18);
+		fputc('\n', out);
+		add_row(sums->unknown, rows, n);
+		i = 1;
+	}
+	uint32_t first_bogus = i;
+	while (first_bogus < n_lines && lines[first_bogus] <= nsrc)
+		first_bogus++;
+
+	print_source_blocks(pr, src, ls, nsrc, lines, rows, i, first_bogus,
+			    sums);
+	if (first_bogus < n_lines)
+		print_bogus_lines(pr, path, lines, rows, first_bogus, n_lines,
+				  sums);
+	else
+		fputc('\n', out);
 	free(ls);
 }
 
