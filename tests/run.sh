@@ -1,6 +1,6 @@
 #!/bin/sh
-# Build cachetrace twice (plain, and ASan+UBSan for the unit and annotator
-# tests), run every test suite, and end with "N passed, N failed, N skipped".
+# Build cachetrace twice (plain, and ASan+UBSan, leaks included, for the
+# unit, annotator, tracer and attach tests), run every test suite, and end with "N passed, N failed, N skipped".
 # Warnings are errors.  Tracee programs are compiled by the tests themselves,
 # never instrumented.
 set -eu
@@ -28,7 +28,7 @@ meson test -C build --logbase main --print-errorlogs --no-suite fuzz || status=1
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-asan --logbase asan --print-errorlogs --suite unit \
-	--suite annotate || status=1
+	--suite annotate --suite tracer --suite attach || status=1
 if [ "${CACHETRACE_FUZZ:-1}" != 0 ]; then
 	meson test -C build --logbase fuzz --print-errorlogs --suite fuzz || status=1
 fi
@@ -42,5 +42,11 @@ passed=$(count OK)
 failed=$(( $(count FAIL) + $(count TIMEOUT) + $(count ERROR) + \
 	$(count UNEXPECTEDPASS) ))
 skipped=$(count SKIP)
+# Nobody harmed: the machine's /dev/null is still the device (a profile
+# renamed over it, or an unlinked one, would show here).
+if [ ! -c /dev/null ]; then
+	echo "FAIL: /dev/null is no longer a character device"
+	failed=$((failed + 1))
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$status" -eq 0 ]
