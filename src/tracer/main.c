@@ -51,14 +51,17 @@ static void install_signal_handlers(struct tracer *tr)
 		sigaction(sig, NULL, &tr->orig_sigaction[sig]);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	/* No SA_RESTART: waitpid must return EINTR so the loop sees it.  A
-	 * signal we were told to ignore (nohup) stays ignored. */
+	/* No SA_RESTART: waitpid must return EINTR so the loop sees it.
+	 * SIGINT and SIGQUIT are handled even when a script's background job
+	 * was started with them ignored (kill -INT must end a run); SIGHUP
+	 * ignored (nohup) stays ignored. */
 	sa.sa_handler = on_signal;
 	for (int sig = 1; sig < NSIG; sig++) {
 		bool is_fatal = sig >= SIGRTMIN && sig <= SIGRTMAX;
 		for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 			is_fatal |= fatal[i] == sig;
-		if (is_fatal && tr->orig_sigaction[sig].sa_handler != SIG_IGN)
+		if (is_fatal && !(sig == SIGHUP &&
+				  tr->orig_sigaction[sig].sa_handler == SIG_IGN))
 			sigaction(sig, &sa, NULL);
 	}
 	if (o->toggle_signal) {

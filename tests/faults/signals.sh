@@ -7,12 +7,11 @@
 # freezes the target.
 . "$(dirname "$0")/lib.sh"
 start_target loop || finish
-# A background job of a script has SIGINT and SIGQUIT ignored, and
-# cachetrace keeps what it was told to ignore (nohup): start it with the
-# default dispositions, as from a terminal.
+# A background job of a script starts with SIGINT and SIGQUIT ignored:
+# cachetrace handles them all the same.
 for sig in QUIT USR1 USR2 ALRM TERM HUP INT XCPU PROF; do
 	for bp in hw sw; do
-		env --default-signal "$CT" $G -p "$TP" --start=work --intervals=0 --breakpoints=$bp \
+		"$CT" $G -p "$TP" --start=work --intervals=0 --breakpoints=$bp \
 			-o s.cg 2> s.err &
 		C=$!
 		sleep 0.7
