@@ -16,7 +16,9 @@ clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -I"$root/include" -I"$root/src/report/annotate" \
 	"$root/tests/annotate/fuzz_parser.c" "$root/src/report/annotate/profile.c" \
 	"$root/src/report/annotate/calltree.c" \
-	"$root/src/util/error.c" -lm -o "$tmp/fuzz" || exit 1
+	"$root/src/report/annotate/flamegraph.c" \
+	"$root/src/util/error.c" "$root/src/util/hashtab.c" \
+	-lm -o "$tmp/fuzz" || exit 1
 mkdir "$tmp/corpus"
 cp "$root"/tests/annotate/golden/*.cgout "$root"/tests/annotate/merge/*.cgout \
 	"$root"/tests/annotate/callgrind/*.cgout "$root"/tests/annotate/callgrind/*.folded \

@@ -91,6 +91,9 @@ struct svg_opts {
 
 /* Draw T as a self-contained SVG flame graph.  Returns 0, or -1 if OUT
  * failed. */
+/* Reorder every node's children: by count, or by name (calltree.c). */
+void ctree_sort_children(struct ctree *t, bool by_name);
+/* flamegraph.c */
 int ctree_write_svg(FILE *out, struct ctree *t, const struct svg_opts *o);
 
 #endif
