@@ -86,8 +86,9 @@ static int rec_cmp(const void *pa, const void *pb)
 	int c = strcmp(a->fn, b->fn);
 	if (c)
 		return c;
-	/* Functions of one name (static ones): in the order found. */
-	if (a->func != b->func)
+	/* Functions of one name (static ones): in the order found.  Records
+	 * of one function share its id (include/callprof.h). */
+	if (a->func->id != b->func->id)
 		return a->func->id < b->func->id ? -1 : 1;
 	if ((c = strcmp(a->file, b->file)))
 		return c;
@@ -198,7 +199,8 @@ int callgrind_write(const struct callprof *cp, FILE *out,
 	const char *cur_fn = NULL, *cur_file = NULL;
 	for (size_t i = 0; i < n_rec;) {
 		struct rec *x = &recs[i];
-		if (x->func != cur_func || !cur_fn || strcmp(x->fn, cur_fn)) {
+		if (!cur_func || x->func->id != cur_func->id ||
+		    strcmp(x->fn, cur_fn)) {
 			struct src_loc home;
 			sym_lookup(cp->syms, x->func->low, &home);
 			fputc('\n', out);

@@ -576,6 +576,13 @@ int sym_function_range(struct symbols *s, uint64_t pc, uint64_t *low,
 	return 0;
 }
 
+const char *sym_module_name(struct symbols *s, uint64_t pc)
+{
+	const struct modinfo *m = find_mod(s, pc);
+
+	return m ? m->name : NULL;
+}
+
 /* ---- resolving --start/--stop locations ---- */
 
 /* NAME equals WANT, or does once its "@VER" / "@@VER" suffix is gone. */
