@@ -72,6 +72,51 @@ bad=$(cut -f2 cg.hex | sort -u | comm -13 - folded.hex)
 [ -z "$bad" ] && pass "no other address in the folded stacks" ||
 	{ fail "folded frames written as addresses:"; echo "$bad" | head -20; }
 
+# The object file of each function (ob=, and cob= for callees, the
+# caller's object when absent), as valgrind's Callgrind writes it for the
+# same program: "function<TAB>object" of fn= blocks and of call targets.
+objects() {
+	awk '
+	function name(kind, s,    id) {
+		if (match(s, /^\([0-9]+\)/)) {
+			id = substr(s, 2, RLENGTH - 2)
+			s = substr(s, RLENGTH + 1); sub(/^ /, "", s)
+			if (s != "") map[kind, id] = s
+			return map[kind, id]
+		}
+		return s
+	}
+	function val(l) { return substr(l, index(l, "=") + 1) }
+	/^ob=/ { ob = name("ob", val($0)); next }
+	/^cob=/ { cob = name("ob", val($0)); next }
+	/^fn=/ { fn = name("fn", val($0)); sub(/\047[0-9]+$/, "", fn)
+		print fn "\t" (ob == "" ? "(none)" : ob); cob = ""; next }
+	/^cfn=/ { c = name("fn", val($0)); sub(/\047[0-9]+$/, "", c)
+		print c "\t" (cob != "" ? cob : ob == "" ? "(none)" : ob)
+		cob = ""; next }' "$1" | grep -v -E "^0x[0-9a-f]+\s" | sort -u
+}
+objects ct.cg >ct.objects
+grep -q '	(none)$' ct.objects && fail "functions with no ob=: $(grep -c '	(none)$' ct.objects)"
+# A name may be in two objects (brk in ld.so and in libc), and a run
+# under valgrind calls a few functions in another one (its ld.so's
+# strcspn): each (function, object) of ours whose function Callgrind has
+# must be one of Callgrind's.
+if command -v valgrind >/dev/null; then
+	valgrind -q --tool=callgrind --callgrind-out-file=vg.cg ./cs-names \
+		>vg.stdout 2>vg.stderr || { cat vg.stderr; fail "callgrind failed"; }
+	objects vg.cg >vg.objects
+	awk -F '\t' 'NR == FNR { o[$1] = o[$1] "\t" $2 "\t"; next }
+		($1 in o) { n++; if (index(o[$1], "\t" $2 "\t") == 0)
+			print $1 ": ours " $2 ", Callgrind" o[$1] }
+		END { print n + 0 >"objects.shared" }' vg.objects ct.objects >objects.diff
+	shared=$(cat objects.shared)
+	[ "$shared" -gt 50 ] && [ ! -s objects.diff ] &&
+		pass "$shared functions in the objects Callgrind puts them in" ||
+		{ fail "objects ($shared functions shared with Callgrind):"; head -10 objects.diff; }
+else
+	fail "no valgrind: run tests/install-deps.sh"
+fi
+
 # callgrind_annotate still reads it, without a warning.
 if command -v callgrind_annotate >/dev/null; then
 	callgrind_annotate ct.cg >ann.out 2>ann.warn && [ ! -s ann.warn ] &&
