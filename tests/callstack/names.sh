@@ -5,7 +5,9 @@
 # addresses.  The flat profile of the same run is the reference: the set
 # of functions it names must be the set the Callgrind file and the folded
 # stacks name, and a function left as an address must be one whose pc the
-# flat profile also has under fn=??? (same fl=): a pc in no symbol.
+# flat profile also has under fn=??? (same fl=): a pc in no symbol.  Each
+# function sits in its object (ob=, cob=) as valgrind's Callgrind puts it,
+# and callgrind_annotate reads the file without a warning.
 #   names.sh CACHETRACE SRCDIR SCRATCH
 set -u
 CT=$(realpath "$1"); SRC=$(realpath "$2")/tests; W=$3/callstack-names
