@@ -25,19 +25,21 @@ rc=$?
 [ $rc -eq 0 ] || { cat ct.stderr; fail "cachetrace exited with $rc"; }
 
 hex='^0x[0-9a-f]+$'
-# "file<TAB>function" of every fn= block, Callgrind's name compression
-# expanded and the recursion suffix ('2) dropped.
-blocks() {
-	awk '
-	function name(kind, s,    id) {
-		if (match(s, /^\([0-9]+\)/)) {
-			id = substr(s, 2, RLENGTH - 2)
-			s = substr(s, RLENGTH + 1); sub(/^ /, "", s)
-			if (s != "") map[kind, id] = s
-			return map[kind, id]
-		}
-		return s
+# Callgrind's name compression undone: name(kind, "(id) name" or "(id)").
+names_awk='
+function name(kind, s,    id) {
+	if (match(s, /^\([0-9]+\)/)) {
+		id = substr(s, 2, RLENGTH - 2)
+		s = substr(s, RLENGTH + 1); sub(/^ /, "", s)
+		if (s != "") map[kind, id] = s
+		return map[kind, id]
 	}
+	return s
+}'
+# "file<TAB>function" of every fn= block, the recursion suffix ('2)
+# dropped.
+blocks() {
+	awk "$names_awk"'
 	/^(fl|fi|fe|cfi|cfl)=/ { s = substr($0, index($0, "=") + 1)
 		f = name("fl", s); if ($0 ~ /^fl=/) fl = f; next }
 	/^(fn|cfn)=/ { s = name("fn", substr($0, index($0, "=") + 1))
@@ -78,16 +80,7 @@ bad=$(cut -f2 cg.hex | sort -u | comm -13 - folded.hex)
 # caller's object when absent), as valgrind's Callgrind writes it for the
 # same program: "function<TAB>object" of fn= blocks and of call targets.
 objects() {
-	awk '
-	function name(kind, s,    id) {
-		if (match(s, /^\([0-9]+\)/)) {
-			id = substr(s, 2, RLENGTH - 2)
-			s = substr(s, RLENGTH + 1); sub(/^ /, "", s)
-			if (s != "") map[kind, id] = s
-			return map[kind, id]
-		}
-		return s
-	}
+	awk "$names_awk"'
 	function val(l) { return substr(l, index(l, "=") + 1) }
 	/^ob=/ { ob = name("ob", val($0)); next }
 	/^cob=/ { cob = name("ob", val($0)); next }
