@@ -8,7 +8,7 @@
 #include "callprof.h"
 
 /* Write a Callgrind-format profile (version: 1, creator, cmd:,
- * positions: line, events:, fl=/fn=/cfl=/cfn=/calls= with name
+ * positions: line, events:, ob=/fl=/fn=/cob=/cfi=/cfn=/calls= with name
  * compression, inclusive call costs, summary:/totals:).  DESC lines as in
  * cgout_meta.  Returns 0 or -1 with errno set. */
 int callgrind_write(const struct callprof *cp, FILE *out,

@@ -15,7 +15,9 @@
 struct cs_func {
 	uint64_t low, high;	/* [low, high); high == low + 1 when unknown */
 	const char *name;
-	uint32_t id;		/* 0, 1, ... in creation order */
+	uint32_t id;		/* 0, 1, ... in creation order; records of
+				 * one function (one seen as a bare pc before
+				 * its library was known) share one */
 	/* The collector's own: */
 	char *own_name;		/* "0x..." for pcs without a symbol */
 	bool plt;		/* a PLT stub: skipped */

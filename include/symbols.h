@@ -57,6 +57,11 @@ enum sym_resolve_result sym_resolve(struct symbols *s, const char *loc,
 int sym_function_range(struct symbols *s, uint64_t pc, uint64_t *low,
 		       uint64_t *high, const char **name);
 
+/* The file of the module (executable, library, "[vdso]") mapped at PC,
+ * as /proc/PID/maps names it (what Callgrind writes as ob=); NULL when PC
+ * is in no module known since the last sym_refresh. */
+const char *sym_module_name(struct symbols *s, uint64_t pc);
+
 /* "symbol" or "symbol+0xOFF" of the data object (STT_OBJECT, or any
  * sized symbol) containing ADDR, into BUF; NULL when none does. */
 const char *sym_data_name(struct symbols *s, uint64_t addr, char *buf,

@@ -1,10 +1,15 @@
 /* Writing a call-stack profile: Callgrind's format and folded stacks.
  *
  * Records (a self-cost line or a call line of a function) are sorted by
- * function display name, function, file, line, then calls after self costs
- * and by callee, and records of one position merged; so the output does not
- * depend on the order the collector found them in.  Names are compressed
- * as Callgrind does: "(id) name" the first time, "(id)" after. */
+ * object, function display name, function, file, line, then calls after
+ * self costs and by callee, and records of one position merged; so the
+ * output does not depend on the order the collector found them in.  Names
+ * are compressed as Callgrind does: "(id) name" the first time, "(id)"
+ * after, one id space for ob=/cob=, one for fl=/fi=/cfi=, one for
+ * fn=/cfn=.  As Callgrind, ob= (the object file of the functions that
+ * follow, so that KCachegrind can group by library) is written when it
+ * changes, and cob= before a call into another object than the caller's
+ * (a reader takes the caller's object otherwise). */
 #include "callgrind.h"
 
 #include <errno.h>
@@ -69,12 +74,13 @@ static void put_name(FILE *out, struct strintern *names, const char *key,
 /* What the writer sorts: a self cost line or a call line of a function
  * (FN at LEVEL). */
 struct rec {
+	const char *obj;	/* the object file of FUNC, "???" if none */
 	const char *fn;		/* display name, "name'2" for level 2 */
 	const struct cs_func *func;
 	const char *file;
 	unsigned line;
 	bool is_call;
-	const char *cfn, *cfile;	/* the callee, for calls */
+	const char *cobj, *cfn, *cfile;	/* the callee, for calls */
 	unsigned cline;
 	uint64_t calls;
 	const uint64_t *cost;
@@ -83,11 +89,12 @@ struct rec {
 static int rec_cmp(const void *pa, const void *pb)
 {
 	const struct rec *a = pa, *b = pb;
-	int c = strcmp(a->fn, b->fn);
-	if (c)
+	int c = strcmp(a->obj, b->obj);
+	if (c || (c = strcmp(a->fn, b->fn)))
 		return c;
-	/* Functions of one name (static ones): in the order found. */
-	if (a->func != b->func)
+	/* Functions of one name (static ones): in the order found.  Records
+	 * of one function share its id (include/callprof.h). */
+	if (a->func->id != b->func->id)
 		return a->func->id < b->func->id ? -1 : 1;
 	if ((c = strcmp(a->file, b->file)))
 		return c;
@@ -97,7 +104,7 @@ static int rec_cmp(const void *pa, const void *pb)
 		return a->is_call ? 1 : -1;
 	if (!a->is_call)
 		return 0;
-	if ((c = strcmp(a->cfn, b->cfn)))
+	if ((c = strcmp(a->cfn, b->cfn)) || (c = strcmp(a->cobj, b->cobj)))
 		return c;
 	return strcmp(a->cfile, b->cfile);
 }
@@ -115,6 +122,13 @@ static void put_costs(FILE *out, unsigned line, const uint64_t *c,
 	fputc('\n', out);
 }
 
+/* The object file of F, as Callgrind names it ("???" when none). */
+static const char *obj_name(const struct callprof *cp, const struct cs_func *f)
+{
+	const char *obj = sym_module_name(cp->syms, f->low);
+	return obj ? obj : "???";
+}
+
 /* A record of OWNER (at NODE's level) at PC. */
 static struct rec *add_rec(struct writer *w, struct rec *x,
 			   const struct cs_func *owner,
@@ -125,6 +139,7 @@ static struct rec *add_rec(struct writer *w, struct rec *x,
 
 	sym_lookup(w->cp->syms, pc, &loc);
 	x->func = owner;
+	x->obj = obj_name(w->cp, owner);
 	x->fn = fn_name(w, owner, cs_owner_level(node));
 	x->file = loc.file;
 	x->line = loc.line;
@@ -151,7 +166,7 @@ int callgrind_write(const struct callprof *cp, FILE *out,
 				   sizeof(*recs));
 	uint64_t *sum = xcalloc(ne ? ne : 1, sizeof(uint64_t));
 	uint64_t *acc = xcalloc(ne ? ne : 1, sizeof(uint64_t));
-	struct strintern files = { 0 }, fns = { 0 };
+	struct strintern objs = { 0 }, files = { 0 }, fns = { 0 };
 	struct writer w;
 
 	writer_init(&w, cp);
@@ -172,6 +187,7 @@ int callgrind_write(const struct callprof *cp, FILE *out,
 		struct src_loc cloc;
 		sym_lookup(cp->syms, ed->to->func->low, &cloc);
 		x->is_call = true;
+		x->cobj = obj_name(cp, ed->to->func);
 		x->cfn = fn_name(&w, ed->to->func, ed->to->level);
 		x->cfile = cloc.file;
 		x->cline = cloc.line;
@@ -195,13 +211,18 @@ int callgrind_write(const struct callprof *cp, FILE *out,
 	put_totals(out, "summary", sum, ne);
 
 	const struct cs_func *cur_func = NULL;
-	const char *cur_fn = NULL, *cur_file = NULL;
+	const char *cur_obj = NULL, *cur_fn = NULL, *cur_file = NULL;
 	for (size_t i = 0; i < n_rec;) {
 		struct rec *x = &recs[i];
-		if (x->func != cur_func || !cur_fn || strcmp(x->fn, cur_fn)) {
+		if (!cur_func || x->func->id != cur_func->id ||
+		    strcmp(x->fn, cur_fn)) {
 			struct src_loc home;
 			sym_lookup(cp->syms, x->func->low, &home);
 			fputc('\n', out);
+			if (!cur_obj || strcmp(x->obj, cur_obj)) {
+				put_name(out, &objs, "ob", x->obj);
+				cur_obj = x->obj;
+			}
 			put_name(out, &files, "fl", home.file);
 			put_name(out, &fns, "fn", x->fn);
 			cur_func = x->func;
@@ -223,6 +244,8 @@ int callgrind_write(const struct callprof *cp, FILE *out,
 			j++;
 		}
 		if (x->is_call) {
+			if (strcmp(x->cobj, cur_obj))
+				put_name(out, &objs, "cob", x->cobj);
 			put_name(out, &files, "cfi", x->cfile);
 			put_name(out, &fns, "cfn", x->cfn);
 			fprintf(out, "calls=%" PRIu64 " %u\n", calls, x->cline);
@@ -241,6 +264,7 @@ int callgrind_write(const struct callprof *cp, FILE *out,
 	int ret = ferror(out) ? -1 : 0;
 	if (ret < 0 && !errno)
 		errno = EIO;
+	strintern_free(&objs);
 	strintern_free(&files);
 	strintern_free(&fns);
 	writer_free(&w);

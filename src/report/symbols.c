@@ -537,3 +537,10 @@ int sym_function_range(struct symbols *s, uint64_t pc, uint64_t *low,
 		*name = display_name(s, f->name);
 	return 0;
 }
+
+const char *sym_module_name(struct symbols *s, uint64_t pc)
+{
+	const struct modinfo *m = find_mod(s, pc);
+
+	return m ? m->name : NULL;
+}

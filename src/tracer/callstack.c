@@ -140,6 +140,9 @@ struct callstack {
 	bool has_pending;
 
 	bool refreshed;		/* sym_refresh done in this window */
+	/* Pcs in no module to pass over before the next sym_refresh for
+	 * one, and the gap, doubled by each refresh that finds none. */
+	uint32_t unmapped_skip, unmapped_gap;
 	unw_addr_space_t as;
 	unsigned long unwinds;	/* for tests and debugging */
 };
@@ -285,6 +288,41 @@ static struct cs_func *new_func(struct callstack *cs)
 	return f;
 }
 
+/* Whether to re-read the mappings for PC, in no known function: once a
+ * window (the mappings are read at the exec stop), and whenever PC is in
+ * no known module (a library mapped since: in a whole run libc and all
+ * the dynamic loader maps after the exec), backing off while that finds
+ * nothing (code in no file: a JIT's). */
+static bool want_refresh(struct callstack *cs, uint64_t pc)
+{
+	if (!sym_module_name(cs->syms, pc)) {
+		if (!cs->unmapped_skip)
+			return true;
+		cs->unmapped_skip--;
+	}
+	return !cs->refreshed;
+}
+
+static void refreshed(struct callstack *cs, uint64_t pc)
+{
+	cs->refreshed = true;
+	if (sym_module_name(cs->syms, pc)) {
+		cs->unmapped_gap = 0;
+	} else {
+		cs->unmapped_gap = cs->unmapped_gap ? cs->unmapped_gap * 2 : 1;
+		cs->unmapped_skip = cs->unmapped_gap;
+	}
+}
+
+/* The name of the function at LOW as the flat profile has it (display
+ * version, "(below main)"), so that the profiles of one run agree. */
+static const char *flat_name(struct callstack *cs, uint64_t low)
+{
+	struct src_loc loc;
+	sym_lookup(cs->syms, low, &loc);
+	return loc.fn;
+}
+
 static struct cs_func *func_of(struct callstack *cs, pid_t tid, uint64_t pc)
 {
 	struct cs_func *f = func_at(cs, pc);
@@ -293,17 +331,16 @@ static struct cs_func *func_of(struct callstack *cs, pid_t tid, uint64_t pc)
 
 	uint64_t low, high;
 	const char *name = NULL;
-	int found = sym_function_range(cs->syms, pc, &low, &high, &name);
-	if (found < 0 && !cs->refreshed) {
-		/* Libraries loaded since the last look (the mappings are
-		 * read at the exec stop): once per window. */
+	int found = sym_function_range(cs->syms, pc, &low, &high, NULL);
+	if (found < 0 && want_refresh(cs, pc)) {
 		char err[128];
-		cs->refreshed = true;
 		if (sym_refresh(cs->syms, err, sizeof(err)) == 0)
 			found = sym_function_range(cs->syms, pc, &low, &high,
-						   &name);
+						   NULL);
+		refreshed(cs, pc);
 	}
 	if (found == 0 && high > low) {
+		name = flat_name(cs, low);
 		/* Share one record per function. */
 		f = func_at(cs, low);
 		if (!f) {
@@ -840,9 +877,50 @@ void callstack_end(struct callstack *cs)
 		end_thread(cs, cs->threads[i]);
 }
 
+/* Name F, a function that was a pc in no known symbol when first seen,
+ * if a symbol covers its pc now.  A function found twice (as a bare pc and
+ * by its symbol in a later window, or at two of its pcs) becomes one: F
+ * takes the id, name and range of the record at the symbol's address, so
+ * the writers merge them. */
+static void name_late_func(struct callstack *cs, struct cs_func *f)
+{
+	uint64_t low, high;
+	if (!f->own_name || f->plt ||
+	    sym_function_range(cs->syms, f->low, &low, &high, NULL) < 0 ||
+	    high <= low)
+		return;
+	const char *name = flat_name(cs, low);
+	f->own_name = NULL;
+	struct cs_func *first = func_at(cs, low);
+	if (first && first->own_name)
+		name_late_func(cs, first);	/* the bare pc is the entry */
+	if (!first) {
+		func_at_add(cs, low, f);
+	} else if (first != f && !first->own_name) {
+		f->id = first->id;
+		name = first->name;
+	}
+	f->low = low;
+	f->high = high;
+	f->name = name;
+	f->pop_on_jump = !strncmp(name, "_dl_runtime_resolve", 19);
+}
+
+/* Name every function still a bare pc: a library mapped after the
+ * window's one sym_refresh (in a whole run, libc and all that the dynamic
+ * loader maps after the exec) is known now, as the flat profile, which
+ * resolves its pcs at the end, knows it.  Idempotent. */
+static void name_late_funcs(struct callstack *cs)
+{
+	for (uint32_t i = 0; i < cs->n_pc_funcs; i++)
+		if (cs->pc_funcs[i].pc == cs->pc_funcs[i].func->low)
+			name_late_func(cs, cs->pc_funcs[i].func);
+}
+
 const struct callprof *callstack_profile(struct callstack *cs)
 {
 	commit(cs, cs->last);
+	name_late_funcs(cs);
 	/* Costs found with no stack are charged to the function of their pc,
 	 * found now, while the target is still attached. */
 	pid_t tid = cs->last ? cs->last->tid : 0;

@@ -26,6 +26,14 @@ golden)
 	diff -u basic.expected out || die "output differs from basic.expected"
 	[ -s err ] && die "unexpected stderr: $(cat err)"
 	;;
+badness)
+	# Hand-checked values in badness.cgout's comment: below 1 they rank.
+	cd "$srcdir/golden" || exit 1
+	"$ann" --badness --annotate=no --threshold=0 badness.cgout > "$tmp/out" \
+		2> "$tmp/err" || die "exit status $?"
+	diff -u badness.expected "$tmp/out" || die "output differs from badness.expected"
+	[ -s "$tmp/err" ] && die "unexpected stderr: $(cat "$tmp/err")"
+	;;
 newer)
 	cp -r "$srcdir/golden" "$tmp/g"
 	cd "$tmp/g" || exit 1

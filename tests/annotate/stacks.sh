@@ -56,6 +56,21 @@ callgrind-golden)
 	"$ann" --annotate=no calls.cgout "$tmp/cg.cgout" > "$tmp/m" || die "merge: exit status $?"
 	grep -qx '900 (100.0%) 45 (100.0%)  PROGRAM TOTALS' "$tmp/m" || die "merged totals"
 	;;
+objects)
+	# objects.cgout (ob=/cob= as cachetrace and Callgrind write them):
+	# main 100 1 + memcpy 600 15 + helper 200 3 = 900 19 inclusive.
+	cd "$cg" || exit 1
+	"$ann" --annotate=no objects.cgout > "$tmp/r" 2> "$tmp/e" || die "exit status $?"
+	[ -s "$tmp/e" ] && die "stderr: $(cat "$tmp/e")"
+	grep -qx '900 (100.0%) 19 (100.0%)  PROGRAM TOTALS' "$tmp/r" || die "totals"
+	grep -B1 -A6 -- '^-- Inclusive costs' "$tmp/r" > "$tmp/incl"
+	same "Inclusive costs of objects.cgout" objects.expected-incl "$tmp/incl"
+	# The objects name no cost: the same report without them.
+	grep -v -E '^c?ob=' objects.cgout > "$tmp/noobj.cgout"
+	"$ann" --annotate=no "$tmp/noobj.cgout" > "$tmp/n" || die "without ob=: exit status $?"
+	same "report without ob=/cob=" <(grep -v -e '^Invocation:' -e '^Data file:' "$tmp/r") \
+		<(grep -v -e '^Invocation:' -e '^Data file:' "$tmp/n")
+	;;
 blame)
 	cd "$cg" || exit 1
 	# func2's 700 Ir: main's calls 400 (57.1%), func1's 300 (42.9%), and

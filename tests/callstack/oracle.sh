@@ -147,10 +147,13 @@ fold=$(awk '{ s += $NF } END { print s + 0 }' ct.folded)
 	fail "Ir: flat $flat, callgrind totals $tot, folded $fold"
 
 # Stacks relative to work(): PREFIX is what is above it (main's callers).
-prefix=$(awk '$1 ~ /;work$/ { sub(/work$/, "", $1); print $1; exit }' ct.folded)
+# A frame may hold a space ("(below main)", as Callgrind names _start):
+# the count is after the last one; ct.stacks has "stack<TAB>count".
+sed 's/ \([0-9]*\)$/\t\1/' ct.folded >ct.stacks
+prefix=$(awk -F '\t' '$1 ~ /;work$/ { sub(/work$/, "", $1); print $1; exit }' ct.stacks)
 [ -n "$prefix" ] || fail "no stack ends in work"
 stack_is() {	# stack_is FN "work;...;FN": FN's stacks are exactly that
-	got=$(awk -v f="$1" '{ n = split($1, s, ";"); if (s[n] == f) print $1 }' ct.folded | sort -u)
+	got=$(awk -F '\t' -v f="$1" '{ n = split($1, s, ";"); if (s[n] == f) print $1 }' ct.stacks | sort -u)
 	[ "$got" = "$prefix$2" ] && pass "$1 only under $2" ||
 		fail "$1: stacks '$got', expected '$prefix$2'"
 }
@@ -162,7 +165,7 @@ no_stack() {	# no_stack REGEX WHAT
 	fi
 }
 max_below_work() {	# at most N frames below work() in any stack
-	deep=$(awk -v p="$prefix" '{ s = $1; if (index(s, p) == 1) s = substr(s, length(p) + 1); else { print 999; next } print split(s, a, ";") - 1 }' ct.folded | sort -n | tail -1)
+	deep=$(awk -F '\t' -v p="$prefix" '{ s = $1; if (index(s, p) == 1) s = substr(s, length(p) + 1); else { print 999; next } print split(s, a, ";") - 1 }' ct.stacks | sort -n | tail -1)
 	[ "$deep" -le "$1" ] && pass "stacks at most $1 frames below work ($deep)" ||
 		fail "a stack $deep frames below work (at most $1 expected), or not under work"
 }
@@ -184,7 +187,7 @@ exception)
 	max_below_work 16 ;;
 threads)
 	stack_is leaf_m "work;leaf_m"
-	got=$(awk '$1 ~ /leaf_w$/ { print $1 }' ct.folded)
+	got=$(awk -F '\t' '$1 ~ /leaf_w$/ { print $1 }' ct.stacks)
 	[ "$got" = "clone3;start_thread;worker;leaf_w" ] &&
 		pass "the second thread's stack is its own" ||
 		fail "leaf_w: stacks '$got', expected clone3;start_thread;worker;leaf_w"

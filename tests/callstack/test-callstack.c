@@ -10,10 +10,13 @@
  *   a longjmp out of fa/fb/fc (an indirect jump with rsp back up): the
  *     three frames go, the next cost is outer's;
  *   a return to an unexpected address: unwound again, the cost after it
- *     lands above outer, at the stack the real thread has. */
+ *     lands above outer, at the stack the real thread has;
+ *   a library mapped after the symbols were read (late_library): its
+ *     functions, bare pcs while stepping, are named at the end. */
 #include "callstack.h"
 #include "callgrind.h"
 
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -59,13 +62,15 @@ static void step(uint8_t branch, uint8_t len, uint64_t next, uint64_t rsp)
 
 static void plain(void) { step(BR_NONE, 1, cur.rip + 1, cur.rsp); }
 
-/* A 5-byte call at the current pc; returns the return address. */
-static uint64_t call(void (*f)(void))
+/* A 5-byte call at the current pc to TARGET; returns the return address. */
+static uint64_t call_pc(uint64_t target)
 {
 	uint64_t ret = cur.rip + 5;
-	step(BR_CALL, 5, (uintptr_t)f, cur.rsp - 8);
+	step(BR_CALL, 5, target, cur.rsp - 8);
 	return ret;
 }
+
+static uint64_t call(void (*f)(void)) { return call_pc((uintptr_t)f); }
 
 static void ret_to(uint64_t to) { step(BR_RET, 1, to, cur.rsp + 8); }
 
@@ -173,6 +178,115 @@ static void check_edge(const char *from, const char *to, uint64_t calls,
 	CHECK(c == calls && i == incl, "edge %s -> %s: %" PRIu64 " calls, %"
 	      PRIu64 " Ir; expected %" PRIu64 ", %" PRIu64, from, to, c, i,
 	      calls, incl);
+}
+
+/* The Callgrind file's fn= blocks named NAME, name compression undone. */
+static unsigned fn_blocks(const char *name)
+{
+	static const char *const ev[] = { "Ir", "Dr" };
+	char *buf = NULL, names[256][64] = { { 0 } };
+	size_t len = 0;
+	unsigned n = 0;
+	FILE *m = open_memstream(&buf, &len);
+	callgrind_write(callstack_profile(cs), m, NULL, "test", ev);
+	fclose(m);
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+		unsigned id;
+		int off = 0;
+		/* fn= and cfn= share their ids */
+		char *v = !strncmp(l, "fn=", 3) ? l + 3 :
+			  !strncmp(l, "cfn=", 4) ? l + 4 : NULL;
+		if (!v || sscanf(v, "(%u)%n", &id, &off) != 1 || id >= 256)
+			continue;
+		if (v[off] == ' ')
+			snprintf(names[id], 64, "%s", v + off + 1);
+		n += v == l + 3 && !strcmp(names[id], name);
+	}
+	free(buf);
+	return n;
+}
+
+/* libm, dlopen'ed by a child after sym_open: sin and cos are pcs in no
+ * known module while stepping.  Three pcs in no module at all come first,
+ * so that the refresh backs off (a refresh for the first finds nothing:
+ * skip 1; the third: skip 2) and the two libm pcs of the first window
+ * stay bare: sin, and cos + 8.  The second window refreshes for cos and
+ * names it; at the end (after the sym_refresh output_write_profile
+ * makes), sin is named, and the bare cos + 8 becomes that same cos: one
+ * fn= block. */
+static void late_library(void)
+{
+	int fd[2];
+	if (!CHECK(pipe(fd) == 0, "pipe"))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		void *h = dlopen("libm.so.6", RTLD_NOW);
+		uint64_t a[2] = { h ? (uintptr_t)dlsym(h, "sin") : 0,
+				  h ? (uintptr_t)dlsym(h, "cos") : 0 };
+		if (write(fd[1], a, sizeof(a)) != sizeof(a))
+			_exit(1);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	int st;
+	if (!CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSTOPPED(st),
+		   "cannot trace a second child"))
+		return;
+	child = pid;
+	char err[256];
+	struct symbols *syms = sym_open(child, err, sizeof(err));
+	CHECK(syms, "sym_open: %s", err);
+	cs = syms ? callstack_new(2, syms) : NULL;
+	uint64_t a[2] = { 0, 0 };
+	if (cs) {
+		ptrace(PTRACE_GETREGS, child, NULL, &cur);
+		callstack_begin(cs, child, &cur);
+		for (uint64_t pc = 0x10000; pc <= 0x30000; pc += 0x10000)
+			ret_to(call_pc(pc));
+		/* The child maps libm and stops again. */
+		ptrace(PTRACE_CONT, child, NULL, NULL);
+		CHECK(read(fd[0], a, sizeof(a)) == sizeof(a) && a[0] && a[1],
+		      "no sin/cos from the child");
+		CHECK(waitpid(child, &st, 0) == child && WIFSTOPPED(st),
+		      "the child did not stop after dlopen");
+	}
+	if (cs && a[0] && a[1]) {
+		ret_to(call_pc(a[0]));
+		ret_to(call_pc(a[1] + 8));
+		callstack_end(cs);
+		callstack_begin(cs, child, &cur);
+		ret_to(call_pc(a[1]));
+		callstack_end(cs);
+		CHECK(sym_refresh(syms, err, sizeof(err)) == 0, "%s", err);
+		struct src_loc sin_loc, cos_loc;
+		sym_lookup(syms, a[0], &sin_loc);
+		sym_lookup(syms, a[1], &cos_loc);
+		CHECK(strcmp(sin_loc.fn, "???") && strcmp(cos_loc.fn, "???"),
+		      "libm's sin and cos have no symbols");
+		CHECK(fn_blocks(sin_loc.fn) == 1, "%u fn= blocks of %s, "
+		      "expected 1", fn_blocks(sin_loc.fn), sin_loc.fn);
+		CHECK(fn_blocks(cos_loc.fn) == 1, "%u fn= blocks of %s, "
+		      "expected 1", fn_blocks(cos_loc.fn), cos_loc.fn);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		callgrind_write_folded(callstack_profile(cs), m, 0);
+		fclose(m);
+		if (getenv("CS_DEBUG"))
+			printf("%s", buf);
+		CHECK(!strstr(buf, "0x00007f"), "a library pc left bare in the "
+		      "folded stacks:\n%s", buf);
+		free(buf);
+	}
+	callstack_free(cs);
+	sym_close(syms);
+	close(fd[0]);
+	close(fd[1]);
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
 }
 
 /* --bench N: the cost of callstack_row + callstack_step per step, N
@@ -366,5 +480,7 @@ int main(int argc, char **argv)
 	sym_close(syms);
 	kill(child, SIGKILL);
 	waitpid(child, &st, 0);
+
+	late_library();
 	return test_summary("test-callstack");
 }

@@ -30,26 +30,26 @@ struct printer {
 	int *cw, *pw, *cxw, *cyw, *fw;
 };
 
-static int64_t badness(const struct report_opts *o, const int64_t *row)
+/* A row's badness, (DLmr + DLmw)^2 / Ir, into BUF: "." without Ir; a
+ * whole number (commified, rounded down) from 100 up; below that three
+ * significant digits ("12.3", "0.0417", "2.5e-05"), so that the many rows
+ * below 1, which cache misses rarely reach per instruction, still rank. */
+static void badness(const struct report_opts *o, const int64_t *row,
+		    char *buf)
 {
 	int64_t ir = prof_val(row[o->badness_ir]);
 	__int128 d = (__int128)prof_val(row[o->badness_dlmr]) +
 		     prof_val(row[o->badness_dlmw]);
-	if (ir <= 0)
-		return PROF_ABSENT;
+	if (ir <= 0) {
+		strcpy(buf, ".");
+		return;
+	}
 	__int128 b = d * d / ir;
-	return b > INT64_MAX ? INT64_MAX : (int64_t)b;
+	if (b >= 100)
+		report_commify(buf, b > INT64_MAX ? INT64_MAX : (int64_t)b);
+	else
+		sprintf(buf, "%.3g", (double)(d * d) / (double)ir);
 }
-
-static int64_t col_val(const struct printer *pr, const int64_t *row,
-		       unsigned c)
-{
-	unsigned ev = pr->o->show[c];
-	if (ev == pr->p->n_events)
-		return badness(pr->o, row);
-	return row[ev];
-}
-
 
 static int fmt_pct(char *buf, int64_t v, int64_t total)
 {
@@ -64,16 +64,20 @@ static void cell_parts(const struct printer *pr, const int64_t *row,
 		       const int64_t *cum, unsigned c, char *cnt, char *x,
 		       char *y)
 {
-	int64_t v = col_val(pr, row, c);
 	unsigned ev = pr->o->show[c];
 
 	x[0] = y[0] = '\0';
+	if (ev == pr->p->n_events) {
+		badness(pr->o, row, cnt);	/* no percentage */
+		return;
+	}
+	int64_t v = row[ev];
 	if (v == PROF_ABSENT) {
 		strcpy(cnt, ".");
 		return;
 	}
 	report_commify(cnt, v);
-	if (!pr->o->percent || v == 0 || ev == pr->p->n_events)
+	if (!pr->o->percent || v == 0)
 		return;
 	fmt_pct(x, v, pr->tot[ev]);
 	if (cum)
