@@ -15,6 +15,8 @@ clang -fsanitize=fuzzer "$tmp/probe.c" -o "$tmp/probe" 2>/dev/null ||
 clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -I"$root/include" -I"$root/src/report/annotate" \
 	"$root/tests/annotate/fuzz_parser.c" "$root/src/report/annotate/profile.c" \
+	"$root/src/report/annotate/profread.c" \
+	"$root/src/report/annotate/profread_cg.c" \
 	"$root/src/report/annotate/calltree.c" \
 	"$root/src/report/annotate/flamegraph.c" \
 	"$root/src/util/error.c" "$root/src/util/hashtab.c" \
