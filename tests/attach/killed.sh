@@ -12,9 +12,10 @@ echo 'h 1' >&3
 "$CT" -q -p $spid --start=spin -o p.cg 2>ct.err &
 CTPID=$!
 wait_traced $spid || fail "cachetrace never attached"
-sleep 1
+wait_armed $spid || fail "the target was never let go"
 echo 's 1' >&3
-sleep 1
+wait_stepping $spid || fail "spin was never stepped"
+sleep 0.5
 kill -9 $spid
 wait_ct 30
 [ "$CTRC" = 0 ] && pass "exit 0" ||

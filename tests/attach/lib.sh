@@ -56,6 +56,28 @@ wait_traced() {
 	done
 	return 1
 }
+# wait_armed PID: cachetrace stops every thread while it attaches and
+# arms its start event, then lets them go: until no thread of PID is in a
+# ptrace stop (the start event is armed; symbols may take seconds to load
+# under ASan).
+wait_armed() {
+	for i in $(seq 1 300); do
+		grep -qs "^State:.*t (tracing stop)" /proc/"$1"/task/*/status ||
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+# wait_stepping PID: until a thread of PID is seen in a ptrace stop (a
+# window is being stepped).
+wait_stepping() {
+	for i in $(seq 1 300); do
+		grep -qs "^State:.*t (tracing stop)" /proc/"$1"/task/*/status &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}
 # wait_exit PID SECONDS: until the process is gone (not a child of ours).
 wait_gone() {
 	for i in $(seq 1 $(($2 * 10))); do

@@ -32,7 +32,7 @@ one() {	# one SIG CASE(stepping|waiting|blocked) EXPECTED_RC
 	"$CT" -q -p $spid $region -o p.cg 2>ct.err &
 	CTPID=$!
 	wait_traced $spid || fail "$what: cachetrace never attached"
-	sleep 1		# its breakpoints armed
+	wait_armed $spid || fail "$what: the target was never let go"
 	case $case in
 	stepping) echo 's 7' >&3 ;;
 	blocked) echo 'h 3' >&3 ;;

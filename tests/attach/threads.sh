@@ -49,7 +49,7 @@ for bp in hw sw; do
 		-o p.cg 2>ct.err &
 	CTPID=$!
 	wait_traced $tpid || fail "$what: never attached"
-	sleep 1
+	wait_armed $tpid || fail "$what: the target was never let go"
 	echo go >&3
 	exec 3>&-
 	wait_ct 120 || fail "$what: hung, killed after 120 s"

@@ -15,7 +15,7 @@ sleep 0.2
 "$CT" -q -p $spid --toggle-signal=SIGUSR2 -o p.cg 2>ct.err &
 CTPID=$!
 wait_traced $spid || fail "never attached"
-sleep 0.5
+wait_armed $spid || fail "the target was never let go"
 kill -USR2 $CTPID
 sleep 0.5
 kill -USR2 $CTPID
