@@ -1,6 +1,7 @@
 #!/bin/sh
 # Build cachetrace twice (plain, and ASan+UBSan, leaks included, for the
-# unit, annotator, tracer and attach tests), run every test suite, and end with "N passed, N failed, N skipped".
+# unit, annotator, tracer and attach tests), run every test suite, and end
+# with "N passed, N failed, N skipped".
 # Warnings are errors.  Tracee programs are compiled by the tests themselves,
 # never instrumented.
 set -eu

@@ -18,17 +18,7 @@
 
 #include "calltree.h"
 #include "error.h"
-
-#define FANCY "--------------------------------------------------------------------------------"
-
-struct printer {
-	FILE *out;
-	const struct profile *p;
-	const struct report_opts *o;
-	const int64_t *tot;
-	unsigned n;		/* shown columns */
-	int *cw, *pw, *cxw, *cyw, *fw;
-};
+#include "report_private.h"
 
 /* A row's badness, (DLmr + DLmw)^2 / Ir, into BUF: "." without Ir; a
  * whole number (commified, rounded down) from 100 up; below that three
@@ -99,7 +89,7 @@ static void pr_init(struct printer *pr, FILE *out, const struct profile *p,
 	pr->fw = pr->cyw + pr->n;
 }
 
-static void pr_reset(struct printer *pr)
+void pr_reset(struct printer *pr)
 {
 	memset(pr->cw, 0, pr->n * 5 * sizeof(int));
 }
@@ -109,7 +99,7 @@ static void pr_free(struct printer *pr)
 	free(pr->cw);
 }
 
-static void pr_widen(struct printer *pr, const int64_t *row,
+void pr_widen(struct printer *pr, const int64_t *row,
 		     const int64_t *cum)
 {
 	char cnt[32], x[32], y[32];
@@ -134,7 +124,7 @@ static void pr_widen(struct printer *pr, const int64_t *row,
 }
 
 /* After all pr_widen calls: field widths, and room for the event names. */
-static void pr_settle(struct printer *pr)
+void pr_settle(struct printer *pr)
 {
 	for (unsigned c = 0; c < pr->n; c++) {
 		int q = pr->cxw[c] ? 5 + pr->cxw[c] + pr->cyw[c] : 0;
@@ -148,7 +138,7 @@ static void pr_settle(struct printer *pr)
 	}
 }
 
-static void pr_header(struct printer *pr, const char *prefix,
+void pr_header(struct printer *pr, const char *prefix,
 		      const char *suffix)
 {
 	fputs(prefix, pr->out);
@@ -173,7 +163,7 @@ static void pad(FILE *out, int n)
 }
 
 /* One row: PREFIX, the cells (all `.` when ROW is NULL), then LABEL. */
-static void pr_row(struct printer *pr, const char *prefix, const int64_t *row,
+void pr_row(struct printer *pr, const char *prefix, const int64_t *row,
 		   const int64_t *cum, const char *label, size_t label_len)
 {
 	char cnt[32], x[32], y[32], buf[80];
@@ -206,13 +196,13 @@ static void pr_row(struct printer *pr, const char *prefix, const int64_t *row,
 	fputc('\n', out);
 }
 
-static void fancy(FILE *out, const char *title, const char *arg)
+void rep_fancy(FILE *out, const char *title, const char *arg)
 {
 	fprintf(out, "%s\n-- %s%s\n%s\n", FANCY, title, arg ? arg : "", FANCY);
 }
 
 /* dst += src, absent-aware; -1 on overflow. */
-static int add_row(int64_t *dst, const int64_t *src, unsigned n)
+int rep_add_row(int64_t *dst, const int64_t *src, unsigned n)
 {
 	for (unsigned e = 0; e < n; e++) {
 		if (src[e] == PROF_ABSENT)
@@ -226,7 +216,7 @@ static int add_row(int64_t *dst, const int64_t *src, unsigned n)
 	return 0;
 }
 
-static int64_t *absent_rows(size_t nrows, unsigned n)
+int64_t *rep_absent_rows(size_t nrows, unsigned n)
 {
 	int64_t *r = xcalloc(nrows * n + 1, sizeof(*r));
 	for (size_t i = 0; i < nrows * n; i++)
@@ -239,7 +229,7 @@ static int64_t *absent_rows(size_t nrows, unsigned n)
 static void print_metadata(FILE *out, const struct profile *p,
 			   const struct report_opts *o)
 {
-	fancy(out, "Metadata", NULL);
+	rep_fancy(out, "Metadata", NULL);
 	fprintf(out, "Invocation:       %s\n", o->invocation);
 	for (unsigned i = 0; i < p->n_desc; i++)
 		fprintf(out, "%s\n", p->desc[i]);
@@ -281,7 +271,7 @@ static void print_metadata(FILE *out, const struct profile *p,
 
 static void print_totals(struct printer *pr)
 {
-	fancy(pr->out, "Summary", NULL);
+	rep_fancy(pr->out, "Summary", NULL);
 	pr_reset(pr);
 	pr_widen(pr, pr->tot, NULL);
 	pr_settle(pr);
@@ -400,10 +390,10 @@ static void group_fns(struct fn_groups *gr, const struct profile *p,
 		gr->members[fill[by_file ? p->fn[i].file : p->fn[i].name]++] = i;
 	free(fill);
 
-	gr->rows = absent_rows(n_groups, n);
+	gr->rows = rep_absent_rows(n_groups, n);
 	for (uint32_t g = 0; g < n_groups; g++)
 		for (uint32_t k = gr->start[g]; k < gr->start[g + 1]; k++)
-			if (add_row(gr->rows + (size_t)g * n,
+			if (rep_add_row(gr->rows + (size_t)g * n,
 				    fn_rows + (size_t)gr->members[k] * n, n))
 				*rc = -1;
 }
@@ -432,7 +422,7 @@ static void table_add_members(struct table *t, const struct printer *pr,
 				  xasprintf("  %s", fn_inner[m[i]]), false);
 		} else {
 			folded++;
-			add_row(fold, r, n);
+			rep_add_row(fold, r, n);
 		}
 	}
 	if (folded)
@@ -452,7 +442,7 @@ static void print_table(struct printer *pr, struct table *t,
 	for (size_t i = 0; i < t->n; i++)
 		pr_widen(pr, t->r[i].row, t->r[i].cum);
 	pr_settle(pr);
-	fancy(pr->out, title, NULL);
+	rep_fancy(pr->out, title, NULL);
 	pr_header(pr, "  ", header);
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->r[i].blank_before)
@@ -496,9 +486,9 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 	struct table t = { 0 };
 	uint32_t *chosen = xcalloc(n_nonempty + 1, sizeof(*chosen));
 	uint32_t n_chosen = 0, n_below = 0;
-	int64_t *cums = absent_rows(n_nonempty + 1, n);
-	int64_t *folds = absent_rows(n_nonempty + 1, n);
-	int64_t *cum = absent_rows(1, n);
+	int64_t *cums = rep_absent_rows(n_nonempty + 1, n);
+	int64_t *folds = rep_absent_rows(n_nonempty + 1, n);
+	int64_t *cum = rep_absent_rows(1, n);
 	uint32_t n_rows = 0, total_below = 0;
 	for (uint32_t k = 0; k < n_nonempty; k++)
 		total_below += !passes(pr, gr.rows + (size_t)gorder[k] * n);
@@ -508,13 +498,13 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 		bool pass = passes(pr, grow);
 		if (!pass && total_below > 1) {
 			n_below++;
-			add_row(folds + (size_t)n_nonempty * n, grow, n);
+			rep_add_row(folds + (size_t)n_nonempty * n, grow, n);
 			continue;
 		}
 		if (pass)
 			chosen[n_chosen++] = g;
 		int64_t *c = cums + (size_t)n_rows++ * n;
-		add_row(cum, grow, n);
+		rep_add_row(cum, grow, n);
 		memcpy(c, cum, n * sizeof(*c));
 
 		const char *oname = outer_tab->str[g];
@@ -668,7 +658,7 @@ static int print_incl_summary(struct printer *pr)
 			n_below++;
 	}
 	pr_settle(&pr2);
-	fancy(pr->out, "Inclusive costs (function:file)", NULL);
+	rep_fancy(pr->out, "Inclusive costs (function:file)", NULL);
 	pr_header(&pr2, "  ", " function:file");
 	fputc('\n', pr->out);
 	for (uint32_t k = 0; k < nf; k++) {
@@ -695,337 +685,6 @@ static int print_incl_summary(struct printer *pr)
 	return rc;
 }
 
-/* ---- annotated source ----------------------------------------------------- */
-
-struct ann_sums {
-	int64_t *known, *unknown, *unreadable, *below, *nofile;
-};
-
-static const struct profile *line_prof;
-
-static int cmp_line(const void *a, const void *b)
-{
-	uint32_t x = line_prof->cc[*(const uint32_t *)a].line;
-	uint32_t y = line_prof->cc[*(const uint32_t *)b].line;
-	return (x > y) - (x < y);
-}
-
-static char *read_whole(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, n = 0;
-	char *buf = xmalloc(cap);
-	size_t k;
-	while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += k;
-		if (n == cap) {
-			cap *= 2;
-			buf = xreallocarray(buf, cap, 1);
-		}
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return NULL;
-	}
-	*len = n;
-	return buf;
-}
-
-static char *find_source(const struct report_opts *o, const char *name,
-			 size_t *len, char **found)
-{
-	char *buf = read_whole(name, len);
-	if (buf) {
-		*found = xstrdup(name);
-		return buf;
-	}
-	if (name[0] == '/')
-		return NULL;
-	for (unsigned i = 0; i < o->n_include; i++) {
-		char *path = xasprintf("%s/%s", o->include[i], name);
-		buf = read_whole(path, len);
-		if (buf) {
-			*found = path;
-			return buf;
-		}
-		free(path);
-	}
-	return NULL;
-}
-
-static void warning_banner(FILE *out, const char *msg1, const char *arg1,
-			   const char *msg2, const char *arg2,
-			   const char *msg3)
-{
-	const char *at = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@";
-	fprintf(out, "%s\n@@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@\n%s\n",
-		at, at);
-	fprintf(out, "@ %s%s%s%s%s\n", msg1, arg1, msg2, arg2 ? arg2 : "",
-		msg3 ? msg3 : "");
-	fprintf(out, "%s\n\n", at);
-}
-
-/* Where each source line starts; line k is [ls[k-1], ls[k]).  *NSRC: the
- * line count, an unterminated last line included. */
-static size_t *line_starts(const char *src, size_t src_len, size_t *nsrc)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < src_len; i++)
-		n += src[i] == '\n';
-	if (src_len && src[src_len - 1] != '\n')
-		n++;
-	size_t *ls = xcalloc(n + 2, sizeof(*ls));
-	size_t k = 1;
-	for (size_t i = 0; i < src_len; i++)
-		if (src[i] == '\n')
-			ls[k++] = i + 1;
-	if (k <= n)
-		ls[k] = src_len + 1;	/* the unterminated last line */
-	*nsrc = n;
-	return ls;
-}
-
-/* The banner for a source file changed since the oldest profile. */
-static void warn_if_newer(FILE *out, const struct profile *p,
-			  const char *path)
-{
-	struct stat st;
-
-	if (p->have_mtime && !stat(path, &st) &&
-	    (st.st_mtim.tv_sec > p->oldest_mtime.tv_sec ||
-	     (st.st_mtim.tv_sec == p->oldest_mtime.tv_sec &&
-	      st.st_mtim.tv_nsec > p->oldest_mtime.tv_nsec)))
-		warning_banner(out, "Source file '", path,
-			       "' is newer than the profile data.\n"
-			       "@ Annotations may not be correct.", NULL,
-			       NULL);
-}
-
-/* The source around LINES[I..END) (all within the file), --context lines
- * either side, nearby blocks merged, "-- line N ---" between them. */
-static void print_source_blocks(struct printer *pr, const char *src,
-				const size_t *ls, size_t nsrc,
-				const uint32_t *lines, const int64_t *rows,
-				uint32_t i, uint32_t end, struct ann_sums *sums)
-{
-	FILE *out = pr->out;
-	unsigned n = pr->p->n_events;
-	uint64_t ctx = pr->o->context;
-
-	while (i < end) {
-		uint64_t lo = lines[i] > ctx ? lines[i] - ctx : 1;
-		uint64_t hi = lines[i] + ctx;
-		uint32_t j = i;
-		while (j + 1 < end && lines[j + 1] <= hi + ctx + 1)
-			hi = lines[++j] + ctx;
-		if (hi > nsrc)
-			hi = nsrc;
-		if (lo > 1)
-			fprintf(out, "-- line %" PRIu64 " ----------------------------------------\n", lo);
-		for (uint64_t l = lo; l <= hi; l++) {
-			const char *s = src + ls[l - 1];
-			size_t len = ls[l] - ls[l - 1] - 1;
-			if (i <= j && lines[i] == l) {
-				const int64_t *r = rows + (size_t)i * n;
-				pr_row(pr, "", r, NULL, s, len);
-				add_row(sums->known, r, n);
-				i++;
-			} else {
-				pr_row(pr, "", NULL, NULL, s, len);
-			}
-		}
-		if (hi < nsrc)
-			fprintf(out, "-- line %" PRIu64 " ----------------------------------------\n", hi);
-	}
-}
-
-/* Lines past the end of the file: their counts, then a warning. */
-static void print_bogus_lines(struct printer *pr, const char *path,
-			      const uint32_t *lines, const int64_t *rows,
-			      uint32_t first, uint32_t n_lines,
-			      struct ann_sums *sums)
-{
-	FILE *out = pr->out;
-	unsigned n = pr->p->n_events;
-
-	fputc('\n', out);
-	for (uint32_t i = first; i < n_lines; i++) {
-		char label[48];
-		const int64_t *r = rows + (size_t)i * n;
-		int l = snprintf(label, sizeof(label),
-				 "<bogus line %" PRIu32 ">", lines[i]);
-		pr_row(pr, "", r, NULL, label, l);
-		add_row(sums->known, r, n);
-	}
-	fputc('\n', out);
-	warning_banner(out, "Information recorded about lines past "
-		       "the end of '", path, "'.", NULL, NULL);
-}
-
-/* Annotate one file; LINES/ROWS are its cost centres merged by line. */
-static void annotate_file(struct printer *pr, const char *path,
-			  const char *src, size_t src_len,
-			  const uint32_t *lines, const int64_t *rows,
-			  uint32_t n_lines, struct ann_sums *sums)
-{
-	FILE *out = pr->out;
-	unsigned n = pr->p->n_events;
-	size_t nsrc;
-	size_t *ls = line_starts(src, src_len, &nsrc);
-
-	fancy(out, "Annotated source file: ", path);
-	warn_if_newer(out, pr->p, path);
-
-	pr_reset(pr);
-	for (uint32_t i = 0; i < n_lines; i++)
-		pr_widen(pr, rows + (size_t)i * n, NULL);
-	pr_settle(pr);
-	pr_header(pr, "", "");
-	fputc('\n', out);
-
-	uint32_t i = 0;
-	if (n_lines && lines[0] == 0) {
-		pr_row(pr, "", rows, NULL, "<unknown (line 0)>", 18);
-		fputc('\n', out);
-		add_row(sums->unknown, rows, n);
-		i = 1;
-	}
-	uint32_t first_bogus = i;
-	while (first_bogus < n_lines && lines[first_bogus] <= nsrc)
-		first_bogus++;
-
-	print_source_blocks(pr, src, ls, nsrc, lines, rows, i, first_bogus,
-			    sums);
-	if (first_bogus < n_lines)
-		print_bogus_lines(pr, path, lines, rows, first_bogus, n_lines,
-				  sums);
-	else
-		fputc('\n', out);
-	free(ls);
-}
-
-static int annotate_files(struct printer *pr, const uint32_t *chosen,
-			  struct ann_sums *sums)
-{
-	const struct profile *p = pr->p;
-	const struct report_opts *o = pr->o;
-	unsigned n = p->n_events;
-	uint32_t nfiles = p->files.n;
-
-	/* Cost centres grouped by file (counting sort). */
-	uint32_t *start = xcalloc(nfiles + 2, sizeof(*start));
-	uint32_t *byfile = xcalloc(p->n_cc + 1, sizeof(*byfile));
-	for (uint32_t i = 0; i < p->n_cc; i++)
-		start[p->fn[p->cc[i].fn].file + 1]++;
-	for (uint32_t f = 0; f < nfiles; f++)
-		start[f + 1] += start[f];
-	uint32_t *fill = xcalloc(nfiles + 1, sizeof(*fill));
-	memcpy(fill, start, nfiles * sizeof(*fill));
-	for (uint32_t i = 0; i < p->n_cc; i++)
-		byfile[fill[p->fn[p->cc[i].fn].file]++] = i;
-	free(fill);
-
-	bool *is_chosen = xcalloc(nfiles + 1, sizeof(*is_chosen));
-	char **missing = xcalloc(nfiles + 1, sizeof(*missing));
-	unsigned n_missing = 0;
-	int rc = 0;
-
-	for (const uint32_t *c = chosen; *c != UINT32_MAX; c++) {
-		uint32_t f = *c;
-		const char *name = p->files.str[f];
-		if (!strcmp(name, "???"))
-			continue;
-		is_chosen[f] = true;
-		uint32_t *ccs = byfile + start[f];
-		uint32_t nc = start[f + 1] - start[f];
-		size_t len;
-		char *found = NULL;
-		char *src = find_source(o, name, &len, &found);
-		if (!src) {
-			missing[n_missing++] = (char *)name;
-			for (uint32_t i = 0; i < nc; i++)
-				if (add_row(sums->unreadable,
-					    prof_cc_counts(p, ccs[i]), n))
-					rc = -1;
-			continue;
-		}
-		line_prof = p;
-		qsort(ccs, nc, sizeof(*ccs), cmp_line);
-		uint32_t *lines = xcalloc(nc + 1, sizeof(*lines));
-		int64_t *rows = absent_rows(nc + 1, n);
-		uint32_t nl = 0;
-		for (uint32_t i = 0; i < nc; i++) {
-			uint32_t line = p->cc[ccs[i]].line;
-			if (!nl || lines[nl - 1] != line)
-				lines[nl++] = line;
-			if (add_row(rows + (size_t)(nl - 1) * n,
-				    prof_cc_counts(p, ccs[i]), n))
-				rc = -1;
-		}
-		annotate_file(pr, found, src, len, lines, rows, nl, sums);
-		free(lines);
-		free(rows);
-		free(src);
-		free(found);
-	}
-	for (uint32_t f = 0; f < nfiles; f++) {
-		if (is_chosen[f])
-			continue;
-		int64_t *dst = strcmp(p->files.str[f], "???") ? sums->below
-							      : sums->nofile;
-		for (uint32_t k = start[f]; k < start[f + 1]; k++)
-			if (add_row(dst, prof_cc_counts(p, byfile[k]), n))
-				rc = -1;
-	}
-	if (n_missing) {
-		fancy(pr->out, "Source files that could not be found", NULL);
-		for (unsigned i = 0; i < n_missing; i++)
-			fprintf(pr->out, "%s\n", missing[i]);
-		if (!o->n_include)
-			fputs("(use -I DIR to add a directory to search)\n",
-			      pr->out);
-		fputc('\n', pr->out);
-	}
-	free(missing);
-	free(is_chosen);
-	free(byfile);
-	free(start);
-	return rc;
-}
-
-static void print_ann_summary(struct printer *pr, struct ann_sums *s)
-{
-	static const char *const labels[] = {
-		"  annotated: files known & above threshold & readable, line numbers known",
-		"  annotated: files known & above threshold & readable, line numbers unknown",
-		"unannotated: files known & above threshold & unreadable",
-		"unannotated: files known & below threshold",
-		"unannotated: files unknown",
-	};
-	int64_t *rows[] = { s->known, s->unknown, s->unreadable, s->below,
-			    s->nofile };
-	unsigned n = pr->p->n_events;
-
-	/* Show zeros, not dots, for the empty categories. */
-	for (unsigned k = 0; k < 5; k++)
-		for (unsigned e = 0; e < n; e++)
-			rows[k][e] = prof_val(rows[k][e]);
-	fancy(pr->out, "Annotation summary", NULL);
-	pr_reset(pr);
-	for (unsigned k = 0; k < 5; k++)
-		pr_widen(pr, rows[k], NULL);
-	pr_settle(pr);
-	pr_header(pr, "", "");
-	fputc('\n', pr->out);
-	for (unsigned k = 0; k < 5; k++)
-		pr_row(pr, "", rows[k], NULL, labels[k], strlen(labels[k]));
-	fputc('\n', pr->out);
-}
-
 int report_print(FILE *out, const struct profile *p,
 		 const struct report_opts *o)
 {
@@ -1039,9 +698,9 @@ int report_print(FILE *out, const struct profile *p,
 		return -1;
 	}
 	/* Per-function totals. */
-	int64_t *fn_rows = absent_rows(p->n_fn + 1, n);
+	int64_t *fn_rows = rep_absent_rows(p->n_fn + 1, n);
 	for (uint32_t i = 0; i < p->n_cc; i++)
-		if (add_row(fn_rows + (size_t)p->cc[i].fn * n,
+		if (rep_add_row(fn_rows + (size_t)p->cc[i].fn * n,
 			    prof_cc_counts(p, i), n))
 			rc = -1;
 
@@ -1054,15 +713,15 @@ int report_print(FILE *out, const struct profile *p,
 		rc = -1;
 	if (o->annotate) {
 		struct ann_sums s;
-		int64_t *all = absent_rows(5, n);
+		int64_t *all = rep_absent_rows(5, n);
 		s.known = all;
 		s.unknown = all + n;
 		s.unreadable = all + 2 * n;
 		s.below = all + 3 * n;
 		s.nofile = all + 4 * n;
-		if (annotate_files(&pr, chosen, &s))
+		if (rep_annotate_files(&pr, chosen, &s))
 			rc = -1;
-		print_ann_summary(&pr, &s);
+		rep_print_ann_summary(&pr, &s);
 		free(all);
 	}
 	free(chosen);
