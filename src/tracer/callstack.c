@@ -55,103 +55,7 @@
 
 #include "error.h"
 #include "hashtab.h"
-
-#define MAX_UNWIND 512
-#define REC_LEVELS 2		/* Callgrind's --separate-recs default */
-#define NO_SP UINT64_MAX	/* a frame whose slot is unknown */
-
-/* One active function on the shadow stack. */
-struct frame {
-	struct cs_node *node;
-	struct cs_edge *edge;	/* NULL when found by unwinding */
-	uint64_t sp;		/* its return-address slot, NO_SP unknown */
-	uint64_t ret;		/* the return address expected, 0 unknown */
-};
-
-/* A pc's function, as the funcs map holds it. */
-struct pc_func {
-	uint64_t pc;
-	struct cs_func *func;
-};
-
-/* A function active on a thread's stack, and how many times. */
-struct activation {
-	const struct cs_func *func;
-	unsigned count;
-};
-
-/* One stepped thread's shadow stack. */
-struct thread {
-	pid_t tid;
-	struct frame *frames;
-	uint64_t *snaps;	/* n_events per frame: totals at its call */
-	size_t depth, cap;
-	struct cs_node *cur;	/* the top frame's node, or the root */
-	uint64_t *total;	/* running totals of this thread's events */
-	uint64_t expect_pc;	/* where its last step went; 0 unknown */
-	/* Inside a skipped PLT stub: its costs go to SKIP_SITE. */
-	bool skipping;
-	uint64_t skip_site, skip_sp, skip_ret;
-	/* The activations of each function on this stack (per thread, as
-	 * Callgrind's recursion levels), found through ACTIVE_MAP by func. */
-	struct activation *active;
-	uint32_t n_active, cap_active;
-	struct hashtab active_map;
-};
-
-struct callstack {
-	unsigned n_events;
-	struct symbols *syms;
-
-	/* Each table: entries in first-seen order, found through its map
-	 * (hashtab.h).  Records that others point to are allocated one by
-	 * one and never move; the arrays hold pointers to them. */
-	struct pc_func *pc_funcs;	/* pc -> the function containing it */
-	uint32_t n_pc_funcs, cap_pc_funcs;
-	struct hashtab pc_func_map;
-	uint32_t n_funcs;		/* cs_func ids handed out */
-	struct cs_node **nodes;		/* (parent, func, level) -> node */
-	uint32_t n_nodes, cap_nodes;
-	struct hashtab node_map;
-	struct cs_edge **edges;		/* (from, site, target, level) */
-	uint32_t n_edges, cap_edges;
-	struct hashtab edge_map;
-	struct cs_row *rows;		/* (node, pc) -> self costs */
-	uint32_t n_rows, cap_rows;
-	struct hashtab row_map;
-	struct cs_node root;
-	struct callprof view;		/* handed out by callstack_profile */
-
-	/* Everything we allocate, freed at callstack_free. */
-	void **allocs;
-	size_t n_allocs, cap_allocs;
-	uint64_t *pool;		/* counters handed out in chunks */
-	size_t pool_left;
-
-	struct thread **threads;
-	size_t n_threads;
-	struct thread *last;	/* the thread of the last step */
-
-	/* The row handed out by callstack_row, added to the stepping
-	 * thread's context at its callstack_step (callstack_row does not
-	 * say which thread steps). */
-	uint64_t *pending;
-	uint64_t pending_pc;
-	bool has_pending;
-
-	bool refreshed;		/* sym_refresh done in this window */
-	/* Pcs in no module to pass over before the next sym_refresh for
-	 * one, and the gap, doubled by each refresh that finds none. */
-	uint32_t unmapped_skip, unmapped_gap;
-	unw_addr_space_t as;
-	unsigned long unwinds;	/* for tests and debugging */
-};
-
-/* Append one element to a growing array (rare: new records). */
-#define APPEND(arr, n, cap) \
-	(((n) == (cap) ? (void)((cap) = (cap) ? (cap) * 2 : 256, \
-		(arr) = xreallocarray((arr), (cap), sizeof(*(arr)))) : (void)0), \
-	 &(arr)[(n)++])
+#include "callstack_private.h"
 
 /* The keys of the maps, hashed for a lookup and for rehashing. */
 static uint64_t node_key(const struct cs_node *parent, const struct cs_func *f,
@@ -197,7 +101,7 @@ static uint64_t activation_hash(const void *ctx, uint32_t i)
 
 /* ---- allocation (rare: new functions, contexts, edges, rows) ---- */
 
-static void *keep(struct callstack *cs, void *p)
+void *cs_keep(struct callstack *cs, void *p)
 {
 	if (!p)
 		return NULL;
@@ -215,9 +119,9 @@ static void *keep(struct callstack *cs, void *p)
 	return p;
 }
 
-static void *zalloc(struct callstack *cs, size_t size)
+void *cs_zalloc(struct callstack *cs, size_t size)
 {
-	return keep(cs, calloc(1, size));
+	return cs_keep(cs, calloc(1, size));
 }
 
 /* N_EVENTS zeroed counters that never move. */
@@ -225,7 +129,7 @@ static uint64_t *counters(struct callstack *cs)
 {
 	if (cs->pool_left < cs->n_events) {
 		size_t n = (size_t)cs->n_events * 1024;
-		cs->pool = keep(cs, calloc(n, sizeof(uint64_t)));
+		cs->pool = cs_keep(cs, calloc(n, sizeof(uint64_t)));
 		if (!cs->pool) {
 			cs->pool_left = 0;
 			return NULL;
@@ -236,137 +140,6 @@ static uint64_t *counters(struct callstack *cs)
 	cs->pool += cs->n_events;
 	cs->pool_left -= cs->n_events;
 	return c;
-}
-
-/* ---- functions ---- */
-
-static bool looks_like_plt(pid_t tid, uint64_t pc)
-{
-	unsigned char b[8];
-	struct iovec local = { b, sizeof(b) }, remote = { (void *)pc, sizeof(b) };
-
-	if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != sizeof(b))
-		return false;
-	size_t i = 0;
-	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-		i = 4;				/* endbr64 (.plt.sec) */
-	if (b[i] == 0xf2)
-		i++;				/* bnd */
-	return b[i] == 0xff && (b[i + 1] == 0x25 || b[i + 1] == 0xa3);
-}
-
-static struct cs_func *func_at(const struct callstack *cs, uint64_t pc)
-{
-	struct hashtab_probe p;
-	for (uint32_t i = hashtab_first(&cs->pc_func_map, hash_u64(pc), &p);
-	     i != HASHTAB_NONE; i = hashtab_next(&cs->pc_func_map, &p))
-		if (cs->pc_funcs[i].pc == pc)
-			return cs->pc_funcs[i].func;
-	return NULL;
-}
-
-static uint64_t pc_func_hash(const void *ctx, uint32_t i)
-{
-	const struct callstack *cs = ctx;
-	return hash_u64(cs->pc_funcs[i].pc);
-}
-
-/* PC (not in the map yet) is in F. */
-static void func_at_add(struct callstack *cs, uint64_t pc, struct cs_func *f)
-{
-	*APPEND(cs->pc_funcs, cs->n_pc_funcs, cs->cap_pc_funcs) =
-		(struct pc_func){ pc, f };
-	hashtab_add(&cs->pc_func_map, hash_u64(pc), cs->n_pc_funcs - 1,
-		    pc_func_hash, cs);
-}
-
-static struct cs_func *new_func(struct callstack *cs)
-{
-	struct cs_func *f = zalloc(cs, sizeof(*f));
-	if (f)
-		f->id = cs->n_funcs++;
-	return f;
-}
-
-/* Whether to re-read the mappings for PC, in no known function: once a
- * window (the mappings are read at the exec stop), and whenever PC is in
- * no known module (a library mapped since: in a whole run libc and all
- * the dynamic loader maps after the exec), backing off while that finds
- * nothing (code in no file: a JIT's). */
-static bool want_refresh(struct callstack *cs, uint64_t pc)
-{
-	if (!sym_module_name(cs->syms, pc)) {
-		if (!cs->unmapped_skip)
-			return true;
-		cs->unmapped_skip--;
-	}
-	return !cs->refreshed;
-}
-
-static void refreshed(struct callstack *cs, uint64_t pc)
-{
-	cs->refreshed = true;
-	if (sym_module_name(cs->syms, pc)) {
-		cs->unmapped_gap = 0;
-	} else {
-		cs->unmapped_gap = cs->unmapped_gap ? cs->unmapped_gap * 2 : 1;
-		cs->unmapped_skip = cs->unmapped_gap;
-	}
-}
-
-/* The name of the function at LOW as the flat profile has it (display
- * version, "(below main)"), so that the profiles of one run agree. */
-static const char *flat_name(struct callstack *cs, uint64_t low)
-{
-	struct src_loc loc;
-	sym_lookup(cs->syms, low, &loc);
-	return loc.fn;
-}
-
-static struct cs_func *func_of(struct callstack *cs, pid_t tid, uint64_t pc)
-{
-	struct cs_func *f = func_at(cs, pc);
-	if (f)
-		return f;
-
-	uint64_t low, high;
-	const char *name = NULL;
-	int found = sym_function_range(cs->syms, pc, &low, &high, NULL);
-	if (found < 0 && want_refresh(cs, pc)) {
-		char err[128];
-		if (sym_refresh(cs->syms, err, sizeof(err)) == 0)
-			found = sym_function_range(cs->syms, pc, &low, &high,
-						   NULL);
-		refreshed(cs, pc);
-	}
-	if (found == 0 && high > low) {
-		name = flat_name(cs, low);
-		/* Share one record per function. */
-		f = func_at(cs, low);
-		if (!f) {
-			f = new_func(cs);
-			if (!f)
-				return NULL;
-			f->low = low;
-			f->high = high;
-			f->name = name;
-			f->pop_on_jump = !strncmp(name, "_dl_runtime_resolve",
-						  19);
-			if (low != pc)
-				func_at_add(cs, low, f);
-		}
-	} else {
-		f = new_func(cs);
-		if (!f || !(f->own_name = keep(cs, malloc(24))))
-			return NULL;
-		snprintf(f->own_name, 24, "0x%016" PRIx64, pc);
-		f->name = f->own_name;
-		f->low = pc;
-		f->high = pc + 1;
-		f->plt = looks_like_plt(tid, pc);
-	}
-	func_at_add(cs, pc, f);
-	return f;
 }
 
 /* ---- contexts ---- */
@@ -386,7 +159,7 @@ static struct cs_node *child_of(struct callstack *cs, struct cs_node *parent,
 		if (n->parent == parent && n->func == f && n->level == level)
 			return n;
 	}
-	struct cs_node *n = zalloc(cs, sizeof(*n));
+	struct cs_node *n = cs_zalloc(cs, sizeof(*n));
 	if (!n)
 		return NULL;
 	n->parent = parent;
@@ -409,7 +182,7 @@ static struct thread *thread_of(struct callstack *cs, pid_t tid)
 			return cs->last = cs->threads[i];
 	struct thread **a = realloc(cs->threads,
 				    (cs->n_threads + 1) * sizeof(*a));
-	struct thread *t = zalloc(cs, sizeof(*t));
+	struct thread *t = cs_zalloc(cs, sizeof(*t));
 	if (!a || !t || !(t->total = counters(cs))) {
 		if (a)
 			cs->threads = a;
@@ -471,7 +244,7 @@ static void commit(struct callstack *cs, struct thread *t)
 	struct cs_node *n = t->cur;
 	if (n == &cs->root) {
 		/* No stack known: the function alone is the context. */
-		struct cs_func *f = func_of(cs, t->tid, at);
+		struct cs_func *f = cs_func_of(cs, t->tid, at);
 		if (!f || !(n = child_of(cs, n, f, 1)))
 			return;
 	}
@@ -548,7 +321,7 @@ static struct frame *top(struct thread *t)
 static void call(struct callstack *cs, struct thread *t, uint64_t site,
 		 uint64_t target, uint64_t sp, uint64_t ret)
 {
-	struct cs_func *f = func_of(cs, t->tid, target);
+	struct cs_func *f = cs_func_of(cs, t->tid, target);
 	if (!f)
 		return;
 	if (f->plt) {
@@ -573,7 +346,7 @@ static void call(struct callstack *cs, struct thread *t, uint64_t site,
 	}
 	if (!e) {
 		struct cs_node *to = child_of(cs, t->cur, f, level);
-		e = zalloc(cs, sizeof(*e));
+		e = cs_zalloc(cs, sizeof(*e));
 		if (!to || !e || !(e->incl = counters(cs)))
 			return;
 		e->from = t->cur;
@@ -635,7 +408,7 @@ static size_t unwind(struct callstack *cs, struct thread *t, uint64_t rip,
 		 * trampoline of a signal frame and the pc it interrupted are
 		 * exact. */
 		bool exact = !j || sig[j] || sig[j - 1];
-		f->func = func_of(cs, t->tid, exact ? ip[j] : ip[j] - 1);
+		f->func = cs_func_of(cs, t->tid, exact ? ip[j] : ip[j] - 1);
 	}
 	/* Frames past a thread's real outermost one (clone3 has no end
 	 * marker in its CFI) come out as pcs in no function: drop them. */
@@ -836,7 +609,7 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 		return;
 	}
 	if (t->skipping) {
-		struct cs_func *tf = func_of(cs, tid, next);
+		struct cs_func *tf = cs_func_of(cs, tid, next);
 		if (tf && tf->own_name)
 			return;			/* still in the PLT */
 		t->skipping = false;
@@ -849,13 +622,13 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 	}
 	if (f && f->node->func->own_name) {
 		/* Code without symbols: follow it without unwinding. */
-		struct cs_func *tf = func_of(cs, tid, next);
+		struct cs_func *tf = cs_func_of(cs, tid, next);
 		if (tf && tf->own_name)
 			return;
 	}
 	if (f && (insn->branch == BR_JMP || insn->branch == BR_JMP_IND ||
 		  insn->branch == BR_COND)) {
-		struct cs_func *tf = func_of(cs, tid, next);
+		struct cs_func *tf = cs_func_of(cs, tid, next);
 		if (tf && tf->low == next) {
 			/* A tail call; the resolver's jump is its return. */
 			uint64_t sp = f->sp, site = pc, r = f->ret;
@@ -877,61 +650,21 @@ void callstack_end(struct callstack *cs)
 		end_thread(cs, cs->threads[i]);
 }
 
-/* Name F, a function that was a pc in no known symbol when first seen,
- * if a symbol covers its pc now.  A function found twice (as a bare pc and
- * by its symbol in a later window, or at two of its pcs) becomes one: F
- * takes the id, name and range of the record at the symbol's address, so
- * the writers merge them. */
-static void name_late_func(struct callstack *cs, struct cs_func *f)
-{
-	uint64_t low, high;
-	if (!f->own_name || f->plt ||
-	    sym_function_range(cs->syms, f->low, &low, &high, NULL) < 0 ||
-	    high <= low)
-		return;
-	const char *name = flat_name(cs, low);
-	f->own_name = NULL;
-	struct cs_func *first = func_at(cs, low);
-	if (first && first->own_name)
-		name_late_func(cs, first);	/* the bare pc is the entry */
-	if (!first) {
-		func_at_add(cs, low, f);
-	} else if (first != f && !first->own_name) {
-		f->id = first->id;
-		name = first->name;
-	}
-	f->low = low;
-	f->high = high;
-	f->name = name;
-	f->pop_on_jump = !strncmp(name, "_dl_runtime_resolve", 19);
-}
-
-/* Name every function still a bare pc: a library mapped after the
- * window's one sym_refresh (in a whole run, libc and all that the dynamic
- * loader maps after the exec) is known now, as the flat profile, which
- * resolves its pcs at the end, knows it.  Idempotent. */
-static void name_late_funcs(struct callstack *cs)
-{
-	for (uint32_t i = 0; i < cs->n_pc_funcs; i++)
-		if (cs->pc_funcs[i].pc == cs->pc_funcs[i].func->low)
-			name_late_func(cs, cs->pc_funcs[i].func);
-}
-
 const struct callprof *callstack_profile(struct callstack *cs)
 {
 	commit(cs, cs->last);
-	name_late_funcs(cs);
+	cs_name_late_funcs(cs);
 	/* Costs found with no stack are charged to the function of their pc,
 	 * found now, while the target is still attached. */
 	pid_t tid = cs->last ? cs->last->tid : 0;
 	for (uint32_t i = 0; i < cs->n_rows; i++) {
 		struct cs_row *r = &cs->rows[i];
-		r->owner = r->node->func ? r->node->func : func_of(cs, tid, r->pc);
+		r->owner = r->node->func ? r->node->func : cs_func_of(cs, tid, r->pc);
 	}
 	for (uint32_t i = 0; i < cs->n_edges; i++) {
 		struct cs_edge *e = cs->edges[i];
 		e->owner = e->from->func ? e->from->func
-					 : func_of(cs, tid, e->site);
+					 : cs_func_of(cs, tid, e->site);
 	}
 	cs->view = (struct callprof){
 		.n_events = cs->n_events, .syms = cs->syms,
