@@ -10,6 +10,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -102,9 +103,19 @@ static pid_t decoding_tid(const struct engine *e)
 	return e->decoding ? e->decoding->tid : e->target_pid;
 }
 
+/* The text as the program has it: our int3s read as the bytes they
+ * replace (an int3 over a push's REX prefix decoded as int3 lost the
+ * push's store with --breakpoints=sw). */
 static ssize_t read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	return tracee_read_mem(decoding_tid(ctx), addr, buf, len);
+	struct tracer *tr = (struct tracer *)((char *)ctx -
+					      offsetof(struct tracer, eng));
+	ssize_t n = tracee_read_mem(decoding_tid(ctx), addr, buf, len);
+	const struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
+					   &tr->dlhook_bp };
+	for (size_t i = 0; n > 0 && i < sizeof(bps) / sizeof(bps[0]); i++)
+		breakpoint_shadow(bps[i], addr, buf, (size_t)n);
+	return n;
 }
 
 static ssize_t read_xstate_cb(void *ctx, void *buf, size_t len)

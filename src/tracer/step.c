@@ -56,7 +56,7 @@ static void step_run(struct tracer *tr, struct tracee *t)
 		}
 		if (!window_int3_at(tr, t))
 			break;
-		if (window_step_over_int3(tr, t) < 0)
+		if (window_step_over_int3(tr, t, &tr->start_bp) < 0)
 			return;
 		if (tracee_leads(t) && engine_at_stop(e, t)) {
 			window_end(tr, t, NULL);

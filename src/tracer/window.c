@@ -74,7 +74,8 @@ void window_release(struct tracer *tr)
 		struct user_regs_struct r;
 		if (tracee_getregs(t->tid, &r) == 0 &&
 		    ((tr->start_bp.inserted && r.rip == tr->start_bp.addr + 1) ||
-		     (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1))) {
+		     (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1) ||
+		     window_dlhook_int3_hit(tr, t, r.rip))) {
 			r.rip--;
 			tracee_setregs(t->tid, &r);
 		} else if (si_code_is_sent(tracee_si_code(t->tid)) &&
@@ -84,7 +85,8 @@ void window_release(struct tracer *tr)
 		t->flags &= ~TF_TRAPPED;
 	}
 	pid_t any = tr->tracees ? tr->tracees->tid : tr->target_pid;
-	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp };
+	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
+				     &tr->dlhook_bp };
 	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++) {
 		uint64_t addr = bps[i]->addr;
 		int rc = tr->tracees ? breakpoint_remove(any, bps[i]) : 0;
@@ -174,15 +176,18 @@ static int int3_step_done(struct tracer *tr, struct tracee *t, int status,
 }
 
 /* Thread T (stopped, rip at our int3's address) executes the original
- * instruction there: the others are stopped, the byte restored for one
+ * instruction there (the start event's int3, or the loader hook's): the
+ * others are stopped, the byte restored for one
  * step, and the int3 put back; a software breakpoint thus misses no hit in
  * another thread.  The step is accounted when T is being stepped.
  * Returns 0, or -1 when T did not come back from the step (gone, or an
  * event that was deferred to the dispatcher). */
-int window_step_over_int3(struct tracer *tr, struct tracee *t)
+int window_step_over_int3(struct tracer *tr, struct tracee *t,
+			  struct breakpoint *bp)
 {
+	uint64_t addr = bp->addr;
 	stop_others(tr, t);
-	breakpoint_remove(t->tid, &tr->start_bp);
+	breakpoint_remove(t->tid, bp);
 	int sig = t->inject, rc = -1;
 	t->inject = 0;
 	window_sync_dr(tr, t);
@@ -203,9 +208,9 @@ int window_step_over_int3(struct tracer *tr, struct tracee *t)
 	for (struct tracee *o = tr->tracees; o && !any; o = o->next)
 		if (tracee_stopped(o))
 			any = o;
-	if (any && breakpoint_insert(any->tid, &tr->start_bp,
-				     tr->start_addr) < 0)
-		error_msg("cannot put the start breakpoint back");
+	if (any && breakpoint_insert(any->tid, bp, addr) < 0)
+		error_msg("cannot put the breakpoint at 0x%" PRIx64 " back",
+			  addr);
 	replay_deferred(tr);
 	return rc;
 }
