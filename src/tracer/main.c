@@ -73,6 +73,9 @@ static int setup_models(struct tracer *tr)
 	char err[256], note[256] = "";
 	struct cache_model *cm;
 	struct branch_model *bm;
+	/* A model whose core count is free gives each thread a core of its
+	 * own when every thread is stepped and --cores does not say. */
+	tr->opt.cfg.core_per_thread = tr->opt.threads_all && !tr->opt.cfg.cores;
 	int rc = model_create(tr->opt.model, &tr->opt.cfg, &cm, &bm, err,
 			      sizeof(err), note, sizeof(note));
 	model_config_free_options(&tr->opt.cfg);
@@ -230,6 +233,7 @@ static void tracer_free(struct tracer *tr)
 		tracee_remove(tr, tr->tracees->tid);
 	free(tr->event_names);
 	free(tr->totals);
+	free(tr->core_log);
 	free(tr->desc_lines);
 	free(tr->desc_buf);
 	free(tr->out_name);

@@ -188,6 +188,12 @@ struct tracer {
 	struct pending_output *pending;
 	unsigned n_pending;
 	unsigned folded_event;		/* --folded-event's index */
+	struct {			/* every thread's model core, in
+					 * creation order, for the summary */
+		pid_t tid;
+		unsigned core;
+	} *core_log;
+	unsigned n_core_log, cap_core_log;
 	bool had_error;		/* a profile or trace lost, an int3 left:
 					 * exit status 1 */
 	char **desc_lines;
@@ -328,6 +334,8 @@ void window_join(struct tracer *tr, struct tracee *t);
 void window_leave(struct tracer *tr, struct tracee *t, bool run_on);
 void window_toggle(struct tracer *tr);
 void window_assign_core(struct tracer *tr, struct tracee *t);
+/* The model cores threads are spread over. */
+unsigned window_cores(const struct tracer *tr);
 /* Program T's debug registers as the armed start events want. */
 void window_sync_dr(struct tracer *tr, struct tracee *t);
 bool window_int3_at(const struct tracer *tr, const struct tracee *t);

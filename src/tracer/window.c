@@ -228,15 +228,42 @@ void window_join(struct tracer *tr, struct tracee *t)
 	tracer_restart(tr, t, RESTART_STEP);
 }
 
-void window_assign_core(struct tracer *tr, struct tracee *t)
+/* --cores, else the model's own cores (jaguar's eight; hier and host made
+ * with a core per thread under --threads=all), else one. */
+unsigned window_cores(const struct tracer *tr)
 {
-	unsigned cores = tr->opt.cfg.cores ? tr->opt.cfg.cores : 1;
-	for (unsigned i = 0; i < tr->opt.n_core_map; i++)
-		if (tr->opt.core_map[i].tid == t->tid) {
-			t->core = tr->opt.core_map[i].core;
+	if (tr->opt.cfg.cores)
+		return tr->opt.cfg.cores;
+	unsigned own = tr->eng.cm ? tr->eng.cm->n_cores : 0;
+	return own ? own : 1;
+}
+
+/* Keep where thread T went, for the summary (threads leave the table when
+ * they exit). */
+static void note_core(struct tracer *tr, const struct tracee *t)
+{
+	for (unsigned i = 0; i < tr->n_core_log; i++)
+		if (tr->core_log[i].tid == t->tid) {
+			tr->core_log[i].core = t->core;
 			return;
 		}
+	if (tr->n_core_log == tr->cap_core_log) {
+		tr->cap_core_log = tr->cap_core_log ? 2 * tr->cap_core_log : 8;
+		tr->core_log = xreallocarray(tr->core_log, tr->cap_core_log,
+					     sizeof(*tr->core_log));
+	}
+	tr->core_log[tr->n_core_log].tid = t->tid;
+	tr->core_log[tr->n_core_log++].core = t->core;
+}
+
+void window_assign_core(struct tracer *tr, struct tracee *t)
+{
+	unsigned cores = window_cores(tr);
 	t->core = t->seq % cores;
+	for (unsigned i = 0; i < tr->opt.n_core_map; i++)
+		if (tr->opt.core_map[i].tid == t->tid)
+			t->core = tr->opt.core_map[i].core;
+	note_core(tr, t);
 }
 
 /* The stop event of the window T leads, from where T stands at the start
