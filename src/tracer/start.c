@@ -8,9 +8,12 @@
  * it changes its list of objects, with r_debug.r_state RT_ADD or
  * RT_DELETE before and RT_CONSISTENT after.  We break there (a debug
  * register, or an int3 with --breakpoints=sw) and at each RT_CONSISTENT
- * re-read the mappings and resolve again; once found the hook is taken
- * out and the start armed.  The start is resolved once: a library
- * dlclose'd and loaded again elsewhere is not followed. */
+ * re-read the mappings and resolve again; once found the start is armed.
+ * The start is resolved once: a library dlclose'd and loaded again
+ * elsewhere is not followed.  The hook stays in, for the names of a
+ * dlclose'd library (at_dl_hook); it is not seen by a thread being
+ * stepped (no debug registers then, and the int3 is stepped over), so a
+ * library dlclose'd inside a window loses its names (???). */
 #include "tracer.h"
 
 #include <elf.h>
@@ -246,33 +249,43 @@ static int arm_dl_hook(struct tracer *tr)
 	return sync_stopped_dr(tr);
 }
 
-static void disarm_dl_hook(struct tracer *tr, struct tracee *t)
+/* Name every pc counted so far while the mappings are those it ran in. */
+static void name_counted_pcs(struct tracer *tr)
 {
-	tr->dlhook_addr = 0;
-	tr->hw_slots[SLOT_DLHOOK].used = false;
-	tr->dr_want &= ~(1u << SLOT_DLHOOK);
-	/* A thread already trapping on the int3 is recognised by its
-	 * address, which the breakpoint keeps. */
-	if (breakpoint_remove(t->tid, &tr->dlhook_bp) < 0)
-		error_msg("cannot remove the breakpoint on the dynamic loader's "
-			  "hook");
+	struct src_loc loc;
+	for (size_t i = 0; i < costs_count(tr->eng.costs); i++)
+		sym_lookup(tr->syms, costs_pc_at(tr->eng.costs, i), &loc);
+	sym_keep_names(tr->syms);
+	debug_msg("named the %zu pcs counted so far", costs_count(tr->eng.costs));
 }
 
-/* T is at the loader hook.  At RT_CONSISTENT the list of objects is
- * complete: resolve again, and arm the start when it is found. */
+/* T is at the loader hook.  At RT_DELETE the objects about to go are
+ * still mapped: every pc counted so far is named now, and sym_refresh
+ * keeps the names of pcs mapped no more, so a dlclose'd library's
+ * functions keep their names in the profile.  At RT_CONSISTENT the list
+ * is complete: resolve what is missing, and arm the start when found.
+ * The hook stays until the target is released, for the RT_DELETEs. */
 static enum restart at_dl_hook(struct tracer *tr, struct tracee *t)
 {
+	const struct options *o = &tr->opt;
 	int state = RT_CONSISTENT;
 	if (tr->r_debug_addr &&
 	    tracee_read_mem(t->tid, tr->r_debug_addr +
 			    offsetof(struct r_debug, r_state), &state,
 			    sizeof(state)) != sizeof(state))
 		state = RT_CONSISTENT;
-	if (state != RT_CONSISTENT)
+	debug_msg("loader hook in thread %d: r_state %d", t->tid, state);
+	if (state == RT_ADD)
 		return RESTART_CONT;
 	char err[256];
 	if (sym_refresh(tr->syms, err, sizeof(err)) < 0)
 		debug_msg("re-reading mappings: %s", err);
+	if (state == RT_DELETE) {
+		name_counted_pcs(tr);
+		return RESTART_CONT;
+	}
+	if ((!o->start || tr->start_addr) && (!o->stop || tr->stop_addr))
+		return RESTART_CONT;	/* armed already */
 	int found = resolve_missing(tr, true);
 	if (found == LOC_ERROR) {
 		tracer_fail(tr);
@@ -280,7 +293,6 @@ static enum restart at_dl_hook(struct tracer *tr, struct tracee *t)
 	}
 	if (found != LOC_FOUND)
 		return RESTART_CONT;
-	disarm_dl_hook(tr, t);
 	if (arm_start(tr) < 0) {
 		tracer_fail(tr);
 		return RESTART_NONE;

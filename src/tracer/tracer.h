@@ -338,7 +338,8 @@ void window_assign_core(struct tracer *tr, struct tracee *t);
 unsigned window_cores(const struct tracer *tr);
 /* Program T's debug registers as the armed start events want. */
 void window_sync_dr(struct tracer *tr, struct tracee *t);
-bool window_int3_at(const struct tracer *tr, const struct tracee *t);
+/* Our int3 under T's pc (being stepped), or NULL. */
+struct breakpoint *window_int3_at(struct tracer *tr, const struct tracee *t);
 /* T executes the instruction under our int3 BP with the others stopped. */
 int window_step_over_int3(struct tracer *tr, struct tracee *t,
 			  struct breakpoint *bp);

@@ -215,9 +215,13 @@ int window_step_over_int3(struct tracer *tr, struct tracee *t,
 	return rc;
 }
 
-bool window_int3_at(const struct tracer *tr, const struct tracee *t)
+struct breakpoint *window_int3_at(struct tracer *tr, const struct tracee *t)
 {
-	return tr->start_bp.inserted && t->regs.rip == tr->start_bp.addr;
+	if (tr->start_bp.inserted && t->regs.rip == tr->start_bp.addr)
+		return &tr->start_bp;
+	if (tr->dlhook_bp.inserted && t->regs.rip == tr->dlhook_bp.addr)
+		return &tr->dlhook_bp;	/* a dlopen inside a window */
+	return NULL;
 }
 
 void window_join(struct tracer *tr, struct tracee *t)

@@ -5,7 +5,8 @@
 # with int3s: foo_work's Ir/Dr/Dw/Bc/Bi (and its callees') equal
 # Cachegrind's on the same run, the library's functions are named; a
 # library never loaded leaves the target unharmed and the profile says the
-# start was never reached.
+# start was never reached; a library dlclose'd before the end keeps its
+# names.
 . "$(dirname "$0")/lib.sh"
 command -v valgrind >/dev/null || { echo "valgrind is needed"; exit 1; }
 CACHE_OPTS="--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
@@ -77,6 +78,18 @@ for bp in hw sw; do
 	grep -q "^result $(awk '$1 == "result" { print $2 }' vg.stdout) libm" attach.$bp.stdout ||
 		fail "attached, $bp: the target's output changed: $(cat attach.$bp.stdout)"
 	check "attached, $bp" attach.$bp
+done
+
+# dlclose'd before the end (--intervals=0: traced until the target exits,
+# and a dlopen of libm after may map over its addresses): its pcs keep the
+# names they had when the loader was about to unload it.
+for bp in hw sw; do
+	"$CT" --breakpoints=$bp --intervals=0 --start=libfoo.so:foo_work $CACHE_OPTS \
+		-o close.$bp -- ./"$DRV" ./libfoo.so - close >close.$bp.stdout 2>close.$bp.stderr
+	rc=$?
+	[ $rc -eq 0 ] || fail "dlclose'd, $bp: exit status $rc: $(head -c 500 close.$bp.stderr)"
+	[ "$(cat close.$bp.stdout)" = "$EXPECT" ] || fail "dlclose'd, $bp: the target's output changed"
+	check "dlclose'd, $bp" close.$bp
 done
 
 # A library never loaded: the note, the target unharmed, the profile says
