@@ -150,6 +150,16 @@ static int check_start_address(struct tracer *tr, uint64_t addr)
 	return check_insn_boundary(tr, addr);
 }
 
+/* A thread in a ptrace stop, for the requests that write the text: the
+ * main thread may be running (a dlopen in another thread). */
+static pid_t stopped_tid(const struct tracer *tr)
+{
+	for (const struct tracee *t = tr->tracees; t; t = t->next)
+		if (tracee_stopped(t))
+			return t->tid;
+	return tr->target_pid;
+}
+
 /* Program the armed debug registers into every stopped thread (the others
  * are programmed at their next stop).  -1 after a message. */
 static int sync_stopped_dr(struct tracer *tr)
@@ -179,7 +189,7 @@ static int arm_start(struct tracer *tr)
 			.used = true };
 		tr->dr_want |= 1u << SLOT_START;
 	} else if (tr->start_addr) {
-		int rc = breakpoint_insert(tr->target_pid, &tr->start_bp,
+		int rc = breakpoint_insert(stopped_tid(tr), &tr->start_bp,
 					   tr->start_addr);
 		if (rc < 0) {
 			errno = -rc;
@@ -232,7 +242,8 @@ static int arm_dl_hook(struct tracer *tr)
 	debug_msg("loader hook _dl_debug_state = 0x%" PRIx64 ", r_debug = 0x%"
 		  PRIx64, hook, tr->r_debug_addr);
 	if (o->sw_breakpoints) {
-		int rc = breakpoint_insert(tr->target_pid, &tr->dlhook_bp, hook);
+		int rc = breakpoint_insert(stopped_tid(tr), &tr->dlhook_bp,
+					   hook);
 		if (rc < 0) {
 			errno = -rc;
 			perror_msg("cannot set a breakpoint on the dynamic "

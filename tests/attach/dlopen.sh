@@ -6,7 +6,7 @@
 # Cachegrind's on the same run, the library's functions are named; a
 # library never loaded leaves the target unharmed and the profile says the
 # start was never reached; a library dlclose'd before the end keeps its
-# names.
+# names; other threads loading and unloading libraries meanwhile.
 . "$(dirname "$0")/lib.sh"
 command -v valgrind >/dev/null || { echo "valgrind is needed"; exit 1; }
 CACHE_OPTS="--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
@@ -18,7 +18,10 @@ ${CC:-cc} -shared -fPIC -O2 -g -o libfoo.so "$SRCDIR/tests/attach/dlopen-lib.c" 
 DRV=dldrv$$
 ${CC:-cc} -O2 -g -o "$DRV" "$SRCDIR/tests/attach/dlopen-main.c" -ldl ||
 	{ echo "cannot build the driver"; exit 1; }
-NAMES="$DRV"
+THR=dlthr$$
+${CC:-cc} -O2 -g -pthread -o "$THR" "$SRCDIR/tests/attach/dlopen-threads.c" -ldl ||
+	{ echo "cannot build the threaded driver"; exit 1; }
+NAMES="$DRV $THR"
 
 valgrind -q --tool=cachegrind --cache-sim=yes --branch-sim=yes $CACHE_OPTS \
 	--cachegrind-out-file=cg.out ./"$DRV" ./libfoo.so >vg.stdout 2>vg.stderr ||
@@ -90,6 +93,24 @@ for bp in hw sw; do
 	[ $rc -eq 0 ] || fail "dlclose'd, $bp: exit status $rc: $(head -c 500 close.$bp.stderr)"
 	[ "$(cat close.$bp.stdout)" = "$EXPECT" ] || fail "dlclose'd, $bp: the target's output changed"
 	check "dlclose'd, $bp" close.$bp
+done
+
+# Threads: two dlopen/dlclose libm in a loop while a third loads libfoo
+# (hook hits in several threads at once; with int3s each stepped over with
+# the others stopped, and the start's int3 set from a stopped thread).
+for bp in hw sw; do
+	timeout 120 "$CT" --breakpoints=$bp --start=libfoo.so:foo_work $CACHE_OPTS \
+		-o thr.$bp -- ./"$THR" ./libfoo.so >thr.$bp.stdout 2>thr.$bp.stderr
+	rc=$?
+	[ $rc -eq 0 ] || fail "threads, $bp: exit status $rc: $(head -c 500 thr.$bp.stderr)"
+	grep -q "^result $(awk '$1 == "result" { print $2 }' vg.stdout)$" thr.$bp.stdout ||
+		fail "threads, $bp: the target's output changed: $(cat thr.$bp.stdout)"
+	counts thr.$bp | grep '^foo_work ' >thr.$bp.counts
+	if grep -qxF -f thr.$bp.counts cg.counts && [ -s thr.$bp.counts ]; then
+		pass "threads, $bp: foo_work's Ir Dr Dw Bc Bi equal Cachegrind's"
+	else
+		fail "threads, $bp: foo_work $(cat thr.$bp.counts), Cachegrind: $(grep '^foo_work ' cg.counts)"
+	fi
 done
 
 # A library never loaded: the note, the target unharmed, the profile says
