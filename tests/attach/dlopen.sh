@@ -51,12 +51,19 @@ check() {
 	return 0
 }
 
-for bp in hw sw; do
-	"$CT" --breakpoints=$bp --start=libfoo.so:foo_work $CACHE_OPTS -o launch.$bp \
-		-- ./"$DRV" ./libfoo.so >launch.$bp.stdout 2>launch.$bp.stderr
+# launch WHAT OUT OPTIONS... -- DRIVER-ARGS...: cachetrace -o OUT launches
+# the driver; exit status 0 and the target's output as under Cachegrind.
+launch() {
+	what=$1; out=$2; shift 2
+	"$CT" -o "$out" "$@" >"$out.stdout" 2>"$out.stderr"
 	rc=$?
-	[ $rc -eq 0 ] || fail "launched, $bp: exit status $rc: $(head -c 500 launch.$bp.stderr)"
-	[ "$(cat launch.$bp.stdout)" = "$EXPECT" ] || fail "launched, $bp: the target's output changed"
+	[ $rc -eq 0 ] || fail "$what: exit status $rc: $(head -c 500 "$out.stderr")"
+	[ "$(cat "$out.stdout")" = "$EXPECT" ] || fail "$what: the target's output changed"
+}
+
+for bp in hw sw; do
+	launch "launched, $bp" launch.$bp --breakpoints=$bp \
+		--start=libfoo.so:foo_work $CACHE_OPTS -- ./"$DRV" ./libfoo.so
 	grep -q "waiting for a library to be loaded" launch.$bp.stderr ||
 		fail "launched, $bp: no note that cachetrace waits for the library"
 	check "launched, $bp" launch.$bp
@@ -87,11 +94,8 @@ done
 # and a dlopen of libm after may map over its addresses): its pcs keep the
 # names they had when the loader was about to unload it.
 for bp in hw sw; do
-	"$CT" --breakpoints=$bp --intervals=0 --start=libfoo.so:foo_work $CACHE_OPTS \
-		-o close.$bp -- ./"$DRV" ./libfoo.so - close >close.$bp.stdout 2>close.$bp.stderr
-	rc=$?
-	[ $rc -eq 0 ] || fail "dlclose'd, $bp: exit status $rc: $(head -c 500 close.$bp.stderr)"
-	[ "$(cat close.$bp.stdout)" = "$EXPECT" ] || fail "dlclose'd, $bp: the target's output changed"
+	launch "dlclose'd, $bp" close.$bp --breakpoints=$bp --intervals=0 \
+		--start=libfoo.so:foo_work $CACHE_OPTS -- ./"$DRV" ./libfoo.so - close
 	check "dlclose'd, $bp" close.$bp
 done
 
@@ -116,11 +120,8 @@ done
 # A library never loaded: the note, the target unharmed, the profile says
 # the start was never reached.
 for bp in hw sw; do
-	"$CT" --breakpoints=$bp --start=libnever.so:foo_work -o never.$bp \
-		-- ./"$DRV" ./libfoo.so >never.$bp.stdout 2>never.$bp.stderr
-	rc=$?
-	[ $rc -eq 0 ] || fail "never loaded, $bp: exit status $rc"
-	[ "$(cat never.$bp.stdout)" = "$EXPECT" ] || fail "never loaded, $bp: the target's output changed"
+	launch "never loaded, $bp" never.$bp --breakpoints=$bp \
+		--start=libnever.so:foo_work -- ./"$DRV" ./libfoo.so
 	grep -q "note: libnever.so:foo_work is not in .* waiting for a library" never.$bp.stderr ||
 		fail "never loaded, $bp: no 'not in' note: $(head -c 500 never.$bp.stderr)"
 	grep -qx "desc: Partial profile: the target exited before the start event" never.$bp ||
