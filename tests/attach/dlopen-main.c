@@ -1,18 +1,22 @@
 /* dlopen.sh's driver: dlopen(LIB) (after FILE exists when a second
  * argument names one, for attaching first), call its foo_work, then
  * dlclose it when a third argument says "close", and do some more work
- * after. */
+ * after.  With "fork" a child dlopen()s libm first (its copy of ld.so
+ * must not keep our int3 on the loader's hook) and its status is
+ * printed. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s LIB [GO-FILE [close]]\n", argv[0]);
+		fprintf(stderr, "usage: %s LIB [GO-FILE [close|fork]]\n",
+			argv[0]);
 		return 2;
 	}
 	if (argc > 2 && strcmp(argv[2], "-")) {
@@ -21,6 +25,14 @@ int main(int argc, char **argv)
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		for (int i = 0; i < 3000 && access(argv[2], F_OK); i++)
 			nanosleep(&ts, NULL);
+	}
+	if (argc > 3 && !strcmp(argv[3], "fork")) {
+		pid_t child = fork();
+		if (child == 0)
+			_exit(dlopen("libm.so.6", RTLD_NOW) ? 0 : 1);
+		int status = -1;
+		waitpid(child, &status, 0);
+		printf("child status %d\n", status);
 	}
 	void *h = dlopen(argv[1], RTLD_NOW);
 	if (!h) {

@@ -6,7 +6,7 @@
 # Cachegrind's on the same run, the library's functions are named; a
 # library never loaded leaves the target unharmed and the profile says the
 # start was never reached; a library dlclose'd before the end keeps its
-# names; other threads loading and unloading libraries meanwhile.
+# names; a forked child unharmed; other threads loading and unloading libraries meanwhile.
 . "$(dirname "$0")/lib.sh"
 command -v valgrind >/dev/null || { echo "valgrind is needed"; exit 1; }
 CACHE_OPTS="--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
@@ -97,6 +97,22 @@ for bp in hw sw; do
 	launch "dlclose'd, $bp" close.$bp --breakpoints=$bp --intervals=0 \
 		--start=libfoo.so:foo_work $CACHE_OPTS -- ./"$DRV" ./libfoo.so - close
 	check "dlclose'd, $bp" close.$bp
+done
+
+# A fork before the dlopen: the child's copy of the text loses our int3s
+# (with sw the one on the loader's hook: the child's own dlopen would die
+# of SIGTRAP), the parent is traced as before.
+for bp in hw sw; do
+	out=fork.$bp
+	"$CT" --breakpoints=$bp --start=libfoo.so:foo_work $CACHE_OPTS -o $out \
+		-- ./"$DRV" ./libfoo.so - fork >$out.stdout 2>$out.stderr
+	rc=$?
+	[ $rc -eq 0 ] || fail "fork, $bp: exit status $rc: $(head -c 500 $out.stderr)"
+	grep -qx "child status 0" $out.stdout ||
+		fail "fork, $bp: the child's dlopen failed: $(cat $out.stdout)"
+	grep -q "^result $(awk '$1 == "result" { print $2 }' vg.stdout) libm" $out.stdout ||
+		fail "fork, $bp: the target's output changed: $(cat $out.stdout)"
+	check "fork, $bp" $out
 done
 
 # Threads: two dlopen/dlclose libm in a loop while a third loads libfoo
