@@ -271,9 +271,9 @@ static void name_counted_pcs(struct tracer *tr)
 }
 
 /* T is at the loader hook.  At RT_DELETE the objects about to go are
- * still mapped: every pc counted so far is named now, and sym_refresh
- * keeps the names of pcs mapped no more, so a dlclose'd library's
- * functions keep their names in the profile.  At RT_CONSISTENT the list
+ * still mapped: every pc counted so far is named now and kept across
+ * later refreshes (sym_keep_names), so a dlclose'd library's functions
+ * keep their names in the profile.  At RT_CONSISTENT the list
  * is complete: resolve what is missing, and arm the start when found.
  * The hook stays until the target is released, for the RT_DELETEs. */
 static enum restart at_dl_hook(struct tracer *tr, struct tracee *t)
@@ -316,8 +316,8 @@ bool window_dlhook_int3_hit(struct tracer *tr, struct tracee *t,
 {
 	if (!tr->dlhook_bp.addr || rip != tr->dlhook_bp.addr + 1)
 		return false;
-	/* Taken out while T was already trapping on it: an int3's SIGTRAP
-	 * is SI_KERNEL. */
+	/* Taken out (a vfork child shares the text until VFORK_DONE) while
+	 * T was already trapping on it: an int3's SIGTRAP is SI_KERNEL. */
 	return tr->dlhook_bp.inserted || tracee_si_code(t->tid) == SI_KERNEL;
 }
 
