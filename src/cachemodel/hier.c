@@ -1873,11 +1873,6 @@ unsigned hier_default_cores(const struct model_config *cfg,
 	return cfg->core_per_thread ? per_thread : 1;
 }
 
-/* hier's cores with --threads=all and no --cores: as many as jaguar, more
- * than the threads of most programs one steps; the cores no thread uses
- * hold nothing and cost nothing but the coherence probes of each write. */
-#define HIER_THREAD_CORES 8
-
 struct cache_model *hier_cache_new(const struct model_config *cfg, bool sim,
 				   char *err, size_t errlen)
 {

@@ -8,14 +8,13 @@
  * not a power of two goes through Cachegrind's LL tweak (fewer sets, more
  * ways).  Inclusion is not in sysfs: every level is non-inclusive (nine),
  * LRU, write-back, write-allocate.  Cores: --cores, else with
- * --threads=all the host's online cpus (a core per thread, as on the
- * machine), else one. */
+ * --threads=all HIER_THREAD_CORES (a core per thread, as a user of
+ * --threads=all expects; the shares above repeat over them), else one. */
 #include "model.h"
 #include "models.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define SYSFS_CACHE_DIR "/sys/devices/system/cpu/cpu0/cache"
 #define MAX_INDEX 64
@@ -124,11 +123,8 @@ struct cache_model *host_cache_new(const struct model_config *cfg, bool sim,
 	n = host_levels_from_dir(SYSFS_CACHE_DIR, levels, 16, err, errlen);
 	if (n < 0)
 		return NULL;
-	/* With --threads=all and no --cores: the host's own cores, as jaguar
-	 * has its eight. */
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned own = cpus < 1 ? 1 : cpus > 64 ? 64 : (unsigned)cpus;
-	return hier_new(levels, (unsigned)n, hier_default_cores(cfg, own),
+	return hier_new(levels, (unsigned)n,
+			hier_default_cores(cfg, HIER_THREAD_CORES),
 			model_option_bool(cfg, "nt-bypass", false), "host",
 			err, errlen);
 }

@@ -54,6 +54,11 @@ struct cache_model *hier_new(const struct hier_level_spec *specs,
  * one. */
 unsigned hier_default_cores(const struct model_config *cfg,
 			    unsigned per_thread);
+/* hier's and host's cores with --threads=all and no --cores: as many as
+ * jaguar, more than the threads of most programs one steps (a core each);
+ * the cores no thread uses hold nothing and cost only the coherence
+ * probes of each write.  Threads beyond share cores round robin. */
+#define HIER_THREAD_CORES 8
 
 /* For the tests: 0 when M's state keeps the hier invariants, else -1 and
  * the broken one in ERR. */
