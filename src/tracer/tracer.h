@@ -43,6 +43,8 @@ struct tracee {
 	int inject;			/* signal to deliver with the next restart */
 	unsigned seq;			/* creation order, from 0 */
 	unsigned core;			/* the model core its accesses go to */
+	unsigned core_log_slot;		/* 1 + its entry in tr->core_log; 0:
+					 * none yet */
 	struct user_regs_struct regs;	/* while stepped: before its next step */
 	const struct insn *insn;	/* while stepped: decoded at regs.rip */
 	cpu_set_t saved_affinity;	/* while pinned */

@@ -244,13 +244,12 @@ unsigned window_cores(const struct tracer *tr)
 
 /* Keep where thread T went, for the summary (threads leave the table when
  * they exit). */
-static void note_core(struct tracer *tr, const struct tracee *t)
+static void note_core(struct tracer *tr, struct tracee *t)
 {
-	for (unsigned i = 0; i < tr->n_core_log; i++)
-		if (tr->core_log[i].tid == t->tid) {
-			tr->core_log[i].core = t->core;
-			return;
-		}
+	if (t->core_log_slot) {
+		tr->core_log[t->core_log_slot - 1].core = t->core;
+		return;
+	}
 	if (tr->n_core_log == tr->cap_core_log) {
 		tr->cap_core_log = tr->cap_core_log ? 2 * tr->cap_core_log : 8;
 		tr->core_log = xreallocarray(tr->core_log, tr->cap_core_log,
@@ -258,6 +257,7 @@ static void note_core(struct tracer *tr, const struct tracee *t)
 	}
 	tr->core_log[tr->n_core_log].tid = t->tid;
 	tr->core_log[tr->n_core_log++].core = t->core;
+	t->core_log_slot = tr->n_core_log;
 }
 
 void window_assign_core(struct tracer *tr, struct tracee *t)
@@ -265,8 +265,10 @@ void window_assign_core(struct tracer *tr, struct tracee *t)
 	unsigned cores = window_cores(tr);
 	t->core = t->seq % cores;
 	for (unsigned i = 0; i < tr->opt.n_core_map; i++)
-		if (tr->opt.core_map[i].tid == t->tid)
+		if (tr->opt.core_map[i].tid == t->tid) {
 			t->core = tr->opt.core_map[i].core;
+			break;
+		}
 	note_core(tr, t);
 }
 
