@@ -36,6 +36,9 @@ struct model_config {
 	bool branch_sim;	/* --branch-sim (default yes) */
 	const char *branch_model;	/* --branch-model=NAME (NULL: default) */
 	unsigned cores;		/* --cores=N: 0 or 1 is a single core */
+	bool core_per_thread;	/* --threads=all without --cores: a model
+				 * whose core count is free (hier, host)
+				 * gets enough for a core per thread */
 	/* Model-specific options (--cache=SPEC, --prefetch=..., ...), as
 	 * given on the command line, parsed by model_parse_option; models read
 	 * them in their constructors. */
@@ -97,6 +100,9 @@ struct cache_model {
 	const struct cache_model_ops *ops;
 	unsigned n_events;
 	const char *const *event_names;	/* n_events names */
+	unsigned n_cores;		/* the cores it simulates; 0 or 1: one.
+					 * Without --cores the tracer spreads
+					 * threads over these */
 };
 
 struct branch_model_ops {

@@ -28,6 +28,12 @@ void sym_close(struct symbols *s);
 /* Re-read the process's mappings.  Returns 0 or -1 with ERR set. */
 int sym_refresh(struct symbols *s, char *err, size_t errlen);
 
+/* The pcs looked up so far keep their answers across sym_refresh: called
+ * when a library is about to be unloaded (dlclose), so that its pcs stay
+ * named.  A kept pc that later runs in another library mapped at the same
+ * address keeps the first name. */
+void sym_keep_names(struct symbols *s);
+
 /* Fill LOC for PC; always succeeds (unknown parts are "???" / 0). */
 void sym_lookup(struct symbols *s, uint64_t pc, struct src_loc *loc);
 

@@ -1378,6 +1378,7 @@ static int build_events(struct hier_model *h, char *err, size_t errlen)
 #undef EV
 	h->base.n_events = h->n_ev;
 	h->base.event_names = h->ev_names;
+	h->base.n_cores = h->n_cores;
 	return 0;
 }
 
@@ -1864,6 +1865,14 @@ int hier_parse_spec(const char *spec, struct hier_level_spec *out,
 }
 
 /* --model=hier: --cache=SPEC, or Cachegrind's I1/D1/LL from CFG. */
+unsigned hier_default_cores(const struct model_config *cfg,
+			    unsigned per_thread)
+{
+	if (cfg->cores)
+		return cfg->cores;
+	return cfg->core_per_thread ? per_thread : 1;
+}
+
 struct cache_model *hier_cache_new(const struct model_config *cfg, bool sim,
 				   char *err, size_t errlen)
 {
@@ -1894,7 +1903,7 @@ struct cache_model *hier_cache_new(const struct model_config *cfg, bool sim,
 		}
 		n = 3;
 	}
-	return hier_new(levels, n, cfg->cores,
+	return hier_new(levels, n, hier_default_cores(cfg, HIER_THREAD_CORES),
 			model_option_bool(cfg, "nt-bypass", false), "hier",
 			err, errlen);
 }

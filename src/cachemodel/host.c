@@ -7,7 +7,9 @@
  * (fully associative) means size / line ways.  A level whose set count is
  * not a power of two goes through Cachegrind's LL tweak (fewer sets, more
  * ways).  Inclusion is not in sysfs: every level is non-inclusive (nine),
- * LRU, write-back, write-allocate. */
+ * LRU, write-back, write-allocate.  Cores: --cores, else with
+ * --threads=all HIER_THREAD_CORES (a core per thread, as a user of
+ * --threads=all expects; the shares above repeat over them), else one. */
 #include "model.h"
 #include "models.h"
 
@@ -121,7 +123,8 @@ struct cache_model *host_cache_new(const struct model_config *cfg, bool sim,
 	n = host_levels_from_dir(SYSFS_CACHE_DIR, levels, 16, err, errlen);
 	if (n < 0)
 		return NULL;
-	return hier_new(levels, (unsigned)n, cfg->cores,
+	return hier_new(levels, (unsigned)n,
+			hier_default_cores(cfg, HIER_THREAD_CORES),
 			model_option_bool(cfg, "nt-bypass", false), "host",
 			err, errlen);
 }

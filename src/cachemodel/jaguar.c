@@ -9,7 +9,8 @@
  * writer), which is exactly where the talk's tool stops short (it forgets
  * the other module's L1s).  Cores are numbered 0-3 in module 0, 4-7 in
  * module 1; with --cores=N the tracer uses cores 0..N-1 (so --cores=2 is
- * two cores of one module; --core-map places threads anywhere). */
+ * two cores of one module; --core-map places threads anywhere), without
+ * all eight, threads round robin in creation order. */
 #include "model.h"
 #include "models.h"
 

@@ -48,6 +48,18 @@ struct cache_model *hier_new(const struct hier_level_spec *specs,
 			     bool nt_bypass, const char *desc_name,
 			     char *err, size_t errlen);
 
+/* The cores of a model whose core count is free (hier, host): --cores, or
+ * with --threads=all and no --cores PER_THREAD (a core per thread up to
+ * that many; the threads are not known yet when the model is made), else
+ * one. */
+unsigned hier_default_cores(const struct model_config *cfg,
+			    unsigned per_thread);
+/* hier's and host's cores with --threads=all and no --cores: as many as
+ * jaguar, more than the threads of most programs one steps (a core each);
+ * the cores no thread uses hold nothing and cost only the coherence
+ * probes of each write.  Threads beyond share cores round robin. */
+#define HIER_THREAD_CORES 8
+
 /* For the tests: 0 when M's state keeps the hier invariants, else -1 and
  * the broken one in ERR. */
 int hier_check(const struct cache_model *m, char *err, size_t errlen);

@@ -45,7 +45,6 @@
 #include "hashtab.h"
 #include "symbols_private.h"
 
-/* One function symbol of a module's lookup table. */
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -316,6 +315,36 @@ static int cmp_mod(const void *pa, const void *pb)
 /* Report the process's mappings to libdwfl; with the <0 (libdw error),
  * >0 (errno), 0 convention of libdwfl.  Our module list is rebuilt even on
  * failure: dwfl_report_end drops the modules not reported again. */
+static struct modinfo *find_mod(struct symbols *s, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+
+	if (!mod)
+		return NULL;
+	for (size_t i = 0; i < s->n_mods; i++)
+		if (s->mods[i].mod == mod)
+			return &s->mods[i];
+	return NULL;
+}
+
+static uint64_t pc_hash(const void *ctx, uint32_t i);
+
+/* After re-reading the mappings: a cached answer may predate a mapping
+ * and is forgotten, unless sym_keep_names kept it (its library was about
+ * to be unloaded: the name it had then is the one it ran under). */
+static void forget_unkept_pcs(struct symbols *s)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < s->n_pcs; i++)
+		if (s->pcs[i].kept)
+			s->pcs[kept++] = s->pcs[i];
+	s->n_pcs = kept;
+	hashtab_clear(&s->pc_map);
+	for (uint32_t i = 0; i < kept; i++)
+		hashtab_add(&s->pc_map, hash_u64(s->pcs[i].pc), i, pc_hash, s);
+}
+
 static int report(struct symbols *s, char *err, size_t errlen)
 {
 	struct collect_arg c = { .s = s };
@@ -344,23 +373,10 @@ static int report(struct symbols *s, char *err, size_t errlen)
 	}
 	if (s->n_mods)
 		qsort(s->mods, s->n_mods, sizeof(*s->mods), cmp_mod);
-	/* Cached answers may predate a mapping: forget them. */
-	s->n_pcs = 0;
-	hashtab_clear(&s->pc_map);
+	forget_unkept_pcs(s);
 	return ret;
 }
 
-static struct modinfo *find_mod(struct symbols *s, uint64_t pc)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
-
-	if (!mod)
-		return NULL;
-	for (size_t i = 0; i < s->n_mods; i++)
-		if (s->mods[i].mod == mod)
-			return &s->mods[i];
-	return NULL;
-}
 
 struct symbols *sym_open(pid_t pid, char *err, size_t errlen)
 {
@@ -396,6 +412,12 @@ void sym_close(struct symbols *s)
 	hashtab_free(&s->pc_map);
 	free(s->exe);
 	free(s);
+}
+
+void sym_keep_names(struct symbols *s)
+{
+	for (uint32_t i = 0; i < s->n_pcs; i++)
+		s->pcs[i].kept = true;
 }
 
 int sym_refresh(struct symbols *s, char *err, size_t errlen)
@@ -509,6 +531,7 @@ void sym_lookup(struct symbols *s, uint64_t pc, struct src_loc *loc)
 	e->pc = pc;
 	hashtab_insert(&s->pc_map, &p, s->n_pcs++, pc_hash, s);
 	e->loc = (struct src_loc){ .file = unknown, .fn = unknown, .line = 0 };
+	e->kept = false;
 
 	m = find_mod(s, pc);
 	if (m) {

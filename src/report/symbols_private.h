@@ -11,12 +11,14 @@
 #include "hashtab.h"
 #include "symbols.h"
 
+/* One function symbol of a module's lookup table. */
 struct fsym {
 	uint64_t addr;		/* biased: a process address */
 	uint64_t size;		/* after valgrind's overlap truncation */
 	const char *name;	/* libdw's string, valid while the module is */
 };
 
+/* What we keep per libdwfl module; rebuilt after every sym_refresh. */
 /* What we keep per libdwfl module; rebuilt after every sym_refresh. */
 struct modinfo {
 	Dwfl_Module *mod;
@@ -33,6 +35,7 @@ struct modinfo {
 struct pc_entry {
 	uint64_t pc;
 	struct src_loc loc;
+	bool kept;			/* sym_keep_names: survives refreshes */
 };
 
 struct symbols {

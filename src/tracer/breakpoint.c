@@ -32,14 +32,34 @@ int breakpoint_remove(pid_t tid, struct breakpoint *bp)
 	 * been written since (self-modifying code, relocations). */
 	errno = 0;
 	long word = ptrace(PTRACE_PEEKTEXT, tid, (void *)bp->addr, NULL);
+	if (errno == EIO || errno == EFAULT) {
+		/* Unmapped (a dlclose'd library): the int3 went with its
+		 * text, nothing is left to restore. */
+		bp->inserted = false;
+		return 0;
+	}
 	if (errno)
 		return -errno;
+	if ((word & 0xff) != 0xcc) {
+		/* The text was mapped again (dlclose, then dlopen): a fresh
+		 * copy without our int3, which must not be overwritten. */
+		bp->inserted = false;
+		return 0;
+	}
 	long restored = (word & ~0xffL) | (bp->orig_word & 0xff);
 	if (ptrace(PTRACE_POKETEXT, tid, (void *)bp->addr,
 		   (void *)restored) < 0)
 		return -errno;
 	bp->inserted = false;
 	return 0;
+}
+
+void breakpoint_shadow(const struct breakpoint *bp, uint64_t addr,
+		       void *buf, size_t len)
+{
+	if (bp->inserted && bp->addr >= addr && bp->addr - addr < len)
+		((unsigned char *)buf)[bp->addr - addr] =
+			(unsigned char)(bp->orig_word & 0xff);
 }
 
 /* Hardware breakpoints and watchpoints: the x86 debug registers, per

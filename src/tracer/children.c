@@ -73,7 +73,8 @@ static bool child_first_stop(struct tracer *tr, pid_t child)
  * PTRACE_EVENT_VFORK_DONE (children_vfork_done puts it back). */
 static void clean_child_text(struct tracer *tr, pid_t child, bool vfork)
 {
-	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp };
+	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
+				     &tr->dlhook_bp };
 	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++) {
 		if (!bps[i]->inserted)
 			continue;
@@ -91,7 +92,8 @@ static void clean_child_text(struct tracer *tr, pid_t child, bool vfork)
 
 void children_vfork_done(struct tracer *tr, struct tracee *t)
 {
-	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp };
+	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
+				     &tr->dlhook_bp };
 	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++)
 		if ((tr->vfork_bps & (1u << i)) &&
 		    breakpoint_insert(t->tid, bps[i], bps[i]->addr) < 0)
@@ -198,6 +200,8 @@ static void restart_profile(struct tracer *tr)
 enum restart children_on_exec(struct tracer *tr, struct tracee *t)
 {
 	tr->start_bp.inserted = tr->entry_bp.inserted = false;
+	tr->dlhook_bp = (struct breakpoint){ 0 };
+	tr->dlhook_addr = tr->r_debug_addr = 0;
 	memset(tr->hw_slots, 0, sizeof(tr->hw_slots));
 	tr->dr_want = 0;
 	for (struct tracee *o = tr->tracees; o; o = o->next)

@@ -10,6 +10,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,6 +76,9 @@ static int setup_models(struct tracer *tr)
 	char err[256], note[256] = "";
 	struct cache_model *cm;
 	struct branch_model *bm;
+	/* A model whose core count is free gives each thread a core of its
+	 * own when every thread is stepped and --cores does not say. */
+	tr->opt.cfg.core_per_thread = tr->opt.threads_all && !tr->opt.cfg.cores;
 	int rc = model_create(tr->opt.model, &tr->opt.cfg, &cm, &bm, err,
 			      sizeof(err), note, sizeof(note));
 	model_config_free_options(&tr->opt.cfg);
@@ -105,9 +109,19 @@ static pid_t decoding_tid(const struct engine *e)
 	return e->decoding ? e->decoding->tid : e->target_pid;
 }
 
+/* The text as the program has it: our int3s read as the bytes they
+ * replace (an int3 over a push's REX prefix decoded as int3 lost the
+ * push's store with --breakpoints=sw). */
 static ssize_t read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	return tracee_read_mem(decoding_tid(ctx), addr, buf, len);
+	struct tracer *tr = (struct tracer *)((char *)ctx -
+					      offsetof(struct tracer, eng));
+	ssize_t n = tracee_read_mem(decoding_tid(ctx), addr, buf, len);
+	const struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
+					   &tr->dlhook_bp };
+	for (size_t i = 0; n > 0 && i < sizeof(bps) / sizeof(bps[0]); i++)
+		breakpoint_shadow(bps[i], addr, buf, (size_t)n);
+	return n;
 }
 
 static ssize_t read_xstate_cb(void *ctx, void *buf, size_t len)
@@ -222,6 +236,7 @@ static void tracer_free(struct tracer *tr)
 		tracee_remove(tr, tr->tracees->tid);
 	free(tr->event_names);
 	free(tr->totals);
+	free(tr->core_log);
 	free(tr->desc_lines);
 	free(tr->desc_buf);
 	free(tr->out_name);

@@ -276,6 +276,15 @@ void output_print_summary(struct tracer *tr)
 		.data_name = resolve_data_name,
 	};
 	cache_report(e->cm, stderr, prefix, &res);
+	if (window_cores(tr) > 1 && tr->n_core_log) {
+		/* Where each thread's accesses went: a false-sharing report
+		 * is empty when two threads share a core. */
+		fprintf(stderr, "%s\n%sThreads: ", prefix, prefix);
+		for (unsigned i = 0; i < tr->n_core_log; i++)
+			fprintf(stderr, "%s%d -> core %u", i ? ", " : "",
+				tr->core_log[i].tid, tr->core_log[i].core);
+		fputc('\n', stderr);
+	}
 	double t = e->t_stepping;
 	fprintf(stderr, "%s\n%sStepped %" PRIu64 " instructions in %.2f s "
 		"(%.1fk steps/s)", prefix, prefix, e->steps, t,

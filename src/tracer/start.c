@@ -1,12 +1,27 @@
 /* The start and stop events: resolving their locations (again at the
- * program's entry point when a library is not mapped yet), arming them
- * as debug registers or an int3, and the data watches. */
+ * program's entry point when a library is not mapped yet, and at each
+ * dlopen when it is still not), arming them as debug registers or an
+ * int3, and the data watches.
+ *
+ * A library the program dlopen()s later is waited for as gdb does: the
+ * dynamic loader calls _dl_debug_state (r_debug's r_brk) before and after
+ * it changes its list of objects, with r_debug.r_state RT_ADD or
+ * RT_DELETE before and RT_CONSISTENT after.  We break there (a debug
+ * register, or an int3 with --breakpoints=sw) and at each RT_CONSISTENT
+ * re-read the mappings and resolve again; once found the start is armed.
+ * The start is resolved once: a library dlclose'd and loaded again
+ * elsewhere is not followed.  The hook stays in, for the names of a
+ * dlclose'd library (at_dl_hook); it is not seen by a thread being
+ * stepped (no debug registers then, and the int3 is stepped over), so a
+ * library dlclose'd inside a window loses its names (???). */
 #include "tracer.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <link.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,8 +44,18 @@ static uint64_t read_auxv_entry(pid_t pid, unsigned long type)
 	return 0;
 }
 
-/* Resolve LOC: 1 found, 0 not found yet with RETRY_LATER (try again at
- * the entry point, when the libraries are mapped), -1 after a message. */
+/* What resolve_loc found. */
+enum {
+	LOC_ERROR = -1,		/* after a message */
+	LOC_LATER = 0,		/* not found, RETRY_LATER asked to wait */
+	LOC_FOUND = 1,
+	LOC_UNLOADED = 2,	/* names a library not mapped (yet): wait for
+				 * the entry point, then for a dlopen */
+};
+
+/* Resolve LOC: LOC_FOUND, LOC_UNLOADED, LOC_LATER when not found with
+ * RETRY_LATER (try again at the entry point, when the libraries are
+ * mapped), LOC_ERROR after a message. */
 static int resolve_loc(struct tracer *tr, const char *what, const char *loc,
 		       uint64_t *addr, bool retry_later)
 {
@@ -42,17 +67,18 @@ static int resolve_loc(struct tracer *tr, const char *what, const char *loc,
 		if (err[0] && !tr->opt.quiet)
 			error_msg("%s: warning: %s", what, err);
 		debug_msg("%s %s = 0x%" PRIx64, what, loc, *addr);
-		return 1;
+		return LOC_FOUND;
 	case SYM_NOT_YET:
+		return LOC_UNLOADED;
 	case SYM_NOT_FOUND:
 		if (retry_later)
-			return 0;
+			return LOC_LATER;
 		error_msg("%s: %s", what, err);
-		return -1;
+		return LOC_ERROR;
 	case SYM_BAD_SYNTAX:
 	default:
 		error_msg("%s: %s", what, err);
-		return -1;
+		return LOC_ERROR;
 	}
 }
 
@@ -124,6 +150,33 @@ static int check_start_address(struct tracer *tr, uint64_t addr)
 	return check_insn_boundary(tr, addr);
 }
 
+/* A thread in a ptrace stop, for the requests that write the text: the
+ * main thread may be running (a dlopen in another thread). */
+static pid_t stopped_tid(const struct tracer *tr)
+{
+	for (const struct tracee *t = tr->tracees; t; t = t->next)
+		if (tracee_stopped(t))
+			return t->tid;
+	return tr->target_pid;
+}
+
+/* Program the armed debug registers into every stopped thread (the others
+ * are programmed at their next stop).  -1 after a message. */
+static int sync_stopped_dr(struct tracer *tr)
+{
+	for (struct tracee *t = tr->tracees; t; t = t->next) {
+		if (!tracee_stopped(t))
+			continue;
+		window_sync_dr(tr, t);
+		if (t->dr_mask != tr->dr_want) {
+			error_msg("cannot program the debug registers of thread "
+				  "%d (try --breakpoints=sw)", t->tid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Arm the start events in every stopped thread (the others are programmed
  * at their next stop).  -1 after a message. */
 static int arm_start(struct tracer *tr)
@@ -136,7 +189,7 @@ static int arm_start(struct tracer *tr)
 			.used = true };
 		tr->dr_want |= 1u << SLOT_START;
 	} else if (tr->start_addr) {
-		int rc = breakpoint_insert(tr->target_pid, &tr->start_bp,
+		int rc = breakpoint_insert(stopped_tid(tr), &tr->start_bp,
 					   tr->start_addr);
 		if (rc < 0) {
 			errno = -rc;
@@ -147,17 +200,125 @@ static int arm_start(struct tracer *tr)
 	}
 	if (tr->hw_slots[SLOT_WATCH].used)
 		tr->dr_want |= 1u << SLOT_WATCH;
-	for (struct tracee *t = tr->tracees; t; t = t->next) {
-		if (!tracee_stopped(t))
-			continue;
-		window_sync_dr(tr, t);
-		if (t->dr_mask != tr->dr_want) {
-			error_msg("cannot program the debug registers of thread "
-				  "%d (try --breakpoints=sw)", t->tid);
+	return sync_stopped_dr(tr);
+}
+
+/* Resolve the start and stop not resolved yet: the lowest LOC_* of the
+ * two (LOC_FOUND when both are). */
+static int resolve_missing(struct tracer *tr, bool retry_later)
+{
+	const struct options *o = &tr->opt;
+	int found = LOC_FOUND;
+	if (o->start && !tr->start_addr)
+		found = resolve_loc(tr, "--start", o->start, &tr->start_addr,
+				    retry_later);
+	if (found == LOC_FOUND && o->stop && !tr->stop_addr)
+		found = resolve_loc(tr, "--stop", o->stop, &tr->stop_addr,
+				    retry_later);
+	return found;
+}
+
+/* Break on the dynamic loader's hook, to resolve again at each dlopen.
+ * -1 after a message. */
+static int arm_dl_hook(struct tracer *tr)
+{
+	const struct options *o = &tr->opt;
+	char err[1024];
+	uint64_t hook, size;
+	if (sym_resolve(tr->syms, "_dl_debug_state", &hook, err,
+			sizeof(err)) != SYM_FOUND) {
+		error_msg("--start=%s: not loaded, and no dynamic loader hook "
+			  "(_dl_debug_state) to wait for it: %s", o->start, err);
+		return -1;
+	}
+	if (sym_resolve_data(tr->syms, "_r_debug", &tr->r_debug_addr, &size,
+			     err, sizeof(err)) < 0)
+		tr->r_debug_addr = 0;
+	tr->dlhook_addr = hook;
+	if (!o->quiet)
+		error_msg("note: %s is not in %s yet; waiting for a library to "
+			  "be loaded (dlopen)", tr->start_addr ? o->stop :
+			  o->start, tr->cmd_line);
+	debug_msg("loader hook _dl_debug_state = 0x%" PRIx64 ", r_debug = 0x%"
+		  PRIx64, hook, tr->r_debug_addr);
+	if (o->sw_breakpoints) {
+		int rc = breakpoint_insert(stopped_tid(tr), &tr->dlhook_bp,
+					   hook);
+		if (rc < 0) {
+			errno = -rc;
+			perror_msg("cannot set a breakpoint on the dynamic "
+				   "loader's hook at 0x%" PRIx64, hook);
 			return -1;
 		}
+		return 0;
 	}
-	return 0;
+	/* A debug register: no int3 for other threads to run through while
+	 * it is stepped over, nothing in the text for a fork to inherit. */
+	tr->hw_slots[SLOT_DLHOOK] = (struct hw_slot){
+		.addr = hook, .rw = 0, .len = 1, .used = true };
+	tr->dr_want |= 1u << SLOT_DLHOOK;
+	return sync_stopped_dr(tr);
+}
+
+/* Name every pc counted so far while the mappings are those it ran in. */
+static void name_counted_pcs(struct tracer *tr)
+{
+	struct src_loc loc;
+	for (size_t i = 0; i < costs_count(tr->eng.costs); i++)
+		sym_lookup(tr->syms, costs_pc_at(tr->eng.costs, i), &loc);
+	sym_keep_names(tr->syms);
+	debug_msg("named the %zu pcs counted so far", costs_count(tr->eng.costs));
+}
+
+/* T is at the loader hook.  At RT_DELETE the objects about to go are
+ * still mapped: every pc counted so far is named now and kept across
+ * later refreshes (sym_keep_names), so a dlclose'd library's functions
+ * keep their names in the profile.  At RT_CONSISTENT the list
+ * is complete: resolve what is missing, and arm the start when found.
+ * The hook stays until the target is released, for the RT_DELETEs. */
+static enum restart at_dl_hook(struct tracer *tr, struct tracee *t)
+{
+	const struct options *o = &tr->opt;
+	int state = RT_CONSISTENT;
+	if (tr->r_debug_addr &&
+	    tracee_read_mem(t->tid, tr->r_debug_addr +
+			    offsetof(struct r_debug, r_state), &state,
+			    sizeof(state)) != sizeof(state))
+		state = RT_CONSISTENT;
+	debug_msg("loader hook in thread %d: r_state %d", t->tid, state);
+	if (state == RT_ADD)
+		return RESTART_CONT;
+	char err[256];
+	if (sym_refresh(tr->syms, err, sizeof(err)) < 0)
+		debug_msg("re-reading mappings: %s", err);
+	if (state == RT_DELETE) {
+		name_counted_pcs(tr);
+		return RESTART_CONT;
+	}
+	if ((!o->start || tr->start_addr) && (!o->stop || tr->stop_addr))
+		return RESTART_CONT;	/* armed already */
+	int found = resolve_missing(tr, true);
+	if (found == LOC_ERROR) {
+		tracer_fail(tr);
+		return RESTART_NONE;
+	}
+	if (found != LOC_FOUND)
+		return RESTART_CONT;
+	if (arm_start(tr) < 0) {
+		tracer_fail(tr);
+		return RESTART_NONE;
+	}
+	return RESTART_CONT;
+}
+
+bool window_dlhook_int3_hit(struct tracer *tr, struct tracee *t,
+			    uint64_t rip)
+{
+	if (!tr->dlhook_bp.addr || rip != tr->dlhook_bp.addr + 1)
+		return false;
+	/* Taken out (a vfork child shares the text until VFORK_DONE) while
+	 * T was already trapping on it: an int3's SIGTRAP is SI_KERNEL. */
+	return tr->dlhook_bp.inserted || tracee_si_code(t->tid) == SI_KERNEL;
 }
 
 /* The fields after the address of a watch: ":LEN" and ":w" or ":rw". */
@@ -228,17 +389,13 @@ out:
 int window_arm_or_wait_for_entry(struct tracer *tr, bool retry)
 {
 	const struct options *o = &tr->opt;
-	int found = 1;
-	if (o->start)
-		found = resolve_loc(tr, "--start", o->start, &tr->start_addr,
-				    retry);
-	if (o->stop && found > 0)
-		found = resolve_loc(tr, "--stop", o->stop, &tr->stop_addr,
-				    retry);
-	if (found < 0)
+	int found = resolve_missing(tr, retry);
+	if (found == LOC_ERROR)
 		return -1;
-	if (found)
+	if (found == LOC_FOUND)
 		return arm_start(tr);
+	if (o->pid && found == LOC_UNLOADED)
+		return arm_dl_hook(tr);	/* attached: the loader has run */
 	if (o->pid) {
 		/* A forked child (--trace-children) may exec a program that
 		 * has the start symbol: children_on_exec resolves it then. */
@@ -296,23 +453,17 @@ static enum restart at_entry_point(struct tracer *tr, struct tracee *t)
 		debug_msg("re-reading mappings: %s", err);
 	/* With --trace-children a program without the start symbol may still
 	 * exec one that has it: wait for the exec then. */
-	bool later = o->trace_children;
-	int found = 1;
-	if (!tr->start_addr) {
-		found = resolve_loc(tr, "--start", o->start, &tr->start_addr,
-				    later);
-		if (!found && !o->quiet)
-			error_msg("note: --start=%s is not in %s; waiting for "
-				  "an exec", o->start, tr->cmd_line);
-	}
-	if (found > 0 && o->stop && !tr->stop_addr)
-		found = resolve_loc(tr, "--stop", o->stop, &tr->stop_addr,
-				    later);
-	if (found < 0) {
+	int found = resolve_missing(tr, o->trace_children);
+	if (found == LOC_LATER && !tr->start_addr && !o->quiet)
+		error_msg("note: --start=%s is not in %s; waiting for an exec",
+			  o->start, tr->cmd_line);
+	if (found == LOC_UNLOADED && arm_dl_hook(tr) < 0)
+		found = LOC_ERROR;
+	if (found == LOC_ERROR) {
 		tracer_fail(tr);
 		return RESTART_NONE;
 	}
-	if (!found)
+	if (found != LOC_FOUND)
 		return RESTART_CONT;
 	if (tr->start_addr == tr->entry_bp.addr)
 		return window_begin_thread(tr, t);
@@ -336,7 +487,10 @@ bool window_on_trap(struct tracer *tr, struct tracee *t, enum restart *how)
 		bool start = (hits & (1u << SLOT_START)) &&
 			     r.rip == tr->start_addr;
 		bool watch = hits & (1u << SLOT_WATCH);
-		if (window_can_begin(tr) && (start || watch))
+		if ((hits & (1u << SLOT_DLHOOK)) && tr->dlhook_addr &&
+		    r.rip == tr->dlhook_addr)
+			*how = at_dl_hook(tr, t);
+		else if (window_can_begin(tr) && (start || watch))
 			*how = window_begin_thread(tr, t);
 		else
 			*how = RESTART_CONT;	/* a hit during a window */
@@ -344,6 +498,16 @@ bool window_on_trap(struct tracer *tr, struct tracee *t, enum restart *how)
 	}
 	if (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1) {
 		*how = at_entry_point(tr, t);
+		return true;
+	}
+	if (window_dlhook_int3_hit(tr, t, r.rip)) {
+		r.rip = tr->dlhook_bp.addr;
+		tracee_setregs(t->tid, &r);
+		*how = tr->dlhook_bp.inserted ? at_dl_hook(tr, t) : RESTART_CONT;
+		t->regs.rip = r.rip;
+		if (*how == RESTART_CONT && tr->dlhook_bp.inserted)
+			*how = window_step_over_int3(tr, t, &tr->dlhook_bp) == 0
+			       ? RESTART_CONT : RESTART_NONE;
 		return true;
 	}
 	if (!tr->start_bp.inserted || r.rip != tr->start_bp.addr + 1)
@@ -357,6 +521,7 @@ bool window_on_trap(struct tracer *tr, struct tracee *t, enum restart *how)
 		return true;
 	}
 	t->regs.rip = tr->start_bp.addr;
-	*how = window_step_over_int3(tr, t) == 0 ? RESTART_CONT : RESTART_NONE;
+	*how = window_step_over_int3(tr, t, &tr->start_bp) == 0 ? RESTART_CONT
+								 : RESTART_NONE;
 	return true;
 }

@@ -54,9 +54,10 @@ static void step_run(struct tracer *tr, struct tracee *t)
 			tracer_restart(tr, t, RESTART_CONT);
 			return;
 		}
-		if (!window_int3_at(tr, t))
+		struct breakpoint *bp = window_int3_at(tr, t);
+		if (!bp)
 			break;
-		if (window_step_over_int3(tr, t) < 0)
+		if (window_step_over_int3(tr, t, bp) < 0)
 			return;
 		if (tracee_leads(t) && engine_at_stop(e, t)) {
 			window_end(tr, t, NULL);

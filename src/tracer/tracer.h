@@ -43,6 +43,8 @@ struct tracee {
 	int inject;			/* signal to deliver with the next restart */
 	unsigned seq;			/* creation order, from 0 */
 	unsigned core;			/* the model core its accesses go to */
+	unsigned core_log_slot;		/* 1 + its entry in tr->core_log; 0:
+					 * none yet */
 	struct user_regs_struct regs;	/* while stepped: before its next step */
 	const struct insn *insn;	/* while stepped: decoded at regs.rip */
 	cpu_set_t saved_affinity;	/* while pinned */
@@ -104,14 +106,15 @@ struct breakpoint {
 };
 
 /* Debug registers.  Slot SLOT_START holds an instruction start event,
- * SLOT_WATCH a data watchpoint (--start-watch). */
+ * SLOT_WATCH a data watchpoint (--start-watch), SLOT_DLHOOK the dynamic
+ * loader's debugger hook while a --start library is not loaded yet. */
 struct hw_slot {
 	uint64_t addr;
 	unsigned rw;			/* 0 execute, 1 write, 3 read/write */
 	unsigned len;			/* 1, 2, 4, 8 (watchpoints) */
 	bool used;
 };
-enum { SLOT_START, SLOT_WATCH };
+enum { SLOT_START, SLOT_WATCH, SLOT_DLHOOK };
 
 /* The wait status of the last event, decoded. */
 struct event_info {
@@ -164,6 +167,13 @@ struct tracer {
 
 	/* Start and stop events. */
 	struct breakpoint start_bp, entry_bp;
+	struct breakpoint dlhook_bp;	/* --breakpoints=sw: the loader hook;
+					 * its addr is kept after removal to
+					 * recognise a hit reported late */
+	uint64_t dlhook_addr;		/* _dl_debug_state while waiting for a
+					 * dlopen; 0: not waiting */
+	uint64_t r_debug_addr;		/* the loader's struct r_debug; 0:
+					 * unknown (refresh at every hook) */
 	struct hw_slot hw_slots[4];
 	unsigned dr_want;		/* debug-register slots armed */
 	uint64_t start_addr, stop_addr;
@@ -180,6 +190,12 @@ struct tracer {
 	struct pending_output *pending;
 	unsigned n_pending;
 	unsigned folded_event;		/* --folded-event's index */
+	struct {			/* every thread's model core, in
+					 * creation order, for the summary */
+		pid_t tid;
+		unsigned core;
+	} *core_log;
+	unsigned n_core_log, cap_core_log;
 	bool had_error;		/* a profile or trace lost, an int3 left:
 					 * exit status 1 */
 	char **desc_lines;
@@ -192,7 +208,8 @@ struct tracer {
 	pid_t helpers[64];		/* cachetraces of forked children */
 	unsigned n_helpers;
 	unsigned execs;			/* images traced after exec */
-	unsigned vfork_bps;		/* breakpoints (1: start, 2: entry) out
+	unsigned vfork_bps;		/* breakpoints (1: start, 2: entry,
+					 * 4: loader hook) out
 					 * while a vfork child runs */
 
 	/* The end: the loop stops, main() returns exit_status. */
@@ -264,6 +281,10 @@ void tracee_unpin_self(struct tracer *tr);
 /* breakpoint.c */
 int breakpoint_insert(pid_t tid, struct breakpoint *bp, uint64_t addr);
 int breakpoint_remove(pid_t tid, struct breakpoint *bp);
+/* BUF holds LEN bytes of text read at ADDR: put back the byte BP's int3
+ * replaced, if it is among them. */
+void breakpoint_shadow(const struct breakpoint *bp, uint64_t addr,
+		       void *buf, size_t len);
 /* Program the used SLOTS whose bit is in ENABLED_MASK into thread TID
  * (stopped); the others are disabled. */
 int hwbp_program(pid_t tid, const struct hw_slot slots[4],
@@ -315,14 +336,22 @@ void window_join(struct tracer *tr, struct tracee *t);
 void window_leave(struct tracer *tr, struct tracee *t, bool run_on);
 void window_toggle(struct tracer *tr);
 void window_assign_core(struct tracer *tr, struct tracee *t);
+/* The model cores threads are spread over. */
+unsigned window_cores(const struct tracer *tr);
 /* Program T's debug registers as the armed start events want. */
 void window_sync_dr(struct tracer *tr, struct tracee *t);
-bool window_int3_at(const struct tracer *tr, const struct tracee *t);
-/* T executes the instruction under our int3 with the others stopped. */
-int window_step_over_int3(struct tracer *tr, struct tracee *t);
+/* Our int3 under T's pc (being stepped), or NULL. */
+struct breakpoint *window_int3_at(struct tracer *tr, const struct tracee *t);
+/* T executes the instruction under our int3 BP with the others stopped. */
+int window_step_over_int3(struct tracer *tr, struct tracee *t,
+			  struct breakpoint *bp);
 /* A SIGTRAP of T, not stepped: one of our start events (true, *HOW set),
  * or not ours (false). */
 bool window_on_trap(struct tracer *tr, struct tracee *t, enum restart *how);
+/* T stopped one byte past the loader hook's int3 (in, or taken out while
+ * T was already trapping on it). */
+bool window_dlhook_int3_hit(struct tracer *tr, struct tracee *t,
+			    uint64_t rip);
 /* Detach from every thread so that the target runs on natively. */
 void window_release(struct tracer *tr);
 /* A fatal error: the run ends with status 1, the target released. */

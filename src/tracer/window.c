@@ -74,7 +74,8 @@ void window_release(struct tracer *tr)
 		struct user_regs_struct r;
 		if (tracee_getregs(t->tid, &r) == 0 &&
 		    ((tr->start_bp.inserted && r.rip == tr->start_bp.addr + 1) ||
-		     (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1))) {
+		     (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1) ||
+		     window_dlhook_int3_hit(tr, t, r.rip))) {
 			r.rip--;
 			tracee_setregs(t->tid, &r);
 		} else if (si_code_is_sent(tracee_si_code(t->tid)) &&
@@ -84,7 +85,8 @@ void window_release(struct tracer *tr)
 		t->flags &= ~TF_TRAPPED;
 	}
 	pid_t any = tr->tracees ? tr->tracees->tid : tr->target_pid;
-	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp };
+	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
+				     &tr->dlhook_bp };
 	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++) {
 		uint64_t addr = bps[i]->addr;
 		int rc = tr->tracees ? breakpoint_remove(any, bps[i]) : 0;
@@ -174,15 +176,18 @@ static int int3_step_done(struct tracer *tr, struct tracee *t, int status,
 }
 
 /* Thread T (stopped, rip at our int3's address) executes the original
- * instruction there: the others are stopped, the byte restored for one
+ * instruction there (the start event's int3, or the loader hook's): the
+ * others are stopped, the byte restored for one
  * step, and the int3 put back; a software breakpoint thus misses no hit in
  * another thread.  The step is accounted when T is being stepped.
  * Returns 0, or -1 when T did not come back from the step (gone, or an
  * event that was deferred to the dispatcher). */
-int window_step_over_int3(struct tracer *tr, struct tracee *t)
+int window_step_over_int3(struct tracer *tr, struct tracee *t,
+			  struct breakpoint *bp)
 {
+	uint64_t addr = bp->addr;
 	stop_others(tr, t);
-	breakpoint_remove(t->tid, &tr->start_bp);
+	breakpoint_remove(t->tid, bp);
 	int sig = t->inject, rc = -1;
 	t->inject = 0;
 	window_sync_dr(tr, t);
@@ -203,16 +208,20 @@ int window_step_over_int3(struct tracer *tr, struct tracee *t)
 	for (struct tracee *o = tr->tracees; o && !any; o = o->next)
 		if (tracee_stopped(o))
 			any = o;
-	if (any && breakpoint_insert(any->tid, &tr->start_bp,
-				     tr->start_addr) < 0)
-		error_msg("cannot put the start breakpoint back");
+	if (any && breakpoint_insert(any->tid, bp, addr) < 0)
+		error_msg("cannot put the breakpoint at 0x%" PRIx64 " back",
+			  addr);
 	replay_deferred(tr);
 	return rc;
 }
 
-bool window_int3_at(const struct tracer *tr, const struct tracee *t)
+struct breakpoint *window_int3_at(struct tracer *tr, const struct tracee *t)
 {
-	return tr->start_bp.inserted && t->regs.rip == tr->start_bp.addr;
+	if (tr->start_bp.inserted && t->regs.rip == tr->start_bp.addr)
+		return &tr->start_bp;
+	if (tr->dlhook_bp.inserted && t->regs.rip == tr->dlhook_bp.addr)
+		return &tr->dlhook_bp;	/* a dlopen inside a window */
+	return NULL;
 }
 
 void window_join(struct tracer *tr, struct tracee *t)
@@ -223,15 +232,44 @@ void window_join(struct tracer *tr, struct tracee *t)
 	tracer_restart(tr, t, RESTART_STEP);
 }
 
+/* --cores, else the model's own cores (jaguar's eight; hier and host made
+ * with a core per thread under --threads=all), else one. */
+unsigned window_cores(const struct tracer *tr)
+{
+	if (tr->opt.cfg.cores)
+		return tr->opt.cfg.cores;
+	unsigned own = tr->eng.cm ? tr->eng.cm->n_cores : 0;
+	return own ? own : 1;
+}
+
+/* Keep where thread T went, for the summary (threads leave the table when
+ * they exit). */
+static void note_core(struct tracer *tr, struct tracee *t)
+{
+	if (t->core_log_slot) {
+		tr->core_log[t->core_log_slot - 1].core = t->core;
+		return;
+	}
+	if (tr->n_core_log == tr->cap_core_log) {
+		tr->cap_core_log = tr->cap_core_log ? 2 * tr->cap_core_log : 8;
+		tr->core_log = xreallocarray(tr->core_log, tr->cap_core_log,
+					     sizeof(*tr->core_log));
+	}
+	tr->core_log[tr->n_core_log].tid = t->tid;
+	tr->core_log[tr->n_core_log++].core = t->core;
+	t->core_log_slot = tr->n_core_log;
+}
+
 void window_assign_core(struct tracer *tr, struct tracee *t)
 {
-	unsigned cores = tr->opt.cfg.cores ? tr->opt.cfg.cores : 1;
+	unsigned cores = window_cores(tr);
+	t->core = t->seq % cores;
 	for (unsigned i = 0; i < tr->opt.n_core_map; i++)
 		if (tr->opt.core_map[i].tid == t->tid) {
 			t->core = tr->opt.core_map[i].core;
-			return;
+			break;
 		}
-	t->core = t->seq % cores;
+	note_core(tr, t);
 }
 
 /* The stop event of the window T leads, from where T stands at the start

@@ -15,6 +15,9 @@
 #   the section.
 # - true (both threads increment one counter): CohT > 100 on both loop
 #   lines, no CohF there, and true-sharing pairs of the two loop lines.
+# - the summary's "Threads:" line puts the two workers on different cores;
+#   without --cores in MODEL OPTIONS (the model's own layout, issue 11)
+#   main, worker_a and worker_b are on cores 0, 1 and 2.
 # Never skips: --threads=all exists, and a missing option fails the run.
 ME=falseshare
 [ $# -ge 3 ] || { echo "usage: $ME CACHETRACE SRCDIR SCRATCH" >&2; exit 1; }
@@ -22,6 +25,7 @@ CACHETRACE=$(realpath "$1"); SRCDIR=$(realpath "$2"); SCRATCH=$3
 shift 3
 [ $# -gt 0 ] || set -- --model=jaguar --cores=2
 TAG=$(echo "$1" | sed 's/.*=//')
+case " $* " in *" --cores="*) ;; *) TAG=$TAG-own-cores ;; esac
 HERE=$(realpath "$(dirname "$0")")
 die() { echo "$ME: $*" >&2; exit 1; }
 SRC=$SRCDIR/tests/cachemodel/falseshare.c
@@ -69,6 +73,18 @@ for pair in "$LA (worker_a).* written at .*falseshare.c:$LB (worker_b)" \
 		echo "$ME: shared: no pair 'falseshare.c:$pair' in:"; cat shared.section; fail=1
 	fi
 done
+
+threads=$(sed -n 's/^==[0-9]*== Threads: //p' shared.stderr)
+cores=$(echo "$threads" | sed 's/[0-9]* -> core //g; s/,//g')
+set -- $cores
+if [ $# -ne 3 ] || [ "$2" = "$3" ]; then
+	echo "$ME: shared: want main and two workers on cores, the workers apart; summary says: '$threads'"
+	fail=1
+fi
+case $TAG in *-own-cores)
+	[ "$cores" = "0 1 2" ] ||
+		{ echo "$ME: shared: without --cores want cores 0 1 2, got '$threads'"; fail=1; } ;;
+esac
 
 pf=$(( $(count padded.out "$LA" CohF) + $(count padded.out "$LB" CohF) +
        $(count padded.out "$LA" CohT) + $(count padded.out "$LB" CohT) ))
