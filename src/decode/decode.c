@@ -99,6 +99,7 @@ enum {
 	RF_XSAVE = 1 << 2,	/* size from edx:eax, standard format */
 	RF_XSAVEC = 1 << 3,	/* size from edx:eax, compacted format */
 	RF_CAS_EXIT = 1 << 4,	/* VEX casLE's restart exit: one Bc, not taken */
+	RF_BT_REG = 1 << 5,	/* bt family reg, reg: VEX goes through the stack */
 };
 
 enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
@@ -524,8 +525,21 @@ static void build_bt(struct drec *r, const struct sem *s, const cs_x86 *x,
 		     int memop)
 {
 	r->bt_slot = SLOT_NONE;
+	if (memop < 0 && x->op_count >= 2 && x->operands[0].type == X86_OP_REG &&
+	    x->operands[1].type == X86_OP_REG) {
+		unsigned int num, width;
+		if (!cs_gpr(x->operands[1].reg, &num, &width)) {
+			r->insn.unknown = true;
+			return;
+		}
+		r->bt_slot = gpr_slots[num];
+		r->bt_width = (uint8_t)width;
+		r->t.kind = s->dst;
+		r->flags |= RF_BT_REG;
+		return;
+	}
 	if (memop != 0)
-		return;		/* bt reg, reg/imm: no access */
+		return;		/* bt reg, imm: no access */
 	r->t.kind = s->dst;
 	r->flags |= RF_MEM;
 	if ((s->flags & SF_LOCK2) && x->prefix[0] == X86_PREFIX_LOCK)
@@ -992,11 +1006,23 @@ static void step_enter(const struct drec *r,
 }
 
 /* SC_BT: with a bit offset register, the byte at m + (reg >> 3), reg
- * sign-extended from its width. */
+ * sign-extended from its width.  The reg, reg forms go through memory
+ * under VEX: the operand is stored at rsp - 288 (below the red zone), the
+ * byte at rsp - 288 + ((offset & (bits - 1)) >> 3) is read (bt) or
+ * modified (bts/btr/btc), and the modifying forms load the operand back. */
 static void step_bt(const struct drec *r, const reg_t *regs,
 		    const struct user_regs_struct *before,
 		    struct step_events *ev)
 {
+	if (r->flags & RF_BT_REG) {
+		uint64_t tmp = before->rsp - 288;
+		uint64_t bit = regs[r->bt_slot] & (8u * r->bt_width - 1);
+		add_acc(ev, tmp, r->bt_width, ACC_WRITE);
+		add_acc(ev, tmp + (bit >> 3), 1, r->t.kind);
+		if (r->t.kind != ACC_READ)
+			add_acc(ev, tmp, r->bt_width, ACC_READ);
+		return;
+	}
 	if (!(r->flags & RF_MEM))
 		return;
 	uint64_t a = ea(&r->t, regs, before);

@@ -358,6 +358,20 @@ static const struct row rows[] = {
 	{ "bts [rbx],rax 3", CODE(0x48, 0x0f, 0xab, 0x03), REGS(.rbx = RBX, .rax = 3),
 	  .acc = { M_(RBX, 1) } },
 
+	/* bt family reg, reg: VEX stores the operand at rsp - 288, then reads
+	 * (bt) or modifies (bts/btr/btc) the byte at offset (bit & (bits-1))
+	 * >> 3 and loads the operand back (Lackey: S 8; L 1 | S 8, M 1, L 8) */
+	{ "bt rax,rdx", CODE(0x48, 0x0f, 0xa3, 0xd0), REGS(.rdx = 0x1234),
+	  .acc = { W_(RSP - 288, 8), R_(RSP - 288 + 6, 1) } },
+	{ "bts rax,rdx", CODE(0x48, 0x0f, 0xab, 0xd0), REGS(.rdx = 0x1234),
+	  .acc = { W_(RSP - 288, 8), M_(RSP - 288 + 6, 1), R_(RSP - 288, 8) } },
+	{ "btr eax,edx", CODE(0x0f, 0xb3, 0xd0), REGS(.rdx = 0x1234),
+	  .acc = { W_(RSP - 288, 4), M_(RSP - 288 + 2, 1), R_(RSP - 288, 4) } },
+	{ "btc ax,dx", CODE(0x66, 0x0f, 0xbb, 0xd0), REGS(.rdx = 0x1234),
+	  .acc = { W_(RSP - 288, 2), M_(RSP - 288, 1), R_(RSP - 288, 2) } },
+	/* bt reg, imm: no memory */
+	{ "bt rax,3", CODE(0x48, 0x0f, 0xba, 0xe0, 0x03), REGS(.rax = 1) },
+
 	/* no access */
 	{ "lea rax,[rbx+8]", CODE(0x48, 0x8d, 0x43, 0x08), REGS(.rbx = RBX) },
 	{ "nop dword [rax+rax]", CODE(0x0f, 0x1f, 0x04, 0x00), REGS(.rax = RAX) },
