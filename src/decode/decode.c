@@ -100,6 +100,7 @@ enum {
 	RF_XSAVEC = 1 << 3,	/* size from edx:eax, compacted format */
 	RF_CAS_EXIT = 1 << 4,	/* VEX casLE's restart exit: one Bc, not taken */
 	RF_BT_REG = 1 << 5,	/* bt family reg, reg: VEX goes through the stack */
+	RF_DEAD_LOAD = 1 << 6,	/* pop reg whose value VEX's iropt drops: no read */
 };
 
 enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
@@ -116,6 +117,7 @@ struct drec {
 	uint8_t bt_slot;	/* bt family: bit offset register, or none */
 	uint8_t bt_width;	/* its width in bytes */
 	uint8_t level;		/* enter: nesting level */
+	uint8_t pop_reg;	/* pop reg: its encoding number (4: not a gpr) */
 	/* gathers, scatters, masked moves */
 	bool evex;
 	uint8_t vidx;		/* VSIB index vector register number */
@@ -188,6 +190,80 @@ static bool cs_gpr(x86_reg r, unsigned int *num, unsigned int *width)
 			*width = r == r64[i] ? 8 : r == r32[i] ? 4 : 2;
 			return true;
 		}
+	}
+	return false;
+}
+
+/* Any general register, 8-bit ones too -> encoding number, width. */
+static bool cs_gpr_any(x86_reg r, unsigned int *num, unsigned int *width)
+{
+	static const x86_reg r8[20] = {
+		X86_REG_AL, X86_REG_CL, X86_REG_DL, X86_REG_BL,
+		X86_REG_SPL, X86_REG_BPL, X86_REG_SIL, X86_REG_DIL,
+		X86_REG_R8B, X86_REG_R9B, X86_REG_R10B, X86_REG_R11B,
+		X86_REG_R12B, X86_REG_R13B, X86_REG_R14B, X86_REG_R15B,
+		X86_REG_AH, X86_REG_CH, X86_REG_DH, X86_REG_BH,
+	};
+	if (cs_gpr(r, num, width))
+		return true;
+	for (unsigned int i = 0; i < 20; i++) {
+		if (r == r8[i]) {
+			*num = i < 16 ? i : i - 16;
+			*width = 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Is the value a `pop reg` at PC loads dead in VEX's superblock?  VEX's
+ * iropt removes a Put to a guest register that a later Put overwrites
+ * with no Get of it and no side exit in between, and then the load whose
+ * only use was that Put (register state need only be precise at exits;
+ * at memory accesses only rsp, rbp and rip: --vex-iropt-register-updates'
+ * default).  Cachegrind instruments after iropt, so such a pop has no Dr
+ * (`pop rax; mov eax, 0x40`: Lackey shows no load).  We look at the next
+ * few instructions: dead when one writes the whole register (64-bit, or
+ * 32-bit which zero-extends) before any reads it, any partial write, any
+ * control transfer or anything we cannot decode.  rsp and rbp are never
+ * dead. */
+static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg)
+{
+	uint8_t buf[64];
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+
+	if (reg == 4 || reg == 5)
+		return false;
+	ssize_t got = d->target.read_mem(d->target.ctx, pc, buf, sizeof(buf));
+	if (got <= 0)
+		return false;
+	const uint8_t *p = buf;
+	size_t n = (size_t)got;
+	uint64_t addr = pc;
+	for (int k = 0; k < 8 && cs_disasm_iter(d->cs, &p, &n, &addr, d->ci); k++) {
+		const cs_detail *det = d->ci->detail;
+		for (uint8_t g = 0; g < det->groups_count; g++) {
+			uint8_t gr = det->groups[g];
+			if (gr == CS_GRP_JUMP || gr == CS_GRP_CALL || gr == CS_GRP_RET ||
+			    gr == CS_GRP_INT || gr == CS_GRP_IRET ||
+			    gr == CS_GRP_BRANCH_RELATIVE)
+				return false;
+		}
+		if (cs_regs_access(d->cs, d->ci, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+			return false;
+		unsigned int num, width;
+		for (uint8_t i = 0; i < nrd; i++)
+			if (cs_gpr_any(rd[i], &num, &width) && num == reg)
+				return false;
+		for (uint8_t i = 0; i < nwr; i++) {
+			if (cs_gpr_any(wr[i], &num, &width) && num == reg)
+				return width >= 4;
+		}
+		/* rep prefixes and string instructions use registers that
+		 * Capstone 4 may not list: stop at them */
+		if (d->ci->detail->x86.prefix[0] != 0 && d->ci->detail->x86.prefix[0] != 0xf0)
+			return false;
 	}
 	return false;
 }
@@ -605,6 +681,15 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 		return;
 	case SC_POP:
 		build_mem_kind(r, memop, ACC_WRITE);
+		if (memop < 0 && x->op_count >= 1 && x->operands[0].type == X86_OP_REG) {
+			unsigned int num, width;
+			if (cs_gpr(x->operands[0].reg, &num, &width))
+				r->pop_reg = (uint8_t)num;
+			else
+				r->pop_reg = 4;	/* never dead */
+		} else {
+			r->pop_reg = 4;
+		}
 		return;
 	case SC_ENTER:
 		if (x->op_count >= 2 && x->operands[1].type == X86_OP_IMM)
@@ -702,6 +787,9 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 	if (cs_disasm_iter(d->cs, &p, &n, &addr, d->ci)) {
 		r->insn.len = (uint8_t)d->ci->size;
 		build_from_capstone(d, r, buf, (size_t)got);
+		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8 &&
+		    pop_value_dead(d, pc + r->insn.len, r->pop_reg))
+			r->flags |= RF_DEAD_LOAD;
 	} else {
 		struct fb_insn fb;
 		if (fallback_decode(buf, (size_t)got, &fb)) {
@@ -980,7 +1068,8 @@ static void step_pop(const struct drec *r, const reg_t *regs,
 		     const struct user_regs_struct *before,
 		     struct step_events *ev)
 {
-	add_acc(ev, before->rsp, r->stack_size, ACC_READ);
+	if (!(r->flags & RF_DEAD_LOAD))
+		add_acc(ev, before->rsp, r->stack_size, ACC_READ);
 	if (r->flags & RF_MEM) {
 		uint64_t a = ea(&r->t, regs, before);
 		if (r->t.base == SLOT(rsp))
