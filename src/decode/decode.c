@@ -103,6 +103,10 @@ enum {
 	RF_DEAD_LOAD = 1 << 6,	/* pop reg whose value VEX's iropt drops: no read */
 };
 
+/* What an instruction does to rcx, for VEX's constant folding of a rep's
+ * first rcx == 0 exit (decode_step). */
+enum rcx_effect { RCX_NONE, RCX_WRITE, RCX_CONST };
+
 enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
 
 /* One cached instruction.  struct insn first: callers hold its address. */
@@ -118,6 +122,7 @@ struct drec {
 	uint8_t bt_width;	/* its width in bytes */
 	uint8_t level;		/* enter: nesting level */
 	uint8_t pop_reg;	/* pop reg: its encoding number (4: not a gpr) */
+	uint8_t rcx_effect;	/* enum rcx_effect */
 	/* gathers, scatters, masked moves */
 	bool evex;
 	uint8_t vidx;		/* VSIB index vector register number */
@@ -150,7 +155,16 @@ struct decoder {
 	bool snap_valid;
 	uint64_t snap_pc;
 	size_t snap_len;
+	/* VEX's superblock the steps are in (decode_step): the pc the next
+	 * step must have to stay in it, its instructions so far, and whether
+	 * rcx holds a constant set inside it */
+	uint64_t sb_next;
+	uint32_t sb_insns;
+	bool sb_rcx_const;
 };
+
+/* valgrind's --vex-guest-max-insns default: a superblock's length. */
+#define VEX_MAX_INSNS 50
 
 static const uint8_t gpr_slots[16] = {
 	SLOT(rax), SLOT(rcx), SLOT(rdx), SLOT(rbx), SLOT(rsp), SLOT(rbp),
@@ -266,6 +280,31 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg)
 			return false;
 	}
 	return false;
+}
+
+/* RCX_CONST for mov ecx/rcx, imm and xor ecx, ecx; RCX_WRITE for any
+ * other instruction that writes some part of rcx. */
+static uint8_t rcx_effect_of(struct decoder *d)
+{
+	const cs_x86 *x = &d->ci->detail->x86;
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	unsigned int num, width;
+
+	if (x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	    (x->operands[0].reg == X86_REG_ECX || x->operands[0].reg == X86_REG_RCX)) {
+		if (d->ci->id == X86_INS_MOV && x->operands[1].type == X86_OP_IMM)
+			return RCX_CONST;
+		if (d->ci->id == X86_INS_XOR && x->operands[1].type == X86_OP_REG &&
+		    x->operands[1].reg == x->operands[0].reg)
+			return RCX_CONST;
+	}
+	if (cs_regs_access(d->cs, d->ci, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return RCX_WRITE;
+	for (uint8_t i = 0; i < nwr; i++)
+		if (cs_gpr_any(wr[i], &num, &width) && num == 1)
+			return RCX_WRITE;
+	return RCX_NONE;
 }
 
 static uint8_t cs_slot(x86_reg r)
@@ -787,6 +826,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 	if (cs_disasm_iter(d->cs, &p, &n, &addr, d->ci)) {
 		r->insn.len = (uint8_t)d->ci->size;
 		build_from_capstone(d, r, buf, (size_t)got);
+		r->rcx_effect = r->insn.rep ? RCX_WRITE : rcx_effect_of(d);
 		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8 &&
 		    pop_value_dead(d, pc + r->insn.len, r->pop_reg))
 			r->flags |= RF_DEAD_LOAD;
@@ -1208,6 +1248,41 @@ static void step_branch(const struct insn *insn,
 	}
 }
 
+/* VEX folds a rep string's first Exit(rcx == 0) when rcx is a constant
+ * in its superblock (`mov ecx, 13; ...; rep stos` as gcc inlines memset):
+ * Cachegrind then has no Bc for the first trap.  A superblock, as VEX
+ * builds them without chasing, runs from where execution entered along
+ * fall-throughs (a not-taken jcc stays in it) until a control transfer,
+ * a syscall, a rep string (which jumps to itself or on) or 50
+ * instructions.  Steps of another thread, or the first of a window, start
+ * a new one.  Only the constants VEX's iropt sees directly are tracked:
+ * mov ecx/rcx, imm and xor ecx, ecx; any other write to rcx ends it. */
+static void superblock_step(struct decoder *d, const struct drec *r,
+			    const struct user_regs_struct *before,
+			    const struct user_regs_struct *after,
+			    struct step_events *ev)
+{
+	if (before->rip != d->sb_next || d->sb_insns >= VEX_MAX_INSNS) {
+		d->sb_insns = 0;
+		d->sb_rcx_const = false;
+	}
+	d->sb_insns++;
+	if (r->insn.rep && d->sb_rcx_const && ev->n_cond > 0) {
+		ev->n_cond--;
+		memmove(&ev->cond_taken[0], &ev->cond_taken[1],
+			ev->n_cond * sizeof(ev->cond_taken[0]));
+	}
+	if (r->rcx_effect == RCX_CONST)
+		d->sb_rcx_const = true;
+	else if (r->rcx_effect == RCX_WRITE)
+		d->sb_rcx_const = false;
+	uint64_t len = r->insn.len;
+	bool ends = r->insn.rep || !len || after->rip != r->insn.pc + len ||
+		    (r->insn.branch != BR_NONE && r->insn.branch != BR_COND) ||
+		    r->insn.id == X86_INS_SYSCALL;
+	d->sb_next = ends ? 0 : after->rip;
+}
+
 int decode_step(struct decoder *d, const struct insn *insn,
 		const struct user_regs_struct *before,
 		const struct user_regs_struct *after,
@@ -1227,5 +1302,6 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		return 0;
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after, ev);
+	superblock_step(d, r, before, after, ev);
 	return ret;
 }

@@ -813,6 +813,63 @@ static void check_cache(struct decoder *d)
 	CHECK(!decode_insn(d, 0x900000, &err) && err, "cache: unreadable pc decoded");
 }
 
+/* Step the instructions of CODE at PC in order (each falls through), the
+ * last with rcx = COUNT; return the last step's Bc count. */
+static unsigned int run_seq(struct decoder *d, const uint8_t *code, size_t len, uint64_t pc,
+			    uint64_t count)
+{
+	const char *err = NULL;
+	struct step_events ev = { 0 };
+	struct user_regs_struct b = { .rsp = RSP, .rdi = RDI, .rcx = count }, a;
+
+	cur_code = code;
+	cur_len = len;
+	cur_pc = pc;
+	for (uint64_t at = pc; at < pc + len;) {
+		const struct insn *in = decode_insn(d, at, &err);
+		if (!CHECK(in && in->len, "seq: decode at +%u", (unsigned int)(at - pc)))
+			return 99;
+		b.rip = at;
+		a = b;
+		a.rip = at + in->len;
+		if (in->rep && count)	/* the first of count traps */
+			a.rip = at, a.rcx = count - 1;
+		CHECK(decode_step(d, in, &b, &a, &ev) == 0, "seq: step");
+		at += in->len;
+	}
+	return ev.n_cond;
+}
+
+/* VEX folds the first rcx == 0 exit of a rep whose count is a constant
+ * in its superblock (libsqlite3's sqlite3SchemaClear: mov ecx, 0x69;
+ * ...; rep stos: Cachegrind has one Bc fewer per call). */
+static void check_rep_const(struct decoder *d)
+{
+	/* mov ecx, 13; mov rdi, rbp; rep stosq */
+	static const uint8_t konst[] = { 0xb9, 0x0d, 0, 0, 0, 0x48, 0x89, 0xef, 0xf3, 0x48, 0xab };
+	/* xor ecx, ecx; rep stosq (count 0: the exit is always taken) */
+	static const uint8_t zero[] = { 0x31, 0xc9, 0xf3, 0x48, 0xab };
+	/* mov ecx, 13; mov rcx, rdx; rep stosq: rcx no longer constant */
+	static const uint8_t var[] = { 0xb9, 0x0d, 0, 0, 0, 0x48, 0x89, 0xd1, 0xf3, 0x48, 0xab };
+	/* mov ecx, 13; test eax, eax; je +0; rep stosq: a not-taken jcc
+	 * stays in the superblock */
+	static const uint8_t jcc[] = { 0xb9, 0x0d, 0, 0, 0, 0x85, 0xc0, 0x74, 0x00, 0xf3, 0x48, 0xab };
+	unsigned int n;
+
+	n = run_seq(d, konst, sizeof(konst), 0xb00000, 13);
+	CHECK(n == 0, "rep const: %u Bc on the first trap, want 0", n);
+	n = run_seq(d, zero, sizeof(zero), 0xb01000, 0);
+	CHECK(n == 0, "rep const 0: %u Bc, want 0", n);
+	n = run_seq(d, var, sizeof(var), 0xb02000, 13);
+	CHECK(n == 1, "rep var: %u Bc, want 1", n);
+	/* je +0 falls through whatever the flags: still one superblock */
+	n = run_seq(d, jcc, sizeof(jcc), 0xb03000, 13);
+	CHECK(n == 0, "rep const after jcc: %u Bc, want 0", n);
+	/* the rep alone (entered by a jump: a new superblock) */
+	n = run_seq(d, konst + 8, 3, 0xb00008, 13);
+	CHECK(n == 1, "rep entered alone: %u Bc, want 1", n);
+}
+
 int main(void)
 {
 	struct decode_target t = { .read_mem = fake_read, .read_xstate = fake_xstate };
@@ -830,6 +887,7 @@ int main(void)
 		check_row(d, &rows[i], 0x400000 + 0x1000 * i, have512, x0);
 	check_prepare(d, have512);
 	check_cache(d);
+	check_rep_const(d);
 	decode_free(d);
 	printf("%zu rows\n", n);
 	return test_summary("test-decode");
