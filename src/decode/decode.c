@@ -1251,10 +1251,11 @@ static void step_branch(const struct insn *insn,
 /* VEX folds a rep string's first Exit(rcx == 0) when rcx is a constant
  * in its superblock (`mov ecx, 13; ...; rep stos` as gcc inlines memset):
  * Cachegrind then has no Bc for the first trap.  A superblock, as VEX
- * builds them without chasing, runs from where execution entered along
- * fall-throughs (a not-taken jcc stays in it) until a control transfer,
- * a syscall, a rep string (which jumps to itself or on) or 50
- * instructions.  Steps of another thread, or the first of a window, start
+ * builds them without chasing (--vex-guest-chase=no, what tests/real
+ * compares with), runs from where execution entered until any branch
+ * (a jcc ends it too: VEX stops at Exit + fall-through), a syscall, a rep
+ * string (which jumps to itself or on) or 50 instructions.  With chasing
+ * VEX also follows direct jumps and calls, and folds more.  Steps of another thread, or the first of a window, start
  * a new one.  Only the constants VEX's iropt sees directly are tracked:
  * mov ecx/rcx, imm and xor ecx, ecx; any other write to rcx ends it. */
 static void superblock_step(struct decoder *d, const struct drec *r,
@@ -1278,8 +1279,7 @@ static void superblock_step(struct decoder *d, const struct drec *r,
 		d->sb_rcx_const = false;
 	uint64_t len = r->insn.len;
 	bool ends = r->insn.rep || !len || after->rip != r->insn.pc + len ||
-		    (r->insn.branch != BR_NONE && r->insn.branch != BR_COND) ||
-		    r->insn.id == X86_INS_SYSCALL;
+		    r->insn.branch != BR_NONE || r->insn.id == X86_INS_SYSCALL;
 	d->sb_next = ends ? 0 : after->rip;
 }
 

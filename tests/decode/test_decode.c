@@ -851,8 +851,8 @@ static void check_rep_const(struct decoder *d)
 	static const uint8_t zero[] = { 0x31, 0xc9, 0xf3, 0x48, 0xab };
 	/* mov ecx, 13; mov rcx, rdx; rep stosq: rcx no longer constant */
 	static const uint8_t var[] = { 0xb9, 0x0d, 0, 0, 0, 0x48, 0x89, 0xd1, 0xf3, 0x48, 0xab };
-	/* mov ecx, 13; test eax, eax; je +0; rep stosq: a not-taken jcc
-	 * stays in the superblock */
+	/* mov ecx, 13; test eax, eax; je +0; rep stosq: a jcc ends VEX's
+	 * superblock (without chasing), so the rep starts a new one */
 	static const uint8_t jcc[] = { 0xb9, 0x0d, 0, 0, 0, 0x85, 0xc0, 0x74, 0x00, 0xf3, 0x48, 0xab };
 	unsigned int n;
 
@@ -862,9 +862,8 @@ static void check_rep_const(struct decoder *d)
 	CHECK(n == 0, "rep const 0: %u Bc, want 0", n);
 	n = run_seq(d, var, sizeof(var), 0xb02000, 13);
 	CHECK(n == 1, "rep var: %u Bc, want 1", n);
-	/* je +0 falls through whatever the flags: still one superblock */
 	n = run_seq(d, jcc, sizeof(jcc), 0xb03000, 13);
-	CHECK(n == 0, "rep const after jcc: %u Bc, want 0", n);
+	CHECK(n == 1, "rep after a jcc: %u Bc, want 1", n);
 	/* the rep alone (entered by a jump: a new superblock) */
 	n = run_seq(d, konst + 8, 3, 0xb00008, 13);
 	CHECK(n == 1, "rep entered alone: %u Bc, want 1", n);
