@@ -29,7 +29,22 @@
  * - cmp and test of [m] only read; bt [m], imm reads the operand; bt/bts/
  *   btr/btc [m], reg touch ONE BYTE at m + (reg >> 3), reg sign-extended
  *   from the operand size (VEX's translation; the SDM allows an operand-
- *   sized access at m + (reg >> 6) * 8, Lackey shows the byte).
+ *   sized access at m + (reg >> 6) * 8, Lackey shows the byte).  The
+ *   reg, reg forms go through memory too: VEX stores the operand at
+ *   rsp - 288 (below the red zone), reads (bt) or modifies (bts/btr/btc)
+ *   the byte at + ((offset & (bits - 1)) >> 3), and the modifying forms
+ *   load the operand back (zlib's inflateReset2: bt rbp, rdx; Lackey:
+ *   S 8, L 1; S 8, M 1, L 8).
+ * - Loads whose value VEX's iropt proves dead are not made: `pop reg`
+ *   followed, before any read of reg, a branch or a partial write, by an
+ *   instruction that writes all of reg (64 or 32 bits) has no Dr
+ *   (libsqlite3's sqlite3Select: pop rax; mov eax, 0x40).  rsp and rbp
+ *   are exempt (VEX keeps them precise at memory accesses).  The same
+ *   pass drops bt reg, reg's byte load when its CF is dead; we keep it.
+ * - A rep string whose count VEX's iropt sees as a constant in the
+ *   superblock (mov ecx, imm or xor ecx, ecx earlier in the same basic
+ *   block) loses its first Exit(rcx == 0): no Bc on its first trap
+ *   (decode_step's superblock_step).
  * - lea, nop, prefetch* and clflush* access nothing (the latter two are
  *   reported as ACC_PREFETCH, which Cachegrind ignores).
  * - Vector loads and stores are one access of their full size (a 32-byte
