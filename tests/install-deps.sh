@@ -12,9 +12,11 @@ set -eu
 # libFuzzer runtime (the parser fuzz test), python3 (the annotator's
 # cross-checks), chromium (the flame graph rendered), libxml2-utils
 # (xmllint on the SVG), procps (pgrep, pkill), groff-base (the man-page
-# check).
+# check), libsqlite3-dev zlib1g-dev libpng-dev libxml2-dev (the libraries
+# of tests/real's drivers).
 pkgs="meson ninja-build gcc pkg-config libcapstone-dev libdw-dev libelf-dev
 libunwind-dev libunicorn-dev valgrind libc6-dbg binutils g++ clang
+libsqlite3-dev zlib1g-dev libpng-dev libxml2-dev
 libclang-rt-14-dev python3 chromium libxml2-utils procps
 groff-base"
 missing=""

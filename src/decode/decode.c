@@ -29,7 +29,22 @@
  * - cmp and test of [m] only read; bt [m], imm reads the operand; bt/bts/
  *   btr/btc [m], reg touch ONE BYTE at m + (reg >> 3), reg sign-extended
  *   from the operand size (VEX's translation; the SDM allows an operand-
- *   sized access at m + (reg >> 6) * 8, Lackey shows the byte).
+ *   sized access at m + (reg >> 6) * 8, Lackey shows the byte).  The
+ *   reg, reg forms go through memory too: VEX stores the operand at
+ *   rsp - 288 (below the red zone), reads (bt) or modifies (bts/btr/btc)
+ *   the byte at + ((offset & (bits - 1)) >> 3), and the modifying forms
+ *   load the operand back (zlib's inflateReset2: bt rbp, rdx; Lackey:
+ *   S 8, L 1; S 8, M 1, L 8).
+ * - Loads whose value VEX's iropt proves dead are not made: `pop reg`
+ *   followed, before any read of reg, a branch or a partial write, by an
+ *   instruction that writes all of reg (64 or 32 bits) has no Dr
+ *   (libsqlite3's sqlite3Select: pop rax; mov eax, 0x40).  rsp and rbp
+ *   are exempt (VEX keeps them precise at memory accesses).  The same
+ *   pass drops bt reg, reg's byte load when its CF is dead; we keep it.
+ * - A rep string whose count VEX's iropt sees as a constant in the
+ *   superblock (mov ecx, imm or xor ecx, ecx earlier in the same basic
+ *   block) loses its first Exit(rcx == 0): no Bc on its first trap
+ *   (decode_step's superblock_step).
  * - lea, nop, prefetch* and clflush* access nothing (the latter two are
  *   reported as ACC_PREFETCH, which Cachegrind ignores).
  * - Vector loads and stores are one access of their full size (a 32-byte
@@ -99,7 +114,13 @@ enum {
 	RF_XSAVE = 1 << 2,	/* size from edx:eax, standard format */
 	RF_XSAVEC = 1 << 3,	/* size from edx:eax, compacted format */
 	RF_CAS_EXIT = 1 << 4,	/* VEX casLE's restart exit: one Bc, not taken */
+	RF_BT_REG = 1 << 5,	/* bt family reg, reg: VEX goes through the stack */
+	RF_DEAD_LOAD = 1 << 6,	/* pop reg whose value VEX's iropt drops: no read */
 };
+
+/* What an instruction does to rcx, for VEX's constant folding of a rep's
+ * first rcx == 0 exit (decode_step). */
+enum rcx_effect { RCX_NONE, RCX_WRITE, RCX_CONST };
 
 enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
 
@@ -115,6 +136,8 @@ struct drec {
 	uint8_t bt_slot;	/* bt family: bit offset register, or none */
 	uint8_t bt_width;	/* its width in bytes */
 	uint8_t level;		/* enter: nesting level */
+	uint8_t pop_reg;	/* pop reg: its encoding number (4: not a gpr) */
+	uint8_t rcx_effect;	/* enum rcx_effect */
 	/* gathers, scatters, masked moves */
 	bool evex;
 	uint8_t vidx;		/* VSIB index vector register number */
@@ -147,7 +170,16 @@ struct decoder {
 	bool snap_valid;
 	uint64_t snap_pc;
 	size_t snap_len;
+	/* VEX's superblock the steps are in (decode_step): the pc the next
+	 * step must have to stay in it, its instructions so far, and whether
+	 * rcx holds a constant set inside it */
+	uint64_t sb_next;
+	uint32_t sb_insns;
+	bool sb_rcx_const;
 };
+
+/* valgrind's --vex-guest-max-insns default: a superblock's length. */
+#define VEX_MAX_INSNS 50
 
 static const uint8_t gpr_slots[16] = {
 	SLOT(rax), SLOT(rcx), SLOT(rdx), SLOT(rbx), SLOT(rsp), SLOT(rbp),
@@ -189,6 +221,105 @@ static bool cs_gpr(x86_reg r, unsigned int *num, unsigned int *width)
 		}
 	}
 	return false;
+}
+
+/* Any general register, 8-bit ones too -> encoding number, width. */
+static bool cs_gpr_any(x86_reg r, unsigned int *num, unsigned int *width)
+{
+	static const x86_reg r8[20] = {
+		X86_REG_AL, X86_REG_CL, X86_REG_DL, X86_REG_BL,
+		X86_REG_SPL, X86_REG_BPL, X86_REG_SIL, X86_REG_DIL,
+		X86_REG_R8B, X86_REG_R9B, X86_REG_R10B, X86_REG_R11B,
+		X86_REG_R12B, X86_REG_R13B, X86_REG_R14B, X86_REG_R15B,
+		X86_REG_AH, X86_REG_CH, X86_REG_DH, X86_REG_BH,
+	};
+	if (cs_gpr(r, num, width))
+		return true;
+	for (unsigned int i = 0; i < 20; i++) {
+		if (r == r8[i]) {
+			*num = i < 16 ? i : i - 16;
+			*width = 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Is the value a `pop reg` at PC loads dead in VEX's superblock?  VEX's
+ * iropt removes a Put to a guest register that a later Put overwrites
+ * with no Get of it and no side exit in between, and then the load whose
+ * only use was that Put (register state need only be precise at exits;
+ * at memory accesses only rsp, rbp and rip: --vex-iropt-register-updates'
+ * default).  Cachegrind instruments after iropt, so such a pop has no Dr
+ * (`pop rax; mov eax, 0x40`: Lackey shows no load).  We look at the next
+ * few instructions: dead when one writes the whole register (64-bit, or
+ * 32-bit which zero-extends) before any reads it, any partial write, any
+ * control transfer or anything we cannot decode.  rsp and rbp are never
+ * dead. */
+static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg)
+{
+	uint8_t buf[64];
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+
+	if (reg == 4 || reg == 5)
+		return false;
+	ssize_t got = d->target.read_mem(d->target.ctx, pc, buf, sizeof(buf));
+	if (got <= 0)
+		return false;
+	const uint8_t *p = buf;
+	size_t n = (size_t)got;
+	uint64_t addr = pc;
+	for (int k = 0; k < 8 && cs_disasm_iter(d->cs, &p, &n, &addr, d->ci); k++) {
+		const cs_detail *det = d->ci->detail;
+		for (uint8_t g = 0; g < det->groups_count; g++) {
+			uint8_t gr = det->groups[g];
+			if (gr == CS_GRP_JUMP || gr == CS_GRP_CALL || gr == CS_GRP_RET ||
+			    gr == CS_GRP_INT || gr == CS_GRP_IRET ||
+			    gr == CS_GRP_BRANCH_RELATIVE)
+				return false;
+		}
+		if (cs_regs_access(d->cs, d->ci, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+			return false;
+		unsigned int num, width;
+		for (uint8_t i = 0; i < nrd; i++)
+			if (cs_gpr_any(rd[i], &num, &width) && num == reg)
+				return false;
+		for (uint8_t i = 0; i < nwr; i++) {
+			if (cs_gpr_any(wr[i], &num, &width) && num == reg)
+				return width >= 4;
+		}
+		/* rep prefixes and string instructions use registers that
+		 * Capstone 4 may not list: stop at them */
+		if (d->ci->detail->x86.prefix[0] != 0 && d->ci->detail->x86.prefix[0] != 0xf0)
+			return false;
+	}
+	return false;
+}
+
+/* RCX_CONST for mov ecx/rcx, imm and xor ecx, ecx; RCX_WRITE for any
+ * other instruction that writes some part of rcx. */
+static uint8_t rcx_effect_of(struct decoder *d)
+{
+	const cs_x86 *x = &d->ci->detail->x86;
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	unsigned int num, width;
+
+	if (x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	    (x->operands[0].reg == X86_REG_ECX || x->operands[0].reg == X86_REG_RCX)) {
+		if (d->ci->id == X86_INS_MOV && x->operands[1].type == X86_OP_IMM)
+			return RCX_CONST;
+		if (d->ci->id == X86_INS_XOR && x->operands[1].type == X86_OP_REG &&
+		    x->operands[1].reg == x->operands[0].reg)
+			return RCX_CONST;
+	}
+	if (cs_regs_access(d->cs, d->ci, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return RCX_WRITE;
+	for (uint8_t i = 0; i < nwr; i++)
+		if (cs_gpr_any(wr[i], &num, &width) && num == 1)
+			return RCX_WRITE;
+	return RCX_NONE;
 }
 
 static uint8_t cs_slot(x86_reg r)
@@ -524,8 +655,21 @@ static void build_bt(struct drec *r, const struct sem *s, const cs_x86 *x,
 		     int memop)
 {
 	r->bt_slot = SLOT_NONE;
+	if (memop < 0 && x->op_count >= 2 && x->operands[0].type == X86_OP_REG &&
+	    x->operands[1].type == X86_OP_REG) {
+		unsigned int num, width;
+		if (!cs_gpr(x->operands[1].reg, &num, &width)) {
+			r->insn.unknown = true;
+			return;
+		}
+		r->bt_slot = gpr_slots[num];
+		r->bt_width = (uint8_t)width;
+		r->t.kind = s->dst;
+		r->flags |= RF_BT_REG;
+		return;
+	}
 	if (memop != 0)
-		return;		/* bt reg, reg/imm: no access */
+		return;		/* bt reg, imm: no access */
 	r->t.kind = s->dst;
 	r->flags |= RF_MEM;
 	if ((s->flags & SF_LOCK2) && x->prefix[0] == X86_PREFIX_LOCK)
@@ -591,6 +735,15 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 		return;
 	case SC_POP:
 		build_mem_kind(r, memop, ACC_WRITE);
+		if (memop < 0 && x->op_count >= 1 && x->operands[0].type == X86_OP_REG) {
+			unsigned int num, width;
+			if (cs_gpr(x->operands[0].reg, &num, &width))
+				r->pop_reg = (uint8_t)num;
+			else
+				r->pop_reg = 4;	/* never dead */
+		} else {
+			r->pop_reg = 4;
+		}
 		return;
 	case SC_ENTER:
 		if (x->op_count >= 2 && x->operands[1].type == X86_OP_IMM)
@@ -688,6 +841,10 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 	if (cs_disasm_iter(d->cs, &p, &n, &addr, d->ci)) {
 		r->insn.len = (uint8_t)d->ci->size;
 		build_from_capstone(d, r, buf, (size_t)got);
+		r->rcx_effect = r->insn.rep ? RCX_WRITE : rcx_effect_of(d);
+		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8 &&
+		    pop_value_dead(d, pc + r->insn.len, r->pop_reg))
+			r->flags |= RF_DEAD_LOAD;
 	} else {
 		struct fb_insn fb;
 		if (fallback_decode(buf, (size_t)got, &fb)) {
@@ -966,7 +1123,8 @@ static void step_pop(const struct drec *r, const reg_t *regs,
 		     const struct user_regs_struct *before,
 		     struct step_events *ev)
 {
-	add_acc(ev, before->rsp, r->stack_size, ACC_READ);
+	if (!(r->flags & RF_DEAD_LOAD))
+		add_acc(ev, before->rsp, r->stack_size, ACC_READ);
 	if (r->flags & RF_MEM) {
 		uint64_t a = ea(&r->t, regs, before);
 		if (r->t.base == SLOT(rsp))
@@ -992,11 +1150,23 @@ static void step_enter(const struct drec *r,
 }
 
 /* SC_BT: with a bit offset register, the byte at m + (reg >> 3), reg
- * sign-extended from its width. */
+ * sign-extended from its width.  The reg, reg forms go through memory
+ * under VEX: the operand is stored at rsp - 288 (below the red zone), the
+ * byte at rsp - 288 + ((offset & (bits - 1)) >> 3) is read (bt) or
+ * modified (bts/btr/btc), and the modifying forms load the operand back. */
 static void step_bt(const struct drec *r, const reg_t *regs,
 		    const struct user_regs_struct *before,
 		    struct step_events *ev)
 {
+	if (r->flags & RF_BT_REG) {
+		uint64_t tmp = before->rsp - 288;
+		uint64_t bit = regs[r->bt_slot] & (8u * r->bt_width - 1);
+		add_acc(ev, tmp, r->bt_width, ACC_WRITE);
+		add_acc(ev, tmp + (bit >> 3), 1, r->t.kind);
+		if (r->t.kind != ACC_READ)
+			add_acc(ev, tmp, r->bt_width, ACC_READ);
+		return;
+	}
 	if (!(r->flags & RF_MEM))
 		return;
 	uint64_t a = ea(&r->t, regs, before);
@@ -1093,6 +1263,41 @@ static void step_branch(const struct insn *insn,
 	}
 }
 
+/* VEX folds a rep string's first Exit(rcx == 0) when rcx is a constant
+ * in its superblock (`mov ecx, 13; ...; rep stos` as gcc inlines memset):
+ * Cachegrind then has no Bc for the first trap.  A superblock, as VEX
+ * builds them without chasing (--vex-guest-chase=no, what tests/real
+ * compares with), runs from where execution entered until any branch
+ * (a jcc ends it too: VEX stops at Exit + fall-through), a syscall, a rep
+ * string (which jumps to itself or on) or 50 instructions.  With chasing
+ * VEX also follows direct jumps and calls, and folds more.  Steps of another thread, or the first of a window, start
+ * a new one.  Only the constants VEX's iropt sees directly are tracked:
+ * mov ecx/rcx, imm and xor ecx, ecx; any other write to rcx ends it. */
+static void superblock_step(struct decoder *d, const struct drec *r,
+			    const struct user_regs_struct *before,
+			    const struct user_regs_struct *after,
+			    struct step_events *ev)
+{
+	if (before->rip != d->sb_next || d->sb_insns >= VEX_MAX_INSNS) {
+		d->sb_insns = 0;
+		d->sb_rcx_const = false;
+	}
+	d->sb_insns++;
+	if (r->insn.rep && d->sb_rcx_const && ev->n_cond > 0) {
+		ev->n_cond--;
+		memmove(&ev->cond_taken[0], &ev->cond_taken[1],
+			ev->n_cond * sizeof(ev->cond_taken[0]));
+	}
+	if (r->rcx_effect == RCX_CONST)
+		d->sb_rcx_const = true;
+	else if (r->rcx_effect == RCX_WRITE)
+		d->sb_rcx_const = false;
+	uint64_t len = r->insn.len;
+	bool ends = r->insn.rep || !len || after->rip != r->insn.pc + len ||
+		    r->insn.branch != BR_NONE || r->insn.id == X86_INS_SYSCALL;
+	d->sb_next = ends ? 0 : after->rip;
+}
+
 int decode_step(struct decoder *d, const struct insn *insn,
 		const struct user_regs_struct *before,
 		const struct user_regs_struct *after,
@@ -1112,5 +1317,6 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		return 0;
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after, ev);
+	superblock_step(d, r, before, after, ev);
 	return ret;
 }
