@@ -97,6 +97,17 @@ static void on_trap(int sig)
 	traps++;
 }
 
+/* Reap child C and say how it ended. */
+static void print_fate(pid_t c)
+{
+	int st;
+	waitpid(c, &st, 0);
+	if (WIFEXITED(st))
+		printf("child exit %d\n", WEXITSTATUS(st));
+	else
+		printf("child signal %d\n", WTERMSIG(st));
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -128,12 +139,7 @@ int main(int argc, char **argv)
 				handle_request(i);
 				_exit(7);
 			}
-			int st;
-			waitpid(c, &st, 0);
-			if (WIFEXITED(st))
-				printf("child exit %d\n", WEXITSTATUS(st));
-			else
-				printf("child signal %d\n", WTERMSIG(st));
+			print_fate(c);
 		}
 		return 0;
 	}
@@ -143,15 +149,10 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++) {
 			handle_request(i);
 			pid_t c;
-			int st;
 			if (posix_spawn(&c, "/bin/true", NULL, NULL, args,
 					environ) != 0)
 				return 1;
-			waitpid(c, &st, 0);
-			if (WIFEXITED(st))
-				printf("child exit %d\n", WEXITSTATUS(st));
-			else
-				printf("child signal %d\n", WTERMSIG(st));
+			print_fate(c);
 		}
 		return 0;
 	}
