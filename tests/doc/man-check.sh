@@ -7,7 +7,7 @@
 # Exit 0 pass, 1 fail, 77 without groff.
 bin=$1 page=$2 other=$3
 shift 3
-command -v groff >/dev/null || { echo "no groff (Debian: groff-base)"; exit 77; }
+command -v groff >/dev/null || { echo "FAIL: no groff (tests/install-deps.sh installs groff-base)"; exit 1; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0
