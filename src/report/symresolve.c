@@ -257,8 +257,8 @@ static void not_found_hint(char *hint, size_t size, struct modinfo **ms,
 }
 
 static enum sym_resolve_result resolve_symbol(struct symbols *s,
-		const char *modname, const char *sym, uint64_t *addr,
-		char *err, size_t errlen)
+					      const char *modname, const char *sym, uint64_t *addr,
+					      char *err, size_t errlen)
 {
 	char want[256], names[512], hint[256] = "";
 	uint64_t off = 0, a;
@@ -337,8 +337,8 @@ static bool cu_names_file(struct symbols *s, Dwarf_Die *cu, const char *file)
 }
 
 static enum sym_resolve_result resolve_line(struct symbols *s,
-		const char *file, unsigned want_line, uint64_t *addr,
-		char *err, size_t errlen)
+					    const char *file, unsigned want_line, uint64_t *addr,
+					    char *err, size_t errlen)
 {
 	bool found = false;
 	uint64_t best = UINT64_MAX;

@@ -145,7 +145,7 @@ static uint64_t *counters(struct callstack *cs)
 /* ---- contexts ---- */
 
 static struct cs_node *child_of(struct callstack *cs, struct cs_node *parent,
-			     struct cs_func *f, unsigned level)
+				struct cs_func *f, unsigned level)
 {
 	/* Recursion folding: back to the ancestor with the same key. */
 	for (struct cs_node *a = parent; a && a->func; a = a->parent)

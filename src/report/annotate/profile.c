@@ -83,7 +83,7 @@ static uint64_t fn_hash(const void *ctx, uint32_t i)
 /* The function (FILE, NAME), created with OWNER (UINT32_MAX: itself) if
  * new. */
 uint32_t prof_fn_lookup_owned(struct profile *p, uint32_t file,
-				uint32_t name, uint32_t owner)
+			      uint32_t name, uint32_t owner)
 {
 	struct hashtab_probe pr;
 	for (uint32_t i = hashtab_first(&p->fn_index, hash_pair(file, name), &pr);
@@ -116,7 +116,7 @@ static uint64_t call_hash(const void *ctx, uint32_t i)
 /* The edge CALLER -> CALLEE, created with no calls and all-absent costs if
  * new; NULL when there are too many. */
 struct prof_call *prof_call_lookup(struct profile *p, uint32_t caller,
-				     uint32_t callee, int64_t **row)
+				   uint32_t callee, int64_t **row)
 {
 	if (p->n_call >= HASHTAB_MAX_ENTRIES)
 		return NULL;
@@ -313,8 +313,8 @@ char *prof_mod_apply(const struct prof_mod *m, const char *s)
 
 /* The final id of a name, through the rewrite when there is one. */
 uint32_t prof_map_name(struct strintern *final, struct strintern *raw,
-			 const struct prof_mod *m, uint32_t **map,
-			 uint32_t *n_map, const char *s, size_t n)
+		       const struct prof_mod *m, uint32_t **map,
+		       uint32_t *n_map, const char *s, size_t n)
 {
 	if (!m->set)
 		return strintern_id(final, s, n, NULL);

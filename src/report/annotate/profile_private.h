@@ -75,15 +75,15 @@ struct prof_call *prof_call_lookup(struct profile *p, uint32_t caller,
 int64_t *prof_cc_lookup(struct profile *p, uint32_t fn, uint32_t line);
 uint32_t prof_fn_lookup(struct profile *p, uint32_t file, uint32_t name);
 uint32_t prof_fn_lookup_owned(struct profile *p, uint32_t file,
-				uint32_t name, uint32_t owner);
+			      uint32_t name, uint32_t owner);
 uint32_t prof_map_name(struct strintern *final, struct strintern *raw,
-			 const struct prof_mod *m, uint32_t **map,
-			 uint32_t *n_map, const char *s, size_t n);
+		       const struct prof_mod *m, uint32_t **map,
+		       uint32_t *n_map, const char *s, size_t n);
 int rd_add_counts(struct reader *r, int64_t *dst, int64_t *tot);
 void rd_add_unique(char ***v, unsigned *n, const char *s,
-		       const char *end);
+		   const char *end);
 int rd_check_name(struct reader *r, const char *what, const char *s,
-		      const char *end);
+		  const char *end);
 int rd_count_line(struct reader *r, const char *s, const char *end);
 int rd_events(struct reader *r, const char *s, const char *end);
 const char *rd_excerpt(char *buf, size_t size, const char *s, size_t n);
@@ -92,7 +92,7 @@ bool rd_has_prefix(const char *s, const char *end, const char *pfx);
 uint32_t *rd_idmap_slot(struct idmap *m, uint64_t key);
 bool rd_is_ws(char c);
 int rd_parse_counts(struct reader *r, const char *s, const char *end,
-			int64_t *row);
+		    int64_t *row);
 const char *rd_skip_ws(const char *s, const char *end);
 
 #endif

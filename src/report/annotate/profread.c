@@ -89,7 +89,7 @@ const char *rd_skip_ws(const char *s, const char *end)
 
 /* Parse counts from S to END into ROW (absent-filled to n_events). */
 int rd_parse_counts(struct reader *r, const char *s, const char *end,
-			int64_t *row)
+		    int64_t *row)
 {
 	unsigned n = r->p->n_events, i = 0;
 	char buf[64];
@@ -206,7 +206,7 @@ bool rd_has_prefix(const char *s, const char *end, const char *pfx)
 }
 
 int rd_check_name(struct reader *r, const char *what, const char *s,
-		      const char *end)
+		  const char *end)
 {
 	if (s == end)
 		return rd_fail(r, "empty %s name", what);
@@ -290,7 +290,7 @@ int rd_events(struct reader *r, const char *s, const char *end)
 }
 
 void rd_add_unique(char ***v, unsigned *n, const char *s,
-		       const char *end)
+		   const char *end)
 {
 	for (unsigned i = 0; i < *n; i++)
 		if (strlen((*v)[i]) == (size_t)(end - s) &&

@@ -100,7 +100,7 @@ static void pr_free(struct printer *pr)
 }
 
 void pr_widen(struct printer *pr, const int64_t *row,
-		     const int64_t *cum)
+	      const int64_t *cum)
 {
 	char cnt[32], x[32], y[32];
 
@@ -139,7 +139,7 @@ void pr_settle(struct printer *pr)
 }
 
 void pr_header(struct printer *pr, const char *prefix,
-		      const char *suffix)
+	       const char *suffix)
 {
 	fputs(prefix, pr->out);
 	for (unsigned c = 0; c < pr->n; c++) {
@@ -164,7 +164,7 @@ static void pad(FILE *out, int n)
 
 /* One row: PREFIX, the cells (all `.` when ROW is NULL), then LABEL. */
 void pr_row(struct printer *pr, const char *prefix, const int64_t *row,
-		   const int64_t *cum, const char *label, size_t label_len)
+	    const int64_t *cum, const char *label, size_t label_len)
 {
 	char cnt[32], x[32], y[32], buf[80];
 	FILE *out = pr->out;

@@ -223,7 +223,7 @@ static void annotate_file(struct printer *pr, const char *path,
 }
 
 int rep_annotate_files(struct printer *pr, const uint32_t *chosen,
-			  struct ann_sums *sums)
+		       struct ann_sums *sums)
 {
 	const struct profile *p = pr->p;
 	const struct report_opts *o = pr->o;
