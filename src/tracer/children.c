@@ -73,30 +73,28 @@ static bool child_first_stop(struct tracer *tr, pid_t child)
  * PTRACE_EVENT_VFORK_DONE (children_vfork_done puts it back). */
 static void clean_child_text(struct tracer *tr, pid_t child, bool vfork)
 {
-	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
-				     &tr->dlhook_bp };
-	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++) {
-		if (!bps[i]->inserted)
+	for (unsigned i = 0; i < N_INT3; i++) {
+		struct breakpoint *bp = tracer_int3(tr, i);
+		if (!bp->inserted)
 			continue;
-		struct breakpoint copy = *bps[i];
+		struct breakpoint copy = *bp;
 		if (!vfork) {
 			if (breakpoint_remove(child, &copy) < 0)
 				error_msg("cannot remove the breakpoint from "
 					  "child %d", child);
 			continue;
 		}
-		if (breakpoint_remove(child, bps[i]) == 0)
+		if (breakpoint_remove(child, bp) == 0)
 			tr->vfork_bps |= 1u << i;
 	}
 }
 
 void children_vfork_done(struct tracer *tr, struct tracee *t)
 {
-	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
-				     &tr->dlhook_bp };
-	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++)
+	for (unsigned i = 0; i < N_INT3; i++)
 		if ((tr->vfork_bps & (1u << i)) &&
-		    breakpoint_insert(t->tid, bps[i], bps[i]->addr) < 0)
+		    breakpoint_insert(t->tid, tracer_int3(tr, i),
+				      tracer_int3(tr, i)->addr) < 0)
 			error_msg("cannot put a breakpoint back after vfork");
 	tr->vfork_bps = 0;
 }

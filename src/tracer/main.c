@@ -117,10 +117,8 @@ static ssize_t read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 	struct tracer *tr = (struct tracer *)((char *)ctx -
 					      offsetof(struct tracer, eng));
 	ssize_t n = tracee_read_mem(decoding_tid(ctx), addr, buf, len);
-	const struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
-					   &tr->dlhook_bp };
-	for (size_t i = 0; n > 0 && i < sizeof(bps) / sizeof(bps[0]); i++)
-		breakpoint_shadow(bps[i], addr, buf, (size_t)n);
+	for (unsigned i = 0; n > 0 && i < N_INT3; i++)
+		breakpoint_shadow(tracer_int3(tr, i), addr, buf, (size_t)n);
 	return n;
 }
 

@@ -218,6 +218,17 @@ struct tracer {
 	int exit_status;
 };
 
+/* Our int3s, for the code that must see every one (release, forks, the
+ * decoder's view of the text): 0 the start, 1 the entry point, 2 the
+ * dynamic loader's hook.  tr->vfork_bps is indexed the same way. */
+#define N_INT3 3
+static inline struct breakpoint *tracer_int3(struct tracer *tr, unsigned i)
+{
+	struct breakpoint *bps[N_INT3] = { &tr->start_bp, &tr->entry_bp,
+					   &tr->dlhook_bp };
+	return bps[i];
+}
+
 /* Set by the signal handlers (main.c), read by the loop: the only two
  * variables outside struct tracer. */
 extern volatile sig_atomic_t interrupted_by;

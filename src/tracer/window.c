@@ -85,11 +85,10 @@ void window_release(struct tracer *tr)
 		t->flags &= ~TF_TRAPPED;
 	}
 	pid_t any = tr->tracees ? tr->tracees->tid : tr->target_pid;
-	struct breakpoint *bps[] = { &tr->start_bp, &tr->entry_bp,
-				     &tr->dlhook_bp };
-	for (size_t i = 0; i < sizeof(bps) / sizeof(bps[0]); i++) {
-		uint64_t addr = bps[i]->addr;
-		int rc = tr->tracees ? breakpoint_remove(any, bps[i]) : 0;
+	for (unsigned i = 0; i < N_INT3; i++) {
+		uint64_t addr = tracer_int3(tr, i)->addr;
+		int rc = tr->tracees ? breakpoint_remove(any, tracer_int3(tr, i))
+				     : 0;
 		if (rc < 0) {
 			/* The target keeps an int3: it says so, and so does
 			 * our exit status. */
