@@ -90,9 +90,28 @@ const char *rd_excerpt(char *buf, size_t size, const char *s, size_t n);
 int rd_fail(struct reader *r, const char *fmt, ...) CT_FMT(2, 3);
 bool rd_has_prefix(const char *s, const char *end, const char *pfx);
 uint32_t *rd_idmap_slot(struct idmap *m, uint64_t key);
-bool rd_is_ws(char c);
 int rd_parse_counts(struct reader *r, const char *s, const char *end,
 		    int64_t *row);
-const char *rd_skip_ws(const char *s, const char *end);
+
+/* White space, words: inline, the readers' inner loops use them. */
+static inline bool rd_is_ws(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static inline const char *rd_skip_ws(const char *s, const char *end)
+{
+	while (s < end && rd_is_ws(*s))
+		s++;
+	return s;
+}
+
+/* The end of the word (a run of non-white bytes) that starts at S. */
+static inline const char *rd_word_end(const char *s, const char *end)
+{
+	while (s < end && !rd_is_ws(*s))
+		s++;
+	return s;
+}
 
 #endif

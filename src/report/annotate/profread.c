@@ -75,18 +75,6 @@ const char *rd_excerpt(char *buf, size_t size, const char *s, size_t n)
 	return buf;
 }
 
-bool rd_is_ws(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-const char *rd_skip_ws(const char *s, const char *end)
-{
-	while (s < end && rd_is_ws(*s))
-		s++;
-	return s;
-}
-
 /* Parse counts from S to END into ROW (absent-filled to n_events). */
 int rd_parse_counts(struct reader *r, const char *s, const char *end,
 		    int64_t *row)
@@ -236,9 +224,7 @@ int rd_events(struct reader *r, const char *s, const char *end)
 		s = rd_skip_ws(s, end);
 		if (s == end)
 			break;
-		const char *e = s;
-		while (e < end && !rd_is_ws(*e))
-			e++;
+		const char *e = rd_word_end(s, end);
 		if (n == PROF_MAX_EVENTS) {
 			for (unsigned i = 0; i < n; i++)
 				free(names[i]);

@@ -183,9 +183,7 @@ static int cg_positions(struct reader *r, const char **s, const char *end,
 {
 	for (unsigned k = 0; k < n; k++) {
 		const char *t = rd_skip_ws(*s, end);
-		const char *e = t;
-		while (e < end && !rd_is_ws(*e))
-			e++;
+		const char *e = rd_word_end(t, end);
 		if (t == e)
 			return rd_fail(r, "%u position%s expected, found %u",
 				       n, n == 1 ? "" : "s", k);
@@ -290,9 +288,7 @@ static int cg_positions_line(struct reader *r, const char *s, const char *end)
 		s = rd_skip_ws(s, end);
 		if (s == end)
 			break;
-		const char *e = s;
-		while (e < end && !rd_is_ws(*e))
-			e++;
+		const char *e = rd_word_end(s, end);
 		int k = -1;
 		if ((e - s == 5 && !memcmp(s, "instr", 5)) ||
 		    (e - s == 4 && !memcmp(s, "addr", 4)))
