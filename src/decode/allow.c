@@ -105,6 +105,37 @@ static bool touches_fpu(const cs_insn *ci)
 	       ci->id == X86_INS_FEMMS;
 }
 
+/* Flags the SDM leaves undefined that Capstone 4.0.2 does not say are:
+ * lockstep must not compare them (Unicorn and the CPU differ there). */
+static uint16_t more_undefined(const cs_insn *ci)
+{
+	enum { CF = 1, PF = 4, AF = 0x10, ZF = 0x40, SF = 0x80, OF = 0x800 };
+	switch (ci->id) {
+	case X86_INS_SHL: case X86_INS_SAL: case X86_INS_SHR:
+	case X86_INS_SAR: case X86_INS_SHLD: case X86_INS_SHRD:
+		return OF | AF;		/* OF: counts other than 1 */
+	case X86_INS_ROL: case X86_INS_ROR: case X86_INS_RCL:
+	case X86_INS_RCR:
+		return OF;
+	case X86_INS_AND: case X86_INS_OR: case X86_INS_XOR:
+	case X86_INS_TEST:
+		return AF;
+	case X86_INS_MUL: case X86_INS_IMUL:
+		return SF | ZF | AF | PF;
+	case X86_INS_DIV: case X86_INS_IDIV:
+		return CF | OF | SF | ZF | AF | PF;
+	case X86_INS_BSF: case X86_INS_BSR:
+		return CF | OF | SF | AF | PF;
+	case X86_INS_BT: case X86_INS_BTS: case X86_INS_BTR:
+	case X86_INS_BTC:
+		return OF | SF | AF | PF;
+	case X86_INS_LZCNT: case X86_INS_TZCNT: case X86_INS_POPCNT:
+		return OF | SF | AF | PF;
+	default:
+		return 0;
+	}
+}
+
 void allow_classify(struct insn *in, const cs_insn *ci, const uint8_t *buf,
 		    size_t n)
 {
@@ -121,5 +152,5 @@ void allow_classify(struct insn *in, const cs_insn *ci, const uint8_t *buf,
 	if (f & X86_EFLAGS_UNDEFINED_ZF) u |= 1u << 6;
 	if (f & X86_EFLAGS_UNDEFINED_SF) u |= 1u << 7;
 	if (f & X86_EFLAGS_UNDEFINED_OF) u |= 1u << 11;
-	in->undef_flags = u;
+	in->undef_flags = u | more_undefined(ci);
 }

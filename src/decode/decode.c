@@ -1071,8 +1071,12 @@ static void step_string(const struct drec *r, const struct user_regs_struct *b,
 		return;
 	bool again = true;		/* plain rep jumps back unconditionally */
 	if (rep == REP_E || rep == REP_NE) {
+		/* Between iterations (rip unchanged) the condition held; the
+		 * CPU's flags there need not be the element's yet (this one
+		 * shows ZF clear in the middle of a repe cmpsb).  Once the
+		 * instruction completed, its flags say why. */
 		bool zf = a->eflags & 0x40;
-		again = rep == REP_E ? zf : !zf;
+		again = a->rip == b->rip || (rep == REP_E ? zf : !zf);
 		ev->cond_taken[ev->n_cond++] = again;
 	}
 	if (a->rip != b->rip && again) {
