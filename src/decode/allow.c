@@ -5,7 +5,8 @@
  * instructions wrongly instead of refusing them (vpcmpeqb into an xmm,
  * kmovd), so nothing VEX-, EVEX- or XOP-encoded is emulated.  What is:
  * every instruction Capstone decodes in the legacy encoding (integer,
- * x87, MMX, SSE to SSE4.2, AES-NI, PCLMULQDQ) except those whose result
+ * MMX, SSE to SSE4.2, AES-NI, PCLMULQDQ) except x87 arithmetic (QEMU's
+ * status word differs: the precision flag), and those whose result
  * is the machine's, not the instruction set's (cpuid, xgetbv, rdtsc,
  * rdrand, rdpid), those that enter the kernel or change privileged or
  * segment state (syscall, int, hlt, far transfers, segment loads, fs/gs
@@ -141,7 +142,10 @@ void allow_classify(struct insn *in, const cs_insn *ci, const uint8_t *buf,
 {
 	const cs_x86 *x = &ci->detail->x86;
 	in->fpu = touches_fpu(ci);
-	in->emulable = !in->unknown && in->len &&
+	/* x87 arithmetic: QEMU's softfloat leaves the precision flag (PE)
+	 * of the status word clear where the CPU sets it: not proven. */
+	bool x87 = x->opcode[0] >= 0xd8 && x->opcode[0] <= 0xdf;
+	in->emulable = !in->unknown && in->len && !x87 &&
 		       !vector_encoded(buf, n < in->len ? n : in->len) &&
 		       !denied(ci->id) && !uses_sreg(x);
 	uint16_t u = 0;

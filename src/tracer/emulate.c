@@ -90,6 +90,7 @@ struct emu {
 	bool ls_faulted;		/* the emulator faulted on it */
 	struct user_regs_struct ls_after;
 	bool fault_step;		/* the real step is a fault's */
+	bool check_signals;		/* a real step ran: one may be pending */
 	uint64_t compared, divergences;
 
 	/* statistics */
@@ -543,6 +544,32 @@ static void after_real_step(struct emu *em, const struct insn *in,
 		em->maps_stale = true;
 }
 
+/* A signal T does not block is pending for it (a system call sent it, or
+ * it arrived meanwhile): the kernel delivers it when T next runs, so T
+ * must run on the real CPU now, not in the emulator. */
+static bool signal_pending(struct tracee *t)
+{
+	siginfo_t si;
+	uint64_t blocked = 0;
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(blocked), &blocked) < 0)
+		return false;
+	for (int shared = 0; shared < 2; shared++) {
+		for (int off = 0; off < 64; off++) {
+			struct __ptrace_peeksiginfo_args a = {
+				.off = (uint64_t)off,
+				.flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0,
+				.nr = 1,
+			};
+			if (ptrace(PTRACE_PEEKSIGINFO, t->tid, &a, &si) != 1)
+				break;
+			if (si.si_signo < 1 || si.si_signo > 64 ||
+			    !(blocked & (1ull << (si.si_signo - 1))))
+				return true;
+		}
+	}
+	return false;
+}
+
 /* ---- the emulate engine ---- */
 
 static int emu_begin_window(struct tracer *tr, struct tracee *t)
@@ -577,6 +604,11 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 			return;
 		if (real || t->inject || !t->insn->emulable)
 			break;
+		if (em->check_signals) {
+			em->check_signals = false;
+			if (signal_pending(t))
+				break;
+		}
 		enum why why = slice(tr, em, t);
 		switch (why) {
 		case WHY_STOP:
@@ -621,6 +653,7 @@ static bool emu_trap(struct tracer *tr, struct tracee *t)
 		return false;
 	(void)pc;
 	after_real_step(em, in, &t->regs, injected);
+	em->check_signals = true;
 	if (em->fault_step)
 		em->maps_stale = true;	/* the stack grew, a new mapping */
 	em->fault_step = false;
@@ -854,21 +887,23 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 		fprintf(f, "%sLockstep: %" PRIu64 " instructions compared, %"
 			PRIu64 " divergence%s\n", prefix, em->compared,
 			em->divergences, em->divergences == 1 ? "" : "s");
-	/* The fallbacks that cost most. */
-	unsigned top[5] = { 0 }, n_top = 0;
+	/* The fallbacks that cost most: the five largest counts. */
+	unsigned top[5], n_top = 0;
 	for (unsigned id = 1; id < X86_INS_ENDING; id++) {
-		if (!em->fb_by_id[id])
+		uint64_t c = em->fb_by_id[id];
+		if (!c)
 			continue;
-		unsigned k = n_top < 5 ? n_top++ : 4;
-		if (k == 4 && em->fb_by_id[top[4]] >= em->fb_by_id[id])
-			continue;
-		top[k] = id;
-		while (k > 0 && em->fb_by_id[top[k - 1]] < em->fb_by_id[top[k]]) {
-			unsigned x = top[k - 1];
-			top[k - 1] = top[k];
-			top[k] = x;
-			k--;
+		unsigned k = n_top;
+		if (k == 5) {
+			if (em->fb_by_id[top[4]] >= c)
+				continue;
+			k = 4;
+		} else {
+			n_top++;
 		}
+		for (; k > 0 && em->fb_by_id[top[k - 1]] < c; k--)
+			top[k] = top[k - 1];
+		top[k] = id;
 	}
 	if (!n_top)
 		return;
