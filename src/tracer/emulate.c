@@ -63,6 +63,23 @@ enum why {
 	WHY_ERROR,		/* Unicorn failed */
 };
 
+/* Lockstep, per thread: what the emulator made of the instruction the
+ * thread is stepping on the CPU. */
+struct emu_thread {
+	bool armed;			/* compare its next trap */
+	bool faulted;			/* the emulator faulted on it */
+	struct user_regs_struct after;
+	struct user_fpregs_struct fp;	/* with insn->fpu */
+};
+
+/* Per thread (struct tracee.emu_flags). */
+enum {
+	EF_ISSUED = 1,		/* a real step not seen by our trap op (a
+				 * clone event took it): assume the worst */
+	EF_CHECK_SIGNALS = 2,	/* a real step ran: a signal may be pending */
+	EF_FAULT_STEP = 4,	/* the real step is a fault's */
+};
+
 struct emu {
 	uc_engine *uc;
 	struct emumem *mem;
@@ -85,12 +102,11 @@ struct emu {
 	struct user_fpregs_struct fp;	/* as Unicorn has it (if fp_valid) */
 	bool others_held;		/* other threads stopped for us */
 
-	/* lockstep */
-	bool ls_armed;			/* compare the next trap */
-	bool ls_faulted;		/* the emulator faulted on it */
+	/* lockstep: the one instruction being emulated; the outcome goes
+	 * to its thread's record (struct emu_thread) */
+	bool ls_armed;
 	struct user_regs_struct ls_after;
-	bool fault_step;		/* the real step is a fault's */
-	bool check_signals;		/* a real step ran: one may be pending */
+
 	uint64_t compared, divergences;
 
 	/* statistics */
@@ -578,6 +594,11 @@ static int emu_begin_window(struct tracer *tr, struct tracee *t)
 	int rc = step_engine.begin_window(tr, t);
 	if (rc < 0)
 		return rc;
+	/* Stopped inside a system call (interrupted while blocked, to join
+	 * a --threads=all window): the kernel finishes or restarts it when
+	 * the thread runs on, so its first step is on the CPU. */
+	if ((long long)t->regs.orig_rax >= 0)
+		t->emu_flags |= EF_ISSUED;
 	/* The target ran natively since the last window. */
 	emumem_invalidate(em->mem, true);
 	em->maps_stale = em->fp_stale = true;
@@ -602,10 +623,20 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 	for (;;) {
 		if (!step_prepare(tr, t))
 			return;
+		if (t->emu_flags & EF_ISSUED) {
+			/* A clone event took our step: the thread is still
+			 * inside the system call (rax is not its result
+			 * yet).  It goes on on the CPU, as under stepping,
+			 * and the next slice assumes the worst. */
+			t->emu_flags &= ~EF_ISSUED;
+			t->emu_flags |= EF_CHECK_SIGNALS;
+			em->mem_stale = em->maps_stale = em->fp_stale = true;
+			real = true;
+		}
 		if (real || t->inject || !t->insn->emulable)
 			break;
-		if (em->check_signals) {
-			em->check_signals = false;
+		if (t->emu_flags & EF_CHECK_SIGNALS) {
+			t->emu_flags &= ~EF_CHECK_SIGNALS;
 			if (signal_pending(t))
 				break;
 		}
@@ -631,7 +662,8 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 			real = true;
 			break;
 		case WHY_FAULT:
-			em->fault_step = real = true;
+			t->emu_flags |= EF_FAULT_STEP;
+			real = true;
 			break;
 		default:
 			break;
@@ -640,12 +672,14 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 	if (t->insn->id == X86_INS_SYSCALL || t->inject)
 		release_others(tr, em);
 	note_fallback(em, t->insn);
+	t->emu_flags |= EF_ISSUED;
 	step_issue(tr, t);
 }
 
 static bool emu_trap(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = tr->emu;
+	t->emu_flags &= ~EF_ISSUED;
 	const struct insn *in = t->insn;
 	bool injected = tracee_injected(t);
 	uint64_t pc = t->regs.rip;
@@ -653,10 +687,10 @@ static bool emu_trap(struct tracer *tr, struct tracee *t)
 		return false;
 	(void)pc;
 	after_real_step(em, in, &t->regs, injected);
-	em->check_signals = true;
-	if (em->fault_step)
+	t->emu_flags |= EF_CHECK_SIGNALS;
+	if (t->emu_flags & EF_FAULT_STEP)
 		em->maps_stale = true;	/* the stack grew, a new mapping */
-	em->fault_step = false;
+	t->emu_flags &= ~EF_FAULT_STEP;
 	return true;
 }
 
@@ -676,14 +710,14 @@ static void report_divergence(struct tracer *tr, struct emu *em,
 			      const char *what, uint64_t a, uint64_t b)
 {
 	em->divergences++;
-	if (em->divergences > 1)
+	if (em->divergences > (debug_flag ? 20u : 1u))
 		return;
 	struct src_loc loc = { "???", "???", 0 };
 	if (tr->syms)
 		sym_lookup(tr->syms, in->pc, &loc);
-	error_msg("lockstep: divergence at 0x%" PRIx64 " in %s (%s:%u): %s: "
+	error_msg("lockstep: divergence at 0x%" PRIx64 " in %s (%s:%u), thread %d: %s: "
 		  "%s emulated 0x%" PRIx64 ", real 0x%" PRIx64 " (rip after "
-		  "0x%llx)", in->pc, loc.fn, loc.file, loc.line, in->text,
+		  "0x%llx)", in->pc, loc.fn, loc.file, loc.line, em->t->tid, in->text,
 		  what, a, b, real->rip);
 }
 
@@ -717,11 +751,11 @@ static void compare_regs(struct tracer *tr, struct emu *em,
 
 static void compare_fp(struct tracer *tr, struct emu *em,
 		       const struct insn *in,
+		       const struct user_fpregs_struct *emu_fp,
 		       const struct user_regs_struct *real)
 {
-	struct user_fpregs_struct mine, theirs;
-	if (fp_from_uc(em, &mine) < 0 ||
-	    ptrace(PTRACE_GETFPREGS, em->t->tid, 0, &theirs) < 0)
+	struct user_fpregs_struct mine = *emu_fp, theirs;
+	if (ptrace(PTRACE_GETFPREGS, em->t->tid, 0, &theirs) < 0)
 		return;
 	if (mine.mxcsr != theirs.mxcsr) {
 		report_divergence(tr, em, in, real, "mxcsr", mine.mxcsr,
@@ -782,39 +816,50 @@ static void compare_writes(struct tracer *tr, struct emu *em,
 	}
 }
 
+/* Lockstep: emulate T's next instruction from its registers and keep the
+ * outcome (registers, x87/SSE state) in its record. */
+static void ls_emulate(struct tracer *tr, struct emu *em, struct tracee *t)
+{
+	struct emu_thread *et = t->emu;
+	struct user_regs_struct before = t->regs;
+	const struct insn *in = t->insn;
+	if (seed(tr, em, t) < 0) {
+		perror_msg("cannot give thread %d to the emulator", t->tid);
+		return;
+	}
+	set_int3s(tr, em);
+	em->pending = false;
+	em->ls_armed = false;
+	em->why = WHY_NONE;
+	em->deadline = now_seconds() + 3600;
+	emumem_activate(em->mem);
+	uc_err err = uc_emu_start(em->uc, before.rip, NEVER, 0, 0);
+	emumem_deactivate(em->mem);
+	/* The hook decoded the instruction again: the same record. */
+	t->regs = before;
+	t->insn = in;
+	et->armed = true;
+	et->faulted = err != UC_ERR_OK || em->why == WHY_FAULT || em->pending;
+	et->after = em->ls_after;
+	if (in->fpu && !et->faulted && fp_from_uc(em, &et->fp) < 0)
+		et->faulted = true;
+	em->pending = false;
+}
+
 static void ls_run(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = tr->emu;
+	if (!t->emu)
+		t->emu = xcalloc(1, sizeof(*t->emu));
 	if (!step_prepare(tr, t))
 		return;
-	em->ls_armed = false;
-	em->ls_faulted = false;
+	t->emu->armed = false;
 	if (t->insn->emulable && !t->inject) {
-		struct user_regs_struct before = t->regs;
-		const struct insn *in = t->insn;
-		em->lockstep = true;
-		if (seed(tr, em, t) < 0) {
-			perror_msg("cannot give thread %d to the emulator",
-				   t->tid);
-		} else {
-			set_int3s(tr, em);
-			em->pending = false;
-			em->why = WHY_NONE;
-			em->deadline = now_seconds() + 3600;
-			emumem_activate(em->mem);
-			uc_err err = uc_emu_start(em->uc, before.rip, NEVER, 0, 0);
-			emumem_deactivate(em->mem);
-			/* The hook decoded the first instruction again: the
-			 * same record. */
-			t->regs = before;
-			t->insn = in;
-			em->ls_faulted = err != UC_ERR_OK || em->why == WHY_FAULT ||
-					 em->pending;
-			em->ls_armed = true;
-			em->pending = false;
-		}
+		/* Nothing else runs between the emulation and the step. */
+		hold_others(tr, em, t);
+		ls_emulate(tr, em, t);
 	}
-	if (!em->ls_armed)
+	if (!t->emu->armed)
 		note_fallback(em, t->insn);
 	step_issue(tr, t);
 }
@@ -822,34 +867,36 @@ static void ls_run(struct tracer *tr, struct tracee *t)
 static bool ls_trap(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = tr->emu;
+	struct emu_thread *et = t->emu;
 	const struct insn *in = t->insn;
 	bool injected = tracee_injected(t);
 	uint64_t pc = t->regs.rip;
 	if (!step_trap(tr, t))
 		return false;
-	bool moved = injected;
-	if (em->ls_armed && !injected) {
+	if (et && et->armed && !injected) {
 		em->compared++;
 		em->emulated++;
-		if (em->ls_faulted)
+		em->t = t;
+		if (et->faulted)
 			report_divergence(tr, em, in, &t->regs,
 					  "the emulator faulted; rip", pc,
 					  t->regs.rip);
 		else {
-			compare_regs(tr, em, in, &em->ls_after, &t->regs);
+			compare_regs(tr, em, in, &et->after, &t->regs);
 			if (in->fpu)
-				compare_fp(tr, em, in, &t->regs);
+				compare_fp(tr, em, in, &et->fp, &t->regs);
 			compare_writes(tr, em, in, &t->regs);
 		}
 	}
-	if (em->ls_armed && in->fpu)
+	if (et && et->armed && in->fpu)
 		em->fp_valid = false;	/* give Unicorn the real state */
-	em->ls_armed = false;
+	if (et)
+		et->armed = false;
 	/* The real CPU is the truth: what Unicorn wrote is dropped. */
 	emumem_discard(em->mem);
-	after_real_step(em, in, &t->regs, moved);
-	if (em->ls_faulted)
-		em->maps_stale = true;
+	after_real_step(em, in, &t->regs, injected);
+	em->maps_stale = true;
+	release_others(tr, em);
 	return true;
 }
 
@@ -889,7 +936,7 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 			em->divergences, em->divergences == 1 ? "" : "s");
 	/* The fallbacks that cost most: the five largest counts. */
 	unsigned top[5], n_top = 0;
-	for (unsigned id = 1; id < X86_INS_ENDING; id++) {
+	for (unsigned id = 0; id < X86_INS_ENDING; id++) {
 		uint64_t c = em->fb_by_id[id];
 		if (!c)
 			continue;
@@ -909,7 +956,9 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 		return;
 	fprintf(f, "%sOn the real CPU most:", prefix);
 	for (unsigned i = 0; i < n_top; i++) {
-		const char *name = em->fb_name[top[i]];
+		/* id 0: what only our own decoder knows (EVEX mask
+		 * instructions Capstone 4.0.2 cannot decode) */
+		const char *name = top[i] ? em->fb_name[top[i]] : "(others)";
 		size_t len = strcspn(name, " ");
 		fprintf(f, "%s %.*s %" PRIu64, i ? "," : "", (int)len, name,
 			em->fb_by_id[top[i]]);

@@ -57,6 +57,8 @@ struct tracee {
 		uint64_t steps;		/* its own steps in the window */
 		bool watch_hit;		/* it wrote the --stop-watch range */
 	} win;
+	unsigned emu_flags;		/* the emulate engine's (emulate.c) */
+	struct emu_thread *emu;		/* lockstep's, per thread (emulate.c) */
 	int deferred_status;		/* a wait status taken while stopping
 					 * the others for an int3 step-over */
 	bool has_deferred;
