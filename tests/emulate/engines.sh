@@ -3,19 +3,20 @@
 #   engines.sh CACHETRACE SRCDIR SCRATCH SRC [RUNS]
 # SRC is a C or C++ file under SRCDIR (a "real-pkg: PKG" line links a
 # pkg-config package, "oracle-cflags: ..." adds flags); RUNS (default
-# "region whole sw lockstep") picks the checks:
+# "region sw lockstep") picks the checks:
 #   region    --start=work (main without one) with call stacks, the
 #             Callgrind and folded outputs and --trace-mem
 #   flat      --start=work, the flat profile only (large regions)
 #   whole     the whole run (the dynamic loader, lazy binding, exit)
 #   sw        --start with --breakpoints=sw and --max-instructions
 #   lockstep  --engine=lockstep over the region: 0 divergences
+#   lockstep-cap  the same over the region's first 150,000 instructions
 # Every file the two engines write must be identical (the profile but for
 # its "desc: Engine:" line), and so must the program's output and exit
 # status, which must also be the native run's.
 set -u
 CT=$(realpath "$1"); SRCDIR=$(realpath "$2"); SCRATCH=$3; SRC=$4
-RUNS=${5:-region whole sw lockstep}
+RUNS=${5:-region sw lockstep}
 NAME=$(basename "$SRC" | sed 's/\.[a-z]*$//')
 ME=engines-$NAME
 W=$SCRATCH/$ME
@@ -120,8 +121,10 @@ for r in $RUNS; do
 		done
 		same sw cg
 		;;
-	lockstep)
-		run lockstep lockstep --start=$start
+	lockstep|lockstep-cap)
+		cap=
+		[ "$r" = lockstep-cap ] && cap=--max-instructions=150000
+		run lockstep lockstep --start=$start $cap
 		target lockstep lockstep
 		if grep -q 'Lockstep: [1-9][0-9]* instructions compared, 0 divergences' \
 			lockstep.lockstep.err; then
