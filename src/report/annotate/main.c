@@ -5,6 +5,7 @@
 #include "profile.h"
 #include "report.h"
 #include "calltree.h"
+#include "html.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,8 @@ static const char usage_text[] =
 "  --mod-filename=s/RE/REPL/[gi]  rewrite file names (POSIX extended RE;\n"
 "                         \\1-\\9 or $1-$9 in REPL are groups, & the match)\n"
 "  --mod-funcname=s/RE/REPL/[gi]  rewrite function names likewise\n"
+"  --html=OUT.html        write the report as one self-contained HTML page\n"
+"                         (- = stdout); also reads folded stacks\n"
 "  --output-profile=FILE  write the merged (or diffed) profile to FILE in\n"
 "                         Cachegrind format instead of annotating (- = stdout)\n"
 "  --no-summary-check     read on when summary: is missing or wrong\n"
@@ -161,17 +164,14 @@ static char *read_all(int fd, const char *name, size_t *len)
 	return buf;
 }
 
-/* --tree, --blame and --flamegraph.  Returns the exit status. */
-static int stacks_main(struct profile *prof, char **files, unsigned n_files,
-		       bool check_summary, bool folded, const char *blame,
-		       bool tree, const char *flamegraph, const char *event,
-		       const char *sort, double threshold, bool percent)
+/* Read FILES into PROF, or when they are folded stacks (FOLDED, or by
+ * content) into FWD, counting those in *N_FOLDED; with DIFF the first file
+ * counts negative.  Returns 0, or 1 after printing the reader's error. */
+static int read_inputs(struct profile *prof, struct ctree *fwd, char **files,
+		       unsigned n_files, bool check_summary, bool folded,
+		       bool diff, int *n_folded)
 {
-	struct ctree fwd;
-	int n_folded = 0;
-	int rc = 0;
-
-	ctree_init(&fwd, "all");
+	*n_folded = 0;
 	for (unsigned i = 0; i < n_files; i++) {
 		bool is_stdin = !strcmp(files[i], "-");
 		const char *name = is_stdin ? "<stdin>" : files[i];
@@ -184,19 +184,38 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 		if (!is_stdin)
 			close(fd);
 		bool f = folded || ctree_is_folded(data, len);
-		if (i && f != (n_folded > 0))
+		if (i && f != (*n_folded > 0))
 			error_msg_and_die("%s: cannot mix folded stacks and "
 					  "profiles", name);
-		n_folded += f;
-		int r = f ? ctree_read_folded(&fwd, data, len, name, &perr) :
-			    prof_read_mem(prof, data, len, name, 1,
+		*n_folded += f;
+		int sign = diff && i == 0 ? -1 : 1;
+		int r = f ? ctree_read_folded(fwd, data, len, name, &perr) :
+			    prof_read_mem(prof, data, len, name, sign,
 					  check_summary, &perr);
 		free(data);
 		if (r) {
 			report_error(&perr);
-			ctree_free(&fwd);
 			return 1;
 		}
+	}
+	return 0;
+}
+
+/* --tree, --blame and --flamegraph.  Returns the exit status. */
+static int stacks_main(struct profile *prof, char **files, unsigned n_files,
+		       bool check_summary, bool folded, const char *blame,
+		       bool tree, const char *flamegraph, const char *event,
+		       const char *sort, double threshold, bool percent)
+{
+	struct ctree fwd;
+	int n_folded = 0;
+	int rc = 0;
+
+	ctree_init(&fwd, "all");
+	if (read_inputs(prof, &fwd, files, n_files, check_summary, folded,
+			false, &n_folded)) {
+		ctree_free(&fwd);
+		return 1;
 	}
 
 	const char *ev_name;
@@ -294,13 +313,13 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 	return rc;
 }
 
-/* Long options.  Those from OPT_SHOW to OPT_EVENT are valgrind style, a
+/* Long options.  Those from OPT_SHOW to OPT_HTML are valgrind style, a
  * value after '=' only (optional_argument keeps getopt from taking the
  * next word); --annotate, --show-percs and --include also stand alone. */
 enum {
 	OPT_SHOW = 256, OPT_SORT, OPT_THRESHOLD, OPT_AUTO, OPT_CONTEXT,
 	OPT_PERCENT, OPT_MOD_FILENAME, OPT_MOD_FUNCNAME, OPT_OUTPUT_PROFILE,
-	OPT_BLAME, OPT_TREE, OPT_FLAMEGRAPH, OPT_EVENT,
+	OPT_BLAME, OPT_TREE, OPT_FLAMEGRAPH, OPT_EVENT, OPT_HTML,
 	OPT_ANNOTATE, OPT_SHOW_PERCS, OPT_INCLUDE,
 	OPT_NO_ANNOTATE, OPT_NO_SHOW_PERCS, OPT_BADNESS, OPT_DIFF,
 	OPT_NO_SUMMARY_CHECK, OPT_FOLDED, OPT_VERSION,
@@ -328,6 +347,7 @@ static const struct option longopts[] = {
 	{ "tree", optional_argument, NULL, OPT_TREE },
 	{ "flamegraph", optional_argument, NULL, OPT_FLAMEGRAPH },
 	{ "event", optional_argument, NULL, OPT_EVENT },
+	{ "html", optional_argument, NULL, OPT_HTML },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -362,6 +382,7 @@ int main(int argc, char **argv)
 	char **files = xcalloc(argc + 2, sizeof(*files));
 	unsigned n_files = 0;
 	const char *blame = NULL, *flamegraph = NULL, *event = NULL;
+	const char *html = NULL;
 	bool tree = false, folded = false;
 
 	/* "-": in order, argv untouched (the report prints the invocation as
@@ -378,7 +399,7 @@ int main(int argc, char **argv)
 		const char *a = argv[optind - 1];
 		if (li >= 0 && !long_name_exact(a, longopts[li].name))
 			error_usage_and_die("unknown option '%s'", a);
-		if (c >= OPT_SHOW && c <= OPT_EVENT && !optarg)
+		if (c >= OPT_SHOW && c <= OPT_HTML && !optarg)
 			error_usage_and_die("unknown option '%s'", a);
 		char *v = optarg;
 		switch (c) {
@@ -447,6 +468,11 @@ int main(int argc, char **argv)
 			flamegraph = v;
 			break;
 		case OPT_EVENT: event = v; break;
+		case OPT_HTML:
+			if (!*v)
+				error_usage_and_die("--html needs a file name");
+			html = v;
+			break;
 		case OPT_FOLDED: folded = true; break;
 		case ':':
 			if (optopt == 'I')
@@ -467,9 +493,12 @@ int main(int argc, char **argv)
 	if (stacks && (diff || output_profile))
 		error_usage_and_die("--tree, --blame and --flamegraph cannot be "
 				    "used with --diff or --output-profile");
-	if (folded && !stacks)
-		error_usage_and_die("--folded needs --tree, --blame or "
-				    "--flamegraph");
+	if (html && (stacks || output_profile))
+		error_usage_and_die("--html cannot be used with --tree, --blame, "
+				    "--flamegraph or --output-profile");
+	if (folded && !stacks && !html)
+		error_usage_and_die("--folded needs --tree, --blame, "
+				    "--flamegraph or --html");
 
 	struct profile prof;
 	char err[256];
@@ -496,7 +525,11 @@ int main(int argc, char **argv)
 		return rc;
 	}
 
-	for (unsigned i = 0; i < n_files; i++) {
+	/* --html also takes folded stacks: the inputs are read whole. */
+	struct ctree fwd;
+	int n_folded = 0;
+	ctree_init(&fwd, "all");
+	for (unsigned i = 0; i < n_files && !html; i++) {
 		bool is_stdin = !strcmp(files[i], "-");
 		const char *name = is_stdin ? "<stdin>" : files[i];
 		int fd = is_stdin ? 0 : open(files[i], O_RDONLY | O_CLOEXEC);
@@ -514,6 +547,18 @@ int main(int argc, char **argv)
 		if (!is_stdin)
 			close(fd);
 	}
+	if (html && read_inputs(&prof, &fwd, files, n_files, check_summary,
+				folded, diff, &n_folded)) {
+		ctree_free(&fwd);
+		prof_free(&prof);
+		free(include);
+		free(files);
+		return 1;
+	}
+	if (n_folded && diff)
+		error_usage_and_die("--diff cannot compare folded stacks");
+	if (n_folded)
+		ctree_finish_folded(&fwd);
 
 	if (output_profile) {
 		bool to_stdout = !strcmp(output_profile, "-");
@@ -611,12 +656,39 @@ int main(int argc, char **argv)
 
 	static char outbuf[1 << 20];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	if (report_print(stdout, &prof, &o)) {
+	int rc = 0;
+	if (html) {
+		struct html_opts ho = {
+			.ro = &o, .diff = diff, .event = -1,
+			.folded = n_folded ? &fwd : NULL,
+			.folded_event = event ? event : "count",
+		};
+		if (event && !n_folded) {
+			ho.event = find_event(&prof, event, strlen(event));
+			if (ho.event < 0)
+				error_msg_and_die("--event: event '%s' is not in "
+						  "the profile's events:", event);
+		}
+		bool to_stdout = !strcmp(html, "-");
+		FILE *out = to_stdout ? stdout : fopen(html, "w");
+		if (!out)
+			perror_msg_and_die("%s", html);
+		if (!to_stdout)
+			setvbuf(out, NULL, _IOFBF, 1 << 20);
+		errno = 0;
+		rc = html_write(out, &prof, &ho);
+		if ((rc && errno) || fflush(out) || (!to_stdout && fclose(out)))
+			perror_msg_and_die("writing %s", html);
+	} else {
+		rc = report_print(stdout, &prof, &o);
+	}
+	if (rc) {
 		error_msg("counts overflow a 64-bit integer");
 		return 1;
 	}
 	if (fflush(stdout) || ferror(stdout))
 		perror_msg_and_die("writing the report");
+	ctree_free(&fwd);
 
 	free(inv);
 	free(inputs);

@@ -24,8 +24,7 @@
  * whole number (commified, rounded down) from 100 up; below that three
  * significant digits ("12.3", "0.0417", "2.5e-05"), so that the many rows
  * below 1, which cache misses rarely reach per instruction, still rank. */
-static void badness(const struct report_opts *o, const int64_t *row,
-		    char *buf)
+void rep_badness(const struct report_opts *o, const int64_t *row, char *buf)
 {
 	int64_t ir = prof_val(row[o->badness_ir]);
 	__int128 d = (__int128)prof_val(row[o->badness_dlmr]) +
@@ -58,7 +57,7 @@ static void cell_parts(const struct printer *pr, const int64_t *row,
 
 	x[0] = y[0] = '\0';
 	if (ev == pr->p->n_events) {
-		badness(pr->o, row, cnt);	/* no percentage */
+		rep_badness(pr->o, row, cnt);	/* no percentage */
 		return;
 	}
 	int64_t v = row[ev];

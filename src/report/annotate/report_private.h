@@ -53,6 +53,10 @@ void rep_sort_by_cost(uint32_t *idx, size_t n, const int64_t *rows,
 		      unsigned n_events, const char *const *names,
 		      const struct report_opts *o);
 
+/* ROW's (DLmr + DLmw)^2 / Ir as the Badness column prints it, into BUF
+ * (at least 32 bytes). */
+void rep_badness(const struct report_opts *o, const int64_t *row, char *buf);
+
 void pr_header(struct printer *pr, const char *prefix,
 	       const char *suffix);
 void pr_reset(struct printer *pr);
