@@ -872,3 +872,24 @@ int html_write(FILE *out, const struct profile *p, const struct html_opts *o)
 		return -1;
 	return pg.rc;
 }
+
+int html_write_profile(FILE *out, const char *data, size_t len,
+		       const char *name, struct prof_error *err)
+{
+	struct profile p;
+	struct report_opts ro;
+	int rc = 1;
+
+	prof_init(&p);
+	if (!prof_read_mem(&p, data, len, name, 1, true, err)) {
+		report_opts_defaults(&ro, &p, 0.1, true);
+		ro.inputs = name;
+		struct html_opts o = { .ro = &ro, .event = -1 };
+		rc = html_write(out, &p, &o) ? -1 : 0;
+		free(ro.show);
+		free(ro.sort);
+		free(ro.sort_threshold);
+	}
+	prof_free(&p);
+	return rc;
+}

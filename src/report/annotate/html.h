@@ -28,4 +28,10 @@ struct html_opts {
  * or OUT failed (errno set). */
 int html_write(FILE *out, const struct profile *p, const struct html_opts *o);
 
+/* The page of one profile (DATA, LEN bytes, called NAME), with the
+ * annotator's default options: cachetrace --html.  Returns 0, 1 when the
+ * profile cannot be read (ERR says why), -1 as html_write. */
+int html_write_profile(FILE *out, const char *data, size_t len,
+		       const char *name, struct prof_error *err);
+
 #endif

@@ -78,14 +78,6 @@ static double parse_pct(const char *opt, const char *v)
 	return d;
 }
 
-static int find_event(const struct profile *p, const char *name, size_t n)
-{
-	for (unsigned e = 0; e < p->n_events; e++)
-		if (strlen(p->events[e]) == n && !strncmp(p->events[e], name, n))
-			return e;
-	return -1;
-}
-
 /* Split "A,B:1,C" into event indices, with optional ":PCT" parts. */
 static unsigned parse_event_list(const struct profile *p, const char *opt,
 				 const char *list, bool allow_badness,
@@ -101,7 +93,7 @@ static unsigned parse_event_list(const struct profile *p, const char *opt,
 		const char *e = s + strcspn(s, ",");
 		const char *colon = memchr(s, ':', e - s);
 		const char *name_end = colon && allow_pct ? colon : e;
-		int ev = find_event(p, s, name_end - s);
+		int ev = prof_find_event(p, s, name_end - s);
 		if (ev < 0 && allow_badness && name_end - s == 7 &&
 		    !strncmp(s, "Badness", 7))
 			ev = p->n_events;
@@ -227,13 +219,13 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 		ev_name = event ? event : "count";
 	} else {
 		if (event) {
-			int e = find_event(prof, event, strlen(event));
+			int e = prof_find_event(prof, event, strlen(event));
 			if (e < 0)
 				error_msg_and_die("--event: event '%s' is not in "
 						  "the profile's events:", event);
 			ev = e;
 		} else if (sort) {
-			int e = find_event(prof, sort, strcspn(sort, ",:"));
+			int e = prof_find_event(prof, sort, strcspn(sort, ",:"));
 			if (e < 0)
 				error_msg_and_die("--sort: event '%.*s' is not in "
 						  "the profile's events:",
@@ -575,53 +567,35 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	struct report_opts o = {
-		.annotate = annotate,
-		.percent = percent,
-		.context = context,
-		.include = include,
-		.n_include = n_include,
-		.badness_ir = -1, .badness_dlmr = -1, .badness_dlmw = -1,
-	};
-	if (badness) {
-		o.badness_ir = find_event(&prof, "Ir", 2);
-		o.badness_dlmr = find_event(&prof, "DLmr", 4);
-		o.badness_dlmw = find_event(&prof, "DLmw", 4);
-		if (o.badness_ir < 0 || o.badness_dlmr < 0 ||
-		    o.badness_dlmw < 0) {
-			error_msg("--badness: the profile has no Ir, DLmr and "
-				  "DLmw events; no Badness column");
-			o.badness_ir = o.badness_dlmr = o.badness_dlmw = -1;
-		}
-	}
+	/* The HTML page always has the Badness column when it can. */
+	struct report_opts o;
+	if (badness && !report_opts_defaults(&o, &prof, threshold, true))
+		error_msg("--badness: the profile has no Ir, DLmr and DLmw "
+			  "events; no Badness column");
+	else if (!badness)
+		report_opts_defaults(&o, &prof, threshold, html != NULL);
+	o.annotate = annotate;
+	o.percent = percent;
+	o.context = context;
+	o.include = include;
+	o.n_include = n_include;
 	bool have_bad = o.badness_ir >= 0;
 	if (show) {
+		free(o.show);
 		o.n_show = parse_event_list(&prof, "--show", show, have_bad,
 					    false, &o.show, NULL);
-	} else {
-		o.show = xcalloc(prof.n_events + 2, sizeof(*o.show));
-		for (unsigned e = 0; e < prof.n_events; e++)
-			o.show[o.n_show++] = e;
-		if (have_bad)
-			o.show[o.n_show++] = prof.n_events;
 	}
 	if (sort) {
+		free(o.sort);
+		free(o.sort_threshold);
 		o.n_sort = parse_event_list(&prof, "--sort", sort, false, true,
 					    &o.sort, &o.sort_threshold);
-	} else {
-		o.sort = xcalloc(prof.n_events + 1, sizeof(*o.sort));
-		o.sort_threshold = xcalloc(prof.n_events + 1,
-					   sizeof(*o.sort_threshold));
-		for (unsigned e = 0; e < prof.n_events; e++) {
-			o.sort[o.n_sort++] = e;
-			o.sort_threshold[e] = -1;
-		}
+		bool any_thr = false;
+		for (unsigned k = 0; k < o.n_sort; k++)
+			any_thr |= o.sort_threshold[k] >= 0;
+		if (!any_thr)
+			o.sort_threshold[0] = threshold;
 	}
-	bool any_thr = false;
-	for (unsigned k = 0; k < o.n_sort; k++)
-		any_thr |= o.sort_threshold[k] >= 0;
-	if (!any_thr)
-		o.sort_threshold[0] = threshold;
 
 	size_t inv_len = strlen(program_invocation_short_name) + 1;
 	for (int i = 1; i < argc; i++)
@@ -664,7 +638,7 @@ int main(int argc, char **argv)
 			.folded_event = event ? event : "count",
 		};
 		if (event && !n_folded) {
-			ho.event = find_event(&prof, event, strlen(event));
+			ho.event = prof_find_event(&prof, event, strlen(event));
 			if (ho.event < 0)
 				error_msg_and_die("--event: event '%s' is not in "
 						  "the profile's events:", event);

@@ -686,6 +686,39 @@ static int print_incl_summary(struct printer *pr)
 	return rc;
 }
 
+bool report_opts_defaults(struct report_opts *o, const struct profile *p,
+			  double threshold, bool badness)
+{
+	unsigned n = p->n_events;
+
+	*o = (struct report_opts){
+		.annotate = true, .percent = true, .context = 8,
+		.badness_ir = -1, .badness_dlmr = -1, .badness_dlmw = -1,
+		.inputs_label = "Data file:",
+	};
+	if (badness) {
+		o->badness_ir = prof_find_event(p, "Ir", 2);
+		o->badness_dlmr = prof_find_event(p, "DLmr", 4);
+		o->badness_dlmw = prof_find_event(p, "DLmw", 4);
+		if (o->badness_ir < 0 || o->badness_dlmr < 0 ||
+		    o->badness_dlmw < 0)
+			o->badness_ir = o->badness_dlmr = o->badness_dlmw = -1;
+	}
+	o->show = xcalloc(n + 2, sizeof(*o->show));
+	for (unsigned e = 0; e < n; e++)
+		o->show[o->n_show++] = e;
+	if (o->badness_ir >= 0)
+		o->show[o->n_show++] = n;
+	o->sort = xcalloc(n + 1, sizeof(*o->sort));
+	o->sort_threshold = xcalloc(n + 1, sizeof(*o->sort_threshold));
+	for (unsigned e = 0; e < n; e++) {
+		o->sort[o->n_sort++] = e;
+		o->sort_threshold[e] = -1;
+	}
+	o->sort_threshold[0] = threshold;
+	return o->badness_ir >= 0;
+}
+
 int report_print(FILE *out, const struct profile *p,
 		 const struct report_opts *o)
 {
