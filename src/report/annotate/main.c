@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -156,12 +157,34 @@ static char *read_all(int fd, const char *name, size_t *len)
 	return buf;
 }
 
+/* Does FD hold folded stacks?  The stack modes read it whole and look;
+ * with STREAM (the text and HTML reports, which stream profiles) only a
+ * regular file is looked at, its start, and a pipe is a profile. */
+static bool fd_is_folded(int fd, bool stream, char **data, size_t *len,
+			 const char *name)
+{
+	struct stat st;
+	if (!stream) {
+		*data = read_all(fd, name, len);
+		return ctree_is_folded(*data, *len);
+	}
+	*data = NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	char head[4096];
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	return n > 0 && ctree_is_folded(head, n);
+}
+
 /* Read FILES into PROF, or when they are folded stacks (FOLDED, or by
  * content) into FWD, counting those in *N_FOLDED; with DIFF the first file
- * counts negative.  Returns 0, or 1 after printing the reader's error. */
+ * counts negative; STREAM as fd_is_folded; DETECT: look at the content
+ * (the text report does not: folded stacks are a syntax error to it).
+ * Returns 0, or 1 after printing
+ * the reader's error. */
 static int read_inputs(struct profile *prof, struct ctree *fwd, char **files,
 		       unsigned n_files, bool check_summary, bool folded,
-		       bool diff, int *n_folded)
+		       bool diff, bool stream, bool detect, int *n_folded)
 {
 	*n_folded = 0;
 	for (unsigned i = 0; i < n_files; i++) {
@@ -169,22 +192,29 @@ static int read_inputs(struct profile *prof, struct ctree *fwd, char **files,
 		const char *name = is_stdin ? "<stdin>" : files[i];
 		int fd = is_stdin ? 0 : open(files[i], O_RDONLY | O_CLOEXEC);
 		struct prof_error perr;
-		size_t len;
+		size_t len = 0;
+		char *data;
 		if (fd < 0)
 			perror_msg_and_die("%s", files[i]);
-		char *data = read_all(fd, name, &len);
-		if (!is_stdin)
-			close(fd);
-		bool f = folded || ctree_is_folded(data, len);
+		bool f = folded;
+		data = NULL;
+		if (detect || !stream)
+			f = fd_is_folded(fd, stream, &data, &len, name) || f;
+		if (f && !data)
+			data = read_all(fd, name, &len);
 		if (i && f != (*n_folded > 0))
 			error_msg_and_die("%s: cannot mix folded stacks and "
 					  "profiles", name);
 		*n_folded += f;
 		int sign = diff && i == 0 ? -1 : 1;
 		int r = f ? ctree_read_folded(fwd, data, len, name, &perr) :
-			    prof_read_mem(prof, data, len, name, sign,
-					  check_summary, &perr);
+			data ? prof_read_mem(prof, data, len, name, sign,
+					     check_summary, &perr) :
+			prof_read_fd(prof, fd, name, sign, check_summary,
+				     &perr);
 		free(data);
+		if (!is_stdin)
+			close(fd);
 		if (r) {
 			report_error(&perr);
 			return 1;
@@ -205,7 +235,7 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 
 	ctree_init(&fwd, "all");
 	if (read_inputs(prof, &fwd, files, n_files, check_summary, folded,
-			false, &n_folded)) {
+			false, false, true, &n_folded)) {
 		ctree_free(&fwd);
 		return 1;
 	}
@@ -517,30 +547,12 @@ int main(int argc, char **argv)
 		return rc;
 	}
 
-	/* --html also takes folded stacks: the inputs are read whole. */
+	/* --html also takes folded stacks; the text report does not. */
 	struct ctree fwd;
 	int n_folded = 0;
 	ctree_init(&fwd, "all");
-	for (unsigned i = 0; i < n_files && !html; i++) {
-		bool is_stdin = !strcmp(files[i], "-");
-		const char *name = is_stdin ? "<stdin>" : files[i];
-		int fd = is_stdin ? 0 : open(files[i], O_RDONLY | O_CLOEXEC);
-		struct prof_error perr;
-		if (fd < 0)
-			perror_msg_and_die("%s", files[i]);
-		int sign = diff && i == 0 ? -1 : 1;
-		if (prof_read_fd(&prof, fd, name, sign, check_summary, &perr)) {
-			report_error(&perr);
-			prof_free(&prof);
-			free(include);
-			free(files);
-			return 1;
-		}
-		if (!is_stdin)
-			close(fd);
-	}
-	if (html && read_inputs(&prof, &fwd, files, n_files, check_summary,
-				folded, diff, &n_folded)) {
+	if (read_inputs(&prof, &fwd, files, n_files, check_summary,
+			folded, diff, true, html != NULL, &n_folded)) {
 		ctree_free(&fwd);
 		prof_free(&prof);
 		free(include);
