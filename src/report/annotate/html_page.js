@@ -33,9 +33,13 @@ function badness(row) {
 	if (ir <= 0) return null;
 	return d * d / ir;
 }
+/* As C's %.3g below 100 (the text report's Badness), commified above. */
 function fmtBad(b) {
 	if (b === null) return '.';
 	if (b >= 100) return commify(Math.floor(b));
+	if (b === 0) return '0';
+	if (Math.abs(b) < 1e-4)
+		return b.toExponential(2).replace(/\.?0+e/, 'e').replace(/e([+-])(\d)$/, 'e$10$2');
 	return String(Number(b.toPrecision(3)));
 }
 function cell(tr, v) {
