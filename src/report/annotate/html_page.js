@@ -9,7 +9,7 @@
 const D = JSON.parse(document.getElementById('ct-data').textContent);
 const E = D.events, NE = E.length, CHUNK = 400;
 const S = { ev: D.ev >= 0 ? D.ev : (D.sort.length ? D.sort[0] : 0), sel: -1,
-	    col: null, desc: true, filter: '', thr: D.thr, rows: [], shownRows: 0,
+	    col: null, desc: true, filter: '', thr: 0, rows: [], shownRows: 0,
 	    file: -1, srcRows: null, srcDone: 0, hotIdx: -1 };
 const $ = (id) => document.getElementById(id);
 
