@@ -31,8 +31,9 @@ window.addEventListener('load', function () {
     var e = d.getElementById('ev'); e.value = 1; e.dispatchEvent(new w.Event('change')); });
   time('next hot line', function () {
     var b = d.getElementById('nexthot'); if (b) b.dispatchEvent(new w.MouseEvent('click', { bubbles: true })); });
-  time('scroll to the end of the table', function () {
-    w.scrollTo(0, d.body.scrollHeight); w.dispatchEvent(new w.Event('scroll')); });
+  time('clear the filter, scroll to the end of the table', function () {
+    var f = d.getElementById('filter'); f.value = ''; f.dispatchEvent(new w.Event('input'));
+    var p = d.getElementById('fnpane'); p.scrollTop = p.scrollHeight; p.dispatchEvent(new w.Event('scroll')); });
   document.getElementById('out').textContent = out.join('\n');
 });
 </script></body></html>""")

@@ -348,7 +348,8 @@ function sourceOfFn(f) {
 function showSource(file, line) {
 	drawSource(file, line);
 	const tr = line !== undefined ? $('L' + line) : null;
-	(tr || $('source')).scrollIntoView({ block: 'center' });
+	if (tr) tr.scrollIntoView({ block: 'center', inline: 'nearest' });
+	$('source').scrollIntoView({ block: 'start', inline: 'nearest' });
 }
 /* The rows of one file: line 0, then blocks of the counted lines with
  * D.context lines either side (a gap between them folded), then the
@@ -408,6 +409,7 @@ function drawSource(file, line) {
 	S.srcDone = 0;
 	const t = view.appendChild(el('table', 'counts src'));
 	t.id = 'srctab';
+	pane(t, 'srcpane', () => { if (S.srcDone < S.srcRows.length) moreSource(CHUNK); });
 	const h = el('tr');
 	h.appendChild(el('th', '', 'line'));
 	for (const c of D.shown) h.appendChild(el('th', '', evName(c)));
@@ -464,7 +466,7 @@ function nextHot() {
 	document.querySelectorAll('#srctab tr.cur').forEach((t) => t.classList.remove('cur'));
 	const tr = $('L' + l);
 	tr.classList.add('cur');
-	tr.scrollIntoView({ block: 'center' });
+	tr.scrollIntoView({ block: 'center', inline: 'nearest' });
 	S.curLine = l;
 }
 
@@ -641,11 +643,18 @@ function drawCoherence() {
 }
 
 /* ---- start ---- */
-window.addEventListener('scroll', () => {
-	const near = (id) => { const e = $(id); return e && e.getBoundingClientRect().bottom < window.innerHeight + 600; };
-	if (S.shownRows < S.rows.length && near('fntab')) moreFunctions(CHUNK);
-	if (S.srcRows && S.srcDone < S.srcRows.length && near('srctab')) moreSource(CHUNK);
-}, { passive: true });
+/* TABLE in a scrolling pane that draws MORE rows as its end comes near. */
+function pane(table, id, more) {
+	const p = el('div', 'pane');
+	p.id = id;
+	table.parentNode.insertBefore(p, table);
+	p.appendChild(table);
+	p.addEventListener('scroll', () => {
+		if (p.scrollTop + p.clientHeight > p.scrollHeight - 600) more();
+	}, { passive: true });
+	return p;
+}
+pane($('fntab'), 'fnpane', () => { if (S.shownRows < S.rows.length) moreFunctions(CHUNK); });
 drawMenu();
 drawRun();
 if (NE) { drawControls(); drawFunctions(); }
