@@ -9,7 +9,8 @@ Usage: html_report.py ANNOTATE SRCDIR MODE [CACHETRACE SCRATCH]
              test page: function rows, totals, a sorted order, the source
              heat classes, the three clicks (hot line, callers, flame graph),
              coherence, nothing fetched; without scripts the plain tables;
-             a screenshot that is not blank.  Every expected number is
+             a diff's signed, coloured rows; folded stacks' flame graph; a
+             screenshot that is not blank.  Every expected number is
              worked out here from the profile file, not by the annotator.
   tracer     cachetrace --html on the false-sharing program (jaguar, two
              threads): the page's coherence table names the two loop lines,
@@ -373,6 +374,34 @@ def browser():
         fail.append('no scripts: no totals row')
     if dom.count('<td class="ln">') != len(file_lines):
         fail.append('no scripts: %d source lines, want %d' % (dom.count('<td class="ln">'), len(file_lines)))
+
+    # A diff: signed counts, gains and losses coloured, worked out as B - A
+    # from the two files (their file names differ: each function is a gain
+    # or a loss of its own).
+    dpage = os.path.join(tmp, 'diff.html')
+    run('--html=' + dpage, '--diff', 'merge/d1.cgout', 'merge/d2.cgout')
+    dom = chromium.run(tmp, '--dump-dom', 'file://' + dpage)
+    got = re.findall(r'<tr class="fn" data-fn="\d+">(.*?)<td class="name"><a class="loc">([^<]*)</a> <span class="file">([^<]*)</span>', dom)
+    got = sorted((fl, fn, re.findall(r'<td(?: class="(\w+)")?>([^<]*)</td>', cells)) for cells, fn, fl in got)
+    want = []
+    for sign, name in ((-1, 'd1'), (1, 'd2')):
+        _, dfns, _ = read_profile(os.path.join(srcdir, 'merge', name + '.cgout'))
+        for (fl, fn), c in dfns.items():
+            cells = [('neg' if sign * v < 0 else 'pos', ('+' if sign * v > 0 else '') + commify(sign * v)) if v else ('', '.') for v in c]
+            want.append((fl, fn, cells))
+    if got != sorted(want):
+        fail.append('diff page: rows %s, want %s' % (got, sorted(want)))
+    # Folded stacks: the tree and the flame graph, exact (small.folded:
+    # main;a;x 30, main;a 10, main;b 50, other 10).
+    fpage = os.path.join(tmp, 'folded.html')
+    run('--html=' + fpage, 'callgrind/small.folded')
+    dom = chromium.run(tmp, '--dump-dom', 'file://' + fpage)
+    frames = re.findall(r'<div class="fr" title="([^"]*)" data-name="[^"]*" style="left: ([\d.]+)%; width: ([\d.]+)%', dom)
+    want = [('all (100 count, 100.00%)', '0', '100'), ('main (90 count, 90.00%)', '0', '90'),
+            ('other (10 count, 10.00%)', '90', '10'), ('a (40 count, 40.00%)', '0', '40'),
+            ('b (50 count, 50.00%)', '40', '50'), ('x (30 count, 30.00%)', '0', '30')]
+    if frames != want:
+        fail.append('folded page: frames %s, want %s' % (frames, want))
 
     # A screenshot that is not blank: the header bar's colour and the
     # text, against the background.
