@@ -5,18 +5,14 @@ draw itself (navigation start to the end of its script), then the time of a
 sort by a column, of typing in the filter box, of a change of event in the
 menu and of a jump to the next hot line, and how many rows and source lines
 the page holds in its DOM after each (it draws them lazily)."""
-import html, os, re, shutil, sys, tempfile
+import os, shutil, sys, tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tests', 'annotate'))
 import chromium
 
 report = os.path.abspath(sys.argv[1])
 tmp = tempfile.mkdtemp()
 shutil.copy(report, os.path.join(tmp, 'r.html'))
-open(os.path.join(tmp, 'page.html'), 'w').write(r"""<!DOCTYPE html>
-<html><body><iframe id="r" src="r.html" width="1400" height="900"></iframe><pre id="out"></pre>
-<script>
-window.addEventListener('load', function () {
-  var w = document.getElementById('r').contentWindow, d = w.document, out = [];
+lines = chromium.drive(tmp, 'r.html', 1400, 900, r"""
   var rows = function () { return d.querySelectorAll('#fntab tbody tr').length + ' rows, ' +
                            d.querySelectorAll('#srctab tbody tr').length + ' source lines'; };
   var time = function (what, f) { var t = performance.now(); f(); d.body.offsetHeight;
@@ -34,11 +30,7 @@ window.addEventListener('load', function () {
   time('clear the filter, scroll to the end of the table', function () {
     var f = d.getElementById('filter'); f.value = ''; f.dispatchEvent(new w.Event('input'));
     var p = d.getElementById('fnpane'); p.scrollTop = p.scrollHeight; p.dispatchEvent(new w.Event('scroll')); });
-  document.getElementById('out').textContent = out.join('\n');
-});
-</script></body></html>""")
-dom = chromium.run(tmp, '--dump-dom', '--window-size=1400,900', 'file://' + os.path.join(tmp, 'page.html'))
-m = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
-print(html.unescape(m.group(1)) if m else 'no result: ' + dom[:500])
+""", None, '--window-size=1400,900')
+print('\n'.join(lines))
 print('page: %d bytes' % os.path.getsize(report))
 shutil.rmtree(tmp, ignore_errors=True)

@@ -2,7 +2,7 @@
 html.py): find it (a test dependency, tests/install-deps.sh: missing is a
 failure, never a skip), run it with no network, and decode its PNG
 screenshots."""
-import os, shutil, struct, subprocess, sys, tempfile, zlib
+import html, os, re, shutil, struct, subprocess, sys, tempfile, zlib
 
 def find():
     chromium = shutil.which('chromium') or '/usr/bin/chromium'
@@ -35,6 +35,37 @@ def run(cwd, *args):
                        + list(args), capture_output=True, timeout=120, cwd=cwd)
     shutil.rmtree(prof, ignore_errors=True)
     return p.stdout.decode('utf-8', 'replace')
+
+_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>test page</title></head>
+<body style="margin:0">
+<iframe id="t" src="%s" width="%d" height="%d"%s style="border:0;display:block"></iframe>
+<pre id="out"></pre>
+<script>
+window.addEventListener('load', function () {
+  var out = [];
+  try {
+    var w = document.getElementById('t').contentWindow, d = w.document;
+%s
+  } catch (e) { out.push('error ' + e + ' ' + e.stack); }
+  document.getElementById('out').textContent = out.join('\\n');
+});
+</script></body></html>
+"""
+
+def drive(cwd, src, width, height, script, sandbox=None, *args):
+    """Load SRC (a file in CWD) in an iframe of a test page and run SCRIPT
+    there after the load, as a user would act: JavaScript with w the
+    iframe's window, d its document, out an array of lines.  Returns the
+    lines (the page's DOM after the script, read with --dump-dom).
+    SANDBOX: the iframe's sandbox attribute ("allow-same-origin": the
+    document is readable, its own scripts do not run)."""
+    page = os.path.join(cwd, 'test-page.html')
+    box = ' sandbox="%s"' % sandbox if sandbox is not None else ''
+    open(page, 'w').write(_PAGE % (src, width, height, box, script))
+    dom = run(cwd, '--dump-dom', *args, 'file://' + page)
+    m = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
+    return html.unescape(m.group(1)).split('\n') if m else ['no output: ' + dom[:300]]
 
 def png_rows(path):
     """(width, height, rows): each row a bytearray of RGB(A) pixels, BPP

@@ -144,17 +144,7 @@ elif mode == 'chromium':
     # out: getBoundingClientRect of every frame (a hidden frame has no box),
     # elementFromPoint, computed fills.  The results go into the page's
     # DOM, which --dump-dom prints.
-    page = os.path.join(tmp, 'page.html')
-    open(page, 'w').write("""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>flame graph test</title></head>
-<body style="margin:0">
-<iframe id="fg" src="game.svg" width="1200" height="164" style="border:0;display:block"></iframe>
-<pre id="out"></pre>
-<script>
-window.addEventListener('load', function () {
-  var out = [];
-  try {
-    var w = document.getElementById('fg').contentWindow, d = w.document;
+    got = chromium_mod.drive(tmp, 'game.svg', 1200, 164, r"""
     var rects = d.querySelectorAll('g.f rect');
     var name = function (r) { var t = r.parentNode.querySelector('title').textContent;
                               return t.substring(0, t.lastIndexOf(' (')); };
@@ -196,14 +186,7 @@ window.addEventListener('load', function () {
     [performance, w.performance].forEach(function (p) {
       p.getEntriesByType('resource').forEach(function (e) {
         if (!/^file:/.test(e.name)) out.push('fetched ' + e.name); }); });
-  } catch (e) { out.push('error ' + e); }
-  document.getElementById('out').textContent = out.join('\\n');
-});
-</script></body></html>
 """)
-    dom = chrome('--dump-dom', 'file://' + page)
-    m = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
-    got = html.unescape(m.group(1)).split('\n') if m else ['no output: ' + dom[:300]]
     # game.cgout by DLmr: the widths of the svg mode above, as drawn.
     # Zoomed on frame_b, it is 1180 px; cull 3000/5000 of it, from the
     # SVG's rounded 252.86 / 421.43 * 1180 = 708.01; physics after it;

@@ -184,19 +184,10 @@ def malformed():
 
 # ---- chromium ----------------------------------------------------------------
 
-# The test page loads the report in an iframe and acts as a user: it reads
-# what the report's script drew, clicks, and writes what it saw into its own
-# DOM, which --dump-dom prints.
-PAGE = r"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>html report test</title></head>
-<body style="margin:0">
-<iframe id="r" src="REPORT" width="1400" height="900" style="border:0;display:block"></iframe>
-<pre id="out"></pre>
-<script>
-window.addEventListener('load', function () {
-  var out = [];
-  try {
-    var w = document.getElementById('r').contentWindow, d = w.document;
+# The test page's script (chromium.drive: the report in an iframe) acts as
+# a user: it reads what the report's script drew, clicks, and writes what
+# it saw.
+SCRIPT = r"""
     var txt = function (e) { return e.textContent.trim(); };
     var click = function (e) { e.dispatchEvent(new w.MouseEvent('click', { bubbles: true, view: w })); };
     var rows = function (what) {
@@ -266,22 +257,6 @@ window.addEventListener('load', function () {
       p.getEntriesByType('resource').forEach(function (e) {
         if (!/^file:/.test(e.name)) out.push('fetched ' + e.name); }); });
     out.push('resources ' + w.performance.getEntriesByType('resource').length);
-  } catch (e) { out.push('error ' + e + ' ' + e.stack); }
-  document.getElementById('out').textContent = out.join('\n');
-});
-</script></body></html>
-"""
-
-NOSCRIPT = r"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>html report without scripts</title></head>
-<body><iframe id="r" src="REPORT" sandbox="allow-same-origin" width="1200" height="800"></iframe>
-<textarea id="out"></textarea>
-<script>
-window.addEventListener('load', function () {
-  var d = document.getElementById('r').contentWindow.document;
-  document.getElementById('out').textContent = d.documentElement.outerHTML;
-});
-</script></body></html>
 """
 
 def heat(v, mx):
@@ -294,11 +269,7 @@ def browser():
     p = run('--html=' + report, '-I', 'html', 'html/shop.cgout')
     if p.returncode:
         fail.append('annotate: %s' % p.stderr.decode()); return
-    page = os.path.join(tmp, 'page.html')
-    open(page, 'w').write(PAGE.replace('REPORT', 'shop.html'))
-    dom = chromium.run(tmp, '--dump-dom', 'file://' + page)
-    m = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
-    got = html.unescape(m.group(1)).split('\n') if m else ['no output: ' + dom[:300]]
+    got = chromium.drive(tmp, 'shop.html', 1400, 900, SCRIPT)
 
     events, fns, lines = read_profile(os.path.join(here, 'shop.cgout'))
     tot = [sum(c[i] for c in fns.values()) for i in range(len(events))]
@@ -358,11 +329,9 @@ def browser():
 
     # Without scripts: the plain tables.  The report in a sandboxed iframe
     # (no allow-scripts: its script never runs), read by the page.
-    nos = os.path.join(tmp, 'noscript.html')
-    open(nos, 'w').write(NOSCRIPT.replace('REPORT', 'shop.html'))
-    dom = chromium.run(tmp, '--dump-dom', 'file://' + nos)
-    m = re.search(r'<textarea id="out">(.*?)</textarea>', dom, re.S)
-    dom = html.unescape(m.group(1)) if m else ''
+    dom = '\n'.join(chromium.drive(tmp, 'shop.html', 1200, 800,
+                                   'out.push(d.documentElement.outerHTML);',
+                                   sandbox='allow-same-origin'))
     rows = re.findall(r'<tr class="fn" data-fn="\d+">(.*?)</tr>', dom)
     names = [re.search(r'<td class="name">([^ <]+)', r).group(1) for r in rows]
     want_names = [k[1] for k in sorted(fns, key=lambda k: tuple(-abs(fns[k][e]) for e in range(len(events))) + (k[1],))]
