@@ -573,6 +573,7 @@ int main(int argc, char **argv)
 		if (prof_write(&prof, out) || fflush(out) ||
 		    (!to_stdout && fclose(out)))
 			perror_msg_and_die("writing %s", output_profile);
+		ctree_free(&fwd);
 		prof_free(&prof);
 		free(include);
 		free(files);
