@@ -285,6 +285,16 @@ static void render_html(struct tracer *tr, unsigned src)
 		tr->had_error = true;
 		return;
 	}
+	if (tr->execs) {
+		/* The page of each image after an exec, as FILE.execN for the
+		 * profile: r.html, r.exec1.html, ... */
+		size_t l = strlen(name);
+		bool ext = l > 5 && !strcmp(name + l - 5, ".html");
+		char *n = xasprintf("%.*s.exec%u%s", (int)(ext ? l - 5 : l), name,
+				    tr->execs, ext ? ".html" : "");
+		free(name);
+		name = n;
+	}
 	const char *buf = tr->pending[src].buf;
 	size_t len = tr->pending[src].len;
 	const char *label = tr->pending[src].name;
