@@ -5,8 +5,8 @@
  * What the data holds (the script's names, see html_page.js):
  * - the run: cmd:, desc: lines, the invocation and inputs, the summary as
  *   cgout_print_summary prints it (not for a diff: it has no signed form),
- *   the totals, the model's end-of-run report (desc: Report: lines, the
- *   tracer writes them) and its coherence lines parsed;
+ *   the totals, and the coherence lines of the model's end-of-run report
+ *   (desc: Report: lines, the tracer writes them) parsed;
  * - every function (the text report's (file, function) rows) with its
  *   counts, and with call edges the owner's self and inclusive costs and
  *   the edges;
@@ -552,7 +552,8 @@ static void data_pair(FILE *out, const char *s, bool *first)
 	*first = false;
 }
 
-/* The model's report (desc: Report: lines) and its coherence lines:
+/* The coherence lines of the model's report (desc: Report: lines; the
+ * page shows the report itself as plain text):
  * "  line 0xADDR (VAR): F false sharing, T true sharing misses, I
  * invalidations received", each followed by its pairs. */
 static void data_coherence(struct page *pg)
@@ -562,16 +563,7 @@ static void data_coherence(struct page *pg)
 	size_t pl = strlen(REPORT_PREFIX);
 	bool first = true, in_line = false, first_pair = true;
 
-	fputs(",\n\"report\":[", out);
-	for (unsigned i = 0; i < p->n_desc; i++) {
-		if (strncmp(p->desc[i], REPORT_PREFIX, pl))
-			continue;
-		fputs(first ? "" : ",", out);
-		js_str(out, p->desc[i] + pl);
-		first = false;
-	}
-	fputs("],\n\"coh\":[", out);
-	first = true;
+	fputs(",\n\"coh\":[", out);
 	for (unsigned i = 0; i < p->n_desc; i++) {
 		const char *s = p->desc[i];
 		unsigned long long addr, nf, nt, inv;
@@ -719,7 +711,19 @@ static void static_run(struct page *pg, const char *summary)
 		}
 		fputs("</table>\n", out);
 	}
-	fputs("<div id=\"report\"></div></section>\n", out);
+	fputs("<div id=\"report\">", out);
+	size_t rl = strlen(REPORT_PREFIX);
+	bool head = false;
+	for (unsigned i = 0; i < p->n_desc; i++) {
+		if (strncmp(p->desc[i], REPORT_PREFIX, rl))
+			continue;
+		if (!head)
+			fputs("<h3>Model report</h3>\n<pre>", out);
+		head = true;
+		html_text(out, p->desc[i] + rl);
+		fputc('\n', out);
+	}
+	fputs(head ? "</pre></div></section>\n" : "</div></section>\n", out);
 }
 
 static void static_functions(struct page *pg)
@@ -865,9 +869,11 @@ int html_write(FILE *out, const struct profile *p, const struct html_opts *o)
 	fputs("<section id=\"calls\"><h2>Call tree and callers</h2>"
 	      "<div id=\"tree\"><p class=\"note\">The call tree needs "
 	      "scripts.</p></div></section>\n<section id=\"flame\"><h2>Flame "
-	      "graph</h2><div id=\"fg\"></div></section>\n<section "
-	      "id=\"coherence\"><h2>Coherence</h2><div id=\"coh\"></div>"
-	      "</section>\n</main><aside id=\"sel\"></aside></div>\n"
+	      "graph</h2><div id=\"fg\"><p class=\"note\">The flame graph "
+	      "needs scripts.</p></div></section>\n<section id=\"coherence\">"
+	      "<h2>Coherence</h2><div id=\"coh\"><p class=\"note\">Without "
+	      "scripts: the sharing lines are in the model report (The run)."
+	      "</p></div></section>\n</main><aside id=\"sel\"></aside></div>\n"
 	      "<script type=\"application/json\" id=\"ct-data\">\n", out);
 	data_run(&pg);
 	fputs(",\n\"summary\":", out);

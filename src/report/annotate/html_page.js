@@ -225,11 +225,6 @@ function drawRun() {
 			showSource(h[1], h[2]);
 		});
 	}
-	if (D.report.length) {
-		const r = $('report');
-		r.appendChild(el('h3', '', 'Model report'));
-		r.appendChild(el('pre', '', D.report.join('\n')));
-	}
 }
 
 /* ---- functions ---- */
