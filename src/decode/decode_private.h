@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <capstone/capstone.h>
+
+#include "decode.h"
+
 /* How an instruction's data accesses are formed (struct sem.cls). */
 enum sem_class {
 	SC_UNKNOWN = 0,	/* not in the table: Ir only */
@@ -112,5 +116,12 @@ struct fb_insn {
  * VEX-encoded mask-register and EVEX instructions Capstone 4.0.2 rejects.
  * Returns false when the bytes are not understood either. */
 bool fallback_decode(const uint8_t *buf, size_t n, struct fb_insn *fb);
+
+/* allow.c: set IN's emulable, fpu and undef_flags from Capstone's decode
+ * CI of the N raw bytes BUF. */
+void allow_classify(struct insn *in, const cs_insn *ci, const uint8_t *buf,
+		    size_t n);
+/* An SSE/AVX/MMX instruction (a group, or a vector register operand). */
+bool decode_is_simd(const cs_detail *det);
 
 #endif

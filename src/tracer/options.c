@@ -36,6 +36,11 @@ static void usage(void)
 "                          [1]; 0: until interrupted or the target ends\n"
 "  --threads=hit|all       step only the thread that hit the start event\n"
 "                          [hit], or every thread of the target\n"
+"  --engine=emulate|step|lockstep\n"
+"                          run the window in the emulator, falling back to\n"
+"                          the CPU for what it must not emulate [emulate];\n"
+"                          single-step every instruction on the CPU; or both,\n"
+"                          comparing each emulated instruction with the CPU\n"
 "  --core-map=TID:CORE,... the model core of each thread (default: round\n"
 "                          robin in creation order over --cores, else the\n"
 "                          model's own cores)\n"
@@ -185,7 +190,7 @@ enum {
 	OPT_BRANCH_MODEL, OPT_CORES, OPT_THREADS, OPT_INTERVALS, OPT_CORE_MAP,
 	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
-	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_HTML,
+	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML,
 	OPT_HELP, OPT_VERSION,
 };
 
@@ -205,6 +210,7 @@ static const struct option longopts[] = {
 	{ "branch-model", required_argument, NULL, OPT_BRANCH_MODEL },
 	{ "cores", required_argument, NULL, OPT_CORES },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "engine", required_argument, NULL, OPT_ENGINE },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "breakpoints", required_argument, NULL, OPT_BREAKPOINTS },
 	{ "start-watch", required_argument, NULL, OPT_START_WATCH },
@@ -271,6 +277,13 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 	case OPT_THREADS:
 		return parse_choice("--threads", v, "hit", "all",
 				    &o->threads_all);
+	case OPT_ENGINE:
+		if (strcmp(v, "step") && strcmp(v, "emulate") &&
+		    strcmp(v, "lockstep"))
+			return error_usage("--engine: emulate, step or "
+					   "lockstep, not '%s'", v);
+		o->engine = v;
+		return 0;
 	case 'p':
 		if (parse_count_max("-p", v, INT32_MAX, &n) < 0)
 			return -1;

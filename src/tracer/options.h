@@ -22,6 +22,7 @@ struct options {
 	unsigned intervals;		/* windows to trace; 0: no limit */
 	bool threads_all;		/* --threads=all */
 	bool sw_breakpoints;		/* --breakpoints=sw */
+	const char *engine;		/* --engine: step, emulate, lockstep */
 
 	/* Models. */
 	const char *model;		/* --model; NULL: cachegrind */

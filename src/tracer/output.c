@@ -211,6 +211,8 @@ static void collect_desc(struct tracer *tr)
 		fprintf(m, "desc: Windows:         %u\n", tr->windows_done);
 	if (o->threads_all)
 		fprintf(m, "desc: Threads:         all\n");
+	if (tr->engine != &step_engine)
+		fprintf(m, "desc: Engine:          %s\n", tr->engine->name);
 	if (tr->partial_reason)
 		fprintf(m, "desc: Partial profile: %s\n", tr->partial_reason);
 	/* The model's end-of-run report (levels, prefetchers, coherence: the
@@ -370,6 +372,7 @@ void output_print_summary(struct tracer *tr)
 	if (tr->partial_reason)
 		fprintf(stderr, "; partial profile: %s", tr->partial_reason);
 	fputc('\n', stderr);
+	emu_describe(tr, stderr, prefix);
 	int st = tr->target_status;
 	if (st >= 0 && WIFEXITED(st))
 		fprintf(stderr, "%sThe target exited with status %d.\n", prefix,
