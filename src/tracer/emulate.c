@@ -246,6 +246,13 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 		return;
 	}
 	bool finished_rep = false;
+	if (em->pending && address == t->insn->pc &&
+	    !memcmp(&now, &t->regs, sizeof(now))) {
+		/* The hooked instruction again, nothing changed: QEMU
+		 * restarted it (a page mapped on its first touch), it did
+		 * not execute twice. */
+		return;
+	}
 	if (em->pending) {
 		const struct insn *p = t->insn;
 		if (em->lockstep) {
@@ -895,7 +902,8 @@ static bool ls_trap(struct tracer *tr, struct tracee *t)
 	/* The real CPU is the truth: what Unicorn wrote is dropped. */
 	emumem_discard(em->mem);
 	after_real_step(em, in, &t->regs, injected);
-	em->maps_stale = true;
+	if (et && et->faulted)
+		em->maps_stale = true;
 	release_others(tr, em);
 	return true;
 }
