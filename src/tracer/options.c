@@ -65,6 +65,9 @@ static void usage(void)
 "                          the call-stack profile [callgrind.out.%%p]\n"
 "  --folded-out-file=FILE  folded stacks (flame graphs) of --folded-event\n"
 "  --folded-event=EV       [Ir]\n"
+"  --html=FILE             also write the report as one HTML page (as\n"
+"                          cachetrace-annotate --html); turns on\n"
+"                          --call-stacks unless --call-stacks=no\n"
 "  -q, --quiet             no progress line, no summary\n"
 "  --start-watch=EXPR      begin after an instruction writes EXPR: symbol or\n"
 "                          0xADDR, then :LEN (1,2,4,8) and :w or :rw\n"
@@ -187,7 +190,7 @@ enum {
 	OPT_BRANCH_MODEL, OPT_CORES, OPT_THREADS, OPT_INTERVALS, OPT_CORE_MAP,
 	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
-	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE,
+	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML,
 	OPT_HELP, OPT_VERSION,
 };
 
@@ -222,6 +225,7 @@ static const struct option longopts[] = {
 	{ "callgrind-out-file", required_argument, NULL, OPT_CALLGRIND_OUT },
 	{ "folded-out-file", required_argument, NULL, OPT_FOLDED_OUT },
 	{ "folded-event", required_argument, NULL, OPT_FOLDED_EVENT },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -309,6 +313,7 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		return 0;
 	case OPT_CORE_MAP: return parse_core_map(o, v);
 	case OPT_CALL_STACKS:
+		o->call_stacks_given = true;
 		return parse_yes_no("--call-stacks", v, &o->call_stacks);
 	case OPT_CALLGRIND_OUT:
 		o->callgrind_out = v;
@@ -319,6 +324,12 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->call_stacks = true;
 		return 0;
 	case OPT_FOLDED_EVENT: o->folded_event = v; return 0;
+	case OPT_HTML:
+		if (!*v || !strcmp(v, "-"))
+			return error_usage("--html needs a file name (stdout "
+					   "is the profile's, with -o -)");
+		o->html = v;
+		return 0;
 	case OPT_CORES:
 		if (parse_count_max("--cores", v, UINT32_MAX, &n) < 0)
 			return -1;
@@ -366,6 +377,8 @@ static int check_options(const struct options *o, int argc, int first)
 	if (o->trace_children && !strstr(o->out, "%p") && strcmp(o->out, "-"))
 		return error_usage("--trace-children=yes needs %%p in the "
 				   "output file name (-o), one per process");
+	if (o->trace_children && o->html && !strstr(o->html, "%p"))
+		return error_usage("--trace-children=yes needs %%p in --html");
 	if (o->trace_children && o->call_stacks &&
 	    !strstr(o->callgrind_out, "%p"))
 		return error_usage("--trace-children=yes needs %%p in "
@@ -395,5 +408,8 @@ int options_parse(struct options *o, int argc, char **argv)
 			return rc;
 	}
 	o->first = optind;
+	/* The report's call tree, callers and flame graph need the stacks. */
+	if (o->html && !o->call_stacks_given)
+		o->call_stacks = true;
 	return check_options(o, argc, optind);
 }

@@ -36,6 +36,8 @@ struct options {
 	const char *trace_mem;
 	bool call_stacks;
 	const char *callgrind_out, *folded_out, *folded_event;
+	bool call_stacks_given;		/* --call-stacks= was on the line */
+	const char *html;		/* --html: the HTML report too */
 	bool quiet;
 
 	/* The target. */
