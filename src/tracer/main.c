@@ -255,7 +255,18 @@ int main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	if (setup_models(tr) < 0)
 		return 1;
-	const char *eng = tr->opt.engine ? tr->opt.engine : "emulate";
+	/* CACHETRACE_ENGINE: the default engine (the test suite runs its
+	 * suites under both). */
+	const char *eng = tr->opt.engine ? tr->opt.engine :
+			  getenv("CACHETRACE_ENGINE");
+	if (!eng)
+		eng = "emulate";
+	if (strcmp(eng, "step") && strcmp(eng, "emulate") &&
+	    strcmp(eng, "lockstep")) {
+		error_msg("CACHETRACE_ENGINE: emulate, step or lockstep, not "
+			  "'%s'", eng);
+		return 2;
+	}
 	if (tr->opt.threads_all && strcmp(eng, "step")) {
 		/* Several threads in one window: not proven under emulation
 		 * yet (README, "Engines"). */

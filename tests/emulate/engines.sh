@@ -7,6 +7,8 @@
 #   region    --start=work (main without one) with call stacks, the
 #             Callgrind and folded outputs and --trace-mem
 #   flat      --start=work, the flat profile only (large regions)
+#   emulated  the emulate engine alone over the region, with call stacks:
+#             the program's output and status (the sanitizer pass)
 #   whole     the whole run (the dynamic loader, lazy binding, exit)
 #   sw        --start with --breakpoints=sw and --max-instructions
 #   lockstep  --engine=lockstep over the region: 0 divergences
@@ -99,6 +101,11 @@ for r in $RUNS; do
 		grep -Eq 'Engine: emulate: [1-9][0-9]* instructions emulated' \
 			region.emulate.err && pass "region: the summary names the engine" ||
 			fail "region: no engine line in the summary"
+		;;
+	emulated)
+		run emulate emulated --start=$start --call-stacks=yes \
+			--callgrind-out-file=emulated.callgrind
+		target emulated emulate
 		;;
 	flat)
 		for e in step emulate; do
