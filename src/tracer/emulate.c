@@ -528,6 +528,8 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 		perror_msg("cannot give thread %d back to the CPU", t->tid);
 		why = WHY_ERROR;
 	}
+	debug_msg("emulate: thread %d slice to 0x%llx: why %d, err %d",
+		  t->tid, t->regs.rip, (int)why, (int)err);
 	if (why == WHY_ERROR && err != UC_ERR_OK)
 		error_msg("the emulator failed at 0x%llx: %s", t->regs.rip,
 			  uc_strerror(err));
@@ -679,6 +681,9 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 	if (t->insn->id == X86_INS_SYSCALL || t->inject)
 		release_others(tr, em);
 	note_fallback(em, t->insn);
+	debug_msg("emulate: thread %d steps 0x%llx %s (rax 0x%llx rdi 0x%llx "
+		  "rsi 0x%llx rdx 0x%llx)", t->tid, t->regs.rip, t->insn->text,
+		  t->regs.rax, t->regs.rdi, t->regs.rsi, t->regs.rdx);
 	t->emu_flags |= EF_ISSUED;
 	step_issue(tr, t);
 }
