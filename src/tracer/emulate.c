@@ -715,10 +715,8 @@ static bool emu_trap(struct tracer *tr, struct tracee *t)
 	t->emu_flags &= ~EF_ISSUED;
 	const struct insn *in = t->insn;
 	bool injected = tracee_injected(t);
-	uint64_t pc = t->regs.rip;
 	if (!step_trap(tr, t))
 		return false;
-	(void)pc;
 	after_real_step(em, in, &t->regs, injected);
 	t->emu_flags |= EF_CHECK_SIGNALS;
 	if (t->emu_flags & EF_FAULT_STEP)
@@ -782,6 +780,25 @@ static void compare_regs(struct tracer *tr, struct emu *em,
 		}
 }
 
+/* N registers of an fxsave image (16 bytes apart, BYTES of each
+ * compared): report the first that differs. */
+static bool regs_differ(struct tracer *tr, struct emu *em,
+			const struct insn *in, const struct user_regs_struct *real,
+			const char *what, const unsigned *mine,
+			const unsigned *theirs, unsigned n, size_t bytes)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!memcmp(&mine[4 * i], &theirs[4 * i], bytes))
+			continue;
+		uint64_t x, y;
+		memcpy(&x, &mine[4 * i], 8);
+		memcpy(&y, &theirs[4 * i], 8);
+		report_divergence(tr, em, in, real, what, x, y);
+		return true;
+	}
+	return false;
+}
+
 static void compare_fp(struct tracer *tr, struct emu *em,
 		       const struct insn *in,
 		       const struct user_fpregs_struct *emu_fp,
@@ -795,24 +812,11 @@ static void compare_fp(struct tracer *tr, struct emu *em,
 				  theirs.mxcsr);
 		return;
 	}
-	for (unsigned i = 0; i < 16; i++)
-		if (memcmp(&mine.xmm_space[4 * i], &theirs.xmm_space[4 * i], 16)) {
-			uint64_t x, y;
-			memcpy(&x, &mine.xmm_space[4 * i], 8);
-			memcpy(&y, &theirs.xmm_space[4 * i], 8);
-			report_divergence(tr, em, in, real, "an xmm register",
-					  x, y);
-			return;
-		}
-	for (unsigned i = 0; i < 8; i++)
-		if (memcmp(&mine.st_space[4 * i], &theirs.st_space[4 * i], 10)) {
-			uint64_t x, y;
-			memcpy(&x, &mine.st_space[4 * i], 8);
-			memcpy(&y, &theirs.st_space[4 * i], 8);
-			report_divergence(tr, em, in, real, "an x87 register",
-					  x, y);
-			return;
-		}
+	if (regs_differ(tr, em, in, real, "an xmm register", mine.xmm_space,
+			theirs.xmm_space, 16, 16) ||
+	    regs_differ(tr, em, in, real, "an x87 register", mine.st_space,
+			theirs.st_space, 8, 10))
+		return;
 	if ((mine.swd & 0x3fff) != (theirs.swd & 0x3fff) ||
 	    mine.cwd != theirs.cwd)
 		report_divergence(tr, em, in, real, "the x87 status or control",
