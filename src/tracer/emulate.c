@@ -78,6 +78,7 @@ enum {
 				 * clone event took it): assume the worst */
 	EF_CHECK_SIGNALS = 2,	/* a real step ran: a signal may be pending */
 	EF_FAULT_STEP = 4,	/* the real step is a fault's */
+	EF_REAL_NEXT = 8,	/* the next instruction runs on the CPU too */
 };
 
 struct emu {
@@ -653,6 +654,10 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 	for (;;) {
 		if (!step_prepare(tr, t))
 			return;
+		if (t->emu_flags & EF_REAL_NEXT) {
+			t->emu_flags &= ~EF_REAL_NEXT;
+			real = true;
+		}
 		if (t->emu_flags & EF_ISSUED) {
 			/* A clone event took our step: the thread is still
 			 * inside the system call (rax is not its result
@@ -719,6 +724,13 @@ static bool emu_trap(struct tracer *tr, struct tracee *t)
 		return false;
 	after_real_step(em, in, &t->regs, injected);
 	t->emu_flags |= EF_CHECK_SIGNALS;
+	/* A system call the kernel will restart (interrupted: rax holds an
+	 * -ERESTART* code, or rip is back on it): the kernel's own state
+	 * decides what runs next, not our copy of the registers. */
+	long long rax = (long long)t->regs.rax;
+	if (in->id == X86_INS_SYSCALL &&
+	    ((rax >= -516 && rax <= -512) || t->regs.rip == in->pc))
+		t->emu_flags |= EF_REAL_NEXT;
 	if (t->emu_flags & EF_FAULT_STEP)
 		em->maps_stale = true;	/* the stack grew, a new mapping */
 	t->emu_flags &= ~EF_FAULT_STEP;
