@@ -116,6 +116,10 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		const struct user_regs_struct *after,
 		struct step_events *ev);
 
+/* Put x87 arithmetic on the emulation allow-list (off: QEMU's status word
+ * differs from the CPU's; lockstep shows where).  Before any decode. */
+void decode_allow_x87(struct decoder *d, bool on);
+
 /* Number of distinct pcs cached (for memory accounting and tests). */
 size_t decode_cached_count(const struct decoder *d);
 

@@ -138,13 +138,13 @@ static uint16_t more_undefined(const cs_insn *ci)
 }
 
 void allow_classify(struct insn *in, const cs_insn *ci, const uint8_t *buf,
-		    size_t n)
+		    size_t n, bool allow_x87)
 {
 	const cs_x86 *x = &ci->detail->x86;
 	in->fpu = touches_fpu(ci);
 	/* x87 arithmetic: QEMU's softfloat leaves the precision flag (PE)
 	 * of the status word clear where the CPU sets it: not proven. */
-	bool x87 = x->opcode[0] >= 0xd8 && x->opcode[0] <= 0xdf;
+	bool x87 = !allow_x87 && x->opcode[0] >= 0xd8 && x->opcode[0] <= 0xdf;
 	in->emulable = !in->unknown && in->len && !x87 &&
 		       !vector_encoded(buf, n < in->len ? n : in->len) &&
 		       !denied(ci->id) && !uses_sreg(x);

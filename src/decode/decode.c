@@ -176,6 +176,7 @@ struct decoder {
 	uint64_t sb_next;
 	uint32_t sb_insns;
 	bool sb_rcx_const;
+	bool allow_x87;		/* decode_allow_x87 */
 };
 
 /* valgrind's --vex-guest-max-insns default: a superblock's length. */
@@ -435,6 +436,11 @@ void decode_free(struct decoder *d)
 	cs_close(&d->cs);
 	free(d->xbuf);
 	free(d);
+}
+
+void decode_allow_x87(struct decoder *d, bool on)
+{
+	d->allow_x87 = on;
 }
 
 size_t decode_cached_count(const struct decoder *d)
@@ -841,7 +847,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 	if (cs_disasm_iter(d->cs, &p, &n, &addr, d->ci)) {
 		r->insn.len = (uint8_t)d->ci->size;
 		build_from_capstone(d, r, buf, (size_t)got);
-		allow_classify(&r->insn, d->ci, buf, (size_t)got);
+		allow_classify(&r->insn, d->ci, buf, (size_t)got, d->allow_x87);
 		r->rcx_effect = r->insn.rep ? RCX_WRITE : rcx_effect_of(d);
 		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8 &&
 		    pop_value_dead(d, pc + r->insn.len, r->pop_reg))

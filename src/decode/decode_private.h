@@ -120,7 +120,7 @@ bool fallback_decode(const uint8_t *buf, size_t n, struct fb_insn *fb);
 /* allow.c: set IN's emulable, fpu and undef_flags from Capstone's decode
  * CI of the N raw bytes BUF. */
 void allow_classify(struct insn *in, const cs_insn *ci, const uint8_t *buf,
-		    size_t n);
+		    size_t n, bool allow_x87);
 /* An SSE/AVX/MMX instruction (a group, or a vector register operand). */
 bool decode_is_simd(const cs_detail *det);
 

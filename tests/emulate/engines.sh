@@ -13,6 +13,9 @@
 #   sw        --start with --breakpoints=sw and --max-instructions
 #   lockstep  --engine=lockstep over the region: 0 divergences
 #   lockstep-cap  the same over the region's first 150,000 instructions
+#   lockstep-selftest  lockstep must fail where the emulator is wrong: with
+#             x87 arithmetic emulated (CACHETRACE_EMULATE_X87), which
+#             QEMU gets wrong (the status word's precision flag)
 # Every file the two engines write must be identical (the profile but for
 # its "desc: Engine:" line), and so must the program's output and exit
 # status, which must also be the native run's.
@@ -140,6 +143,22 @@ for r in $RUNS; do
 			fail "lockstep: $(grep -o 'Lockstep: .*' lockstep.lockstep.err)"
 			grep 'lockstep: divergence' lockstep.lockstep.err | head -n 3
 		fi
+		;;
+	lockstep-selftest)
+		CACHETRACE_EMULATE_X87=1 run lockstep selftest --start=$start
+		rc=$(cat selftest.lockstep.rc)
+		[ "$rc" = 1 ] && pass "selftest: exit 1" ||
+			fail "selftest: exit $rc, expected 1"
+		grep -Eq 'lockstep: divergence at 0x[0-9a-f]+ in .*: f[a-z]+ .*x87' \
+			selftest.lockstep.err &&
+			pass "selftest: $(grep -o 'divergence at .*' selftest.lockstep.err | head -n 1)" ||
+			fail "selftest: no x87 divergence reported"
+		grep -Eq 'Lockstep: [0-9]+ instructions compared, [1-9][0-9]* divergences?' \
+			selftest.lockstep.err && pass "selftest: counted" ||
+			fail "selftest: the summary counts no divergence"
+		cmp -s native.out selftest.lockstep.out &&
+			pass "selftest: the program ran as natively (the CPU's results)" ||
+			fail "selftest: the program printed something else"
 		;;
 	*)
 		die "unknown run '$r'"
