@@ -35,6 +35,7 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,15 +128,18 @@ static const int gpr_ids[] = {
 #define N_GPR (sizeof(gpr_ids) / sizeof(gpr_ids[0]))
 
 /* Where each of gpr_ids lives in struct user_regs_struct. */
+#define SLOT_OF(f) offsetof(struct user_regs_struct, f)
+static const size_t gpr_slots[N_GPR] = {
+	SLOT_OF(r15), SLOT_OF(r14), SLOT_OF(r13), SLOT_OF(r12), SLOT_OF(rbp),
+	SLOT_OF(rbx), SLOT_OF(r11), SLOT_OF(r10), SLOT_OF(r9), SLOT_OF(r8),
+	SLOT_OF(rax), SLOT_OF(rcx), SLOT_OF(rdx), SLOT_OF(rsi), SLOT_OF(rdi),
+	SLOT_OF(rip), SLOT_OF(eflags), SLOT_OF(rsp), SLOT_OF(fs_base),
+	SLOT_OF(gs_base),
+};
+
 static unsigned long long *reg_slot(struct user_regs_struct *r, unsigned i)
 {
-	unsigned long long *slots[N_GPR] = {
-		&r->r15, &r->r14, &r->r13, &r->r12, &r->rbp, &r->rbx,
-		&r->r11, &r->r10, &r->r9, &r->r8, &r->rax, &r->rcx, &r->rdx,
-		&r->rsi, &r->rdi, &r->rip, &r->eflags, &r->rsp, &r->fs_base,
-		&r->gs_base,
-	};
-	return slots[i];
+	return (unsigned long long *)((char *)r + gpr_slots[i]);
 }
 
 static int regs_read(struct emu *em, struct user_regs_struct *r)
