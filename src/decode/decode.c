@@ -138,6 +138,9 @@ struct drec {
 	uint8_t level;		/* enter: nesting level */
 	uint8_t pop_reg;	/* pop reg: its encoding number (4: not a gpr) */
 	uint8_t rcx_effect;	/* enum rcx_effect */
+	uint8_t vex_end;	/* enum vex_end: how VEX's block ends here */
+	bool vex_guardable;	/* VEX could run it speculatively (chase.c) */
+	uint64_t target;	/* direct jmp/call/jcc: the destination */
 	/* gathers, scatters, masked moves */
 	bool evex;
 	uint8_t vidx;		/* VSIB index vector register number */
@@ -176,10 +179,14 @@ struct decoder {
 	uint64_t sb_next;
 	uint32_t sb_insns;
 	bool sb_rcx_const;
+	/* VEX's superblock chasing (chase.c), NULL when off */
+	struct chase *chase;
 };
 
-/* valgrind's --vex-guest-max-insns default: a superblock's length. */
-#define VEX_MAX_INSNS 50
+/* valgrind's --vex-guest-max-insns default: a superblock's length.
+ * (valgrind's --help says 50; LibVEX_default_VexControl sets 60, and
+ * nothing in valgrind 3.19 changes it.) */
+#define VEX_MAX_INSNS VEX_GUEST_MAX_INSNS
 
 static const uint8_t gpr_slots[16] = {
 	SLOT(rax), SLOT(rcx), SLOT(rdx), SLOT(rbx), SLOT(rsp), SLOT(rbp),
@@ -434,6 +441,8 @@ void decode_free(struct decoder *d)
 		cs_free(d->ci, 1);
 	cs_close(&d->cs);
 	free(d->xbuf);
+	if (d->chase)
+		chase_free(d->chase);
 	free(d);
 }
 
@@ -449,6 +458,8 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 	/* Rare (exec, munmap, text writes): drop the records in range and
 	 * rebuild the map from the rest, which keeps linear probing's chains
 	 * intact without tombstones. */
+	if (d->chase)
+		chase_clear(d->chase);	/* superblocks span many pcs */
 	for (uint32_t i = 0; i < d->n_recs; i++) {
 		struct drec *r = d->recs[i];
 		if (r->insn.pc >= start && r->insn.pc < end)
@@ -718,6 +729,10 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 	}
 	r->cls = s->cls;
 	set_branch(r, s, x);
+	if ((r->insn.branch == BR_JMP || r->insn.branch == BR_CALL ||
+	     r->insn.branch == BR_COND) && x->op_count > 0 &&
+	    x->operands[0].type == X86_OP_IMM)
+		r->target = (uint64_t)x->operands[0].imm;
 	if (memop >= 0)
 		tmpl_from_mem(&r->t, &x->operands[memop], next, addr32);
 	r->stack_size = x->prefix[2] == 0x66 ? 2 : 8;
@@ -813,6 +828,108 @@ static void build_from_fallback(struct drec *r, const struct fb_insn *fb,
 	}
 }
 
+/* How VEX's amd64 front end ends a block at this instruction, and whether
+ * its IR could be guarded (run speculatively: guest_generic_bb_to_IR.c's
+ * stmt_is_guardable: no load, store, dirty helper, CAS, fence, exit or
+ * trapping division). */
+static void vex_facts(struct drec *r)
+{
+	switch (r->insn.branch) {
+	case BR_COND:
+		r->vex_end = VEX_END_COND;
+		break;
+	case BR_JMP:
+		r->vex_end = VEX_END_JMP;
+		break;
+	case BR_CALL:
+		r->vex_end = VEX_END_CALL;
+		break;
+	case BR_NONE:
+		r->vex_end = VEX_END_NONE;
+		break;
+	default:		/* indirect, ret, syscall, int */
+		r->vex_end = VEX_END_STOP;
+		break;
+	}
+	switch (r->insn.id) {
+	case X86_INS_PAUSE:	/* Ijk_Yield */
+	case X86_INS_HLT:
+	case X86_INS_UD2:
+	case X86_INS_INT3:
+	case X86_INS_INT:
+	case X86_INS_INTO:
+	case X86_INS_SYSCALL:
+	case X86_INS_SYSENTER:
+		r->vex_end = VEX_END_STOP;
+		break;
+	default:
+		break;
+	}
+	if (r->insn.rep || !r->insn.len)
+		r->vex_end = VEX_END_STOP;	/* jumps to itself or on */
+	bool mem = (r->flags & RF_MEM) && r->t.kind != ACC_PREFETCH;
+	r->vex_guardable = !r->insn.unknown && r->cls == SC_GEN && !mem &&
+			   !(r->flags & (RF_BT_REG | RF_CAS_EXIT));
+	switch (r->insn.id) {
+	case X86_INS_DIV:	/* Iop_DivMod*: primopMightTrap */
+	case X86_INS_IDIV:
+	case X86_INS_CPUID:	/* dirty helpers */
+	case X86_INS_RDTSC:
+	case X86_INS_RDTSCP:
+	case X86_INS_XGETBV:
+	case X86_INS_RDRAND:
+	case X86_INS_RDSEED:
+	case X86_INS_PCMPESTRI:
+	case X86_INS_PCMPESTRM:
+	case X86_INS_PCMPISTRI:
+	case X86_INS_PCMPISTRM:
+	case X86_INS_VPCMPESTRI:
+	case X86_INS_VPCMPESTRM:
+	case X86_INS_VPCMPISTRI:
+	case X86_INS_VPCMPISTRM:
+	case X86_INS_MFENCE:	/* IRStmt_MBE */
+	case X86_INS_LFENCE:
+	case X86_INS_SFENCE:
+		r->vex_guardable = false;
+		break;
+	default:
+		break;
+	}
+}
+
+bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi)
+{
+	const char *err;
+	const struct insn *in = decode_insn(d, pc, &err);
+	if (!in)
+		return false;
+	const struct drec *r = (const struct drec *)in;
+	vi->len = in->len;
+	vi->end = r->vex_end;
+	vi->guardable = r->vex_guardable;
+	vi->exit_inside = (r->flags & RF_CAS_EXIT) != 0;
+	vi->rcx_effect = r->rcx_effect == RCX_CONST ? VEX_RCX_CONST :
+			 r->rcx_effect == RCX_WRITE ? VEX_RCX_WRITE : VEX_RCX_NONE;
+	vi->rep = in->rep != 0;
+	vi->target = r->target;
+	return true;
+}
+
+struct chase *decode_chase(struct decoder *d)
+{
+	return d->chase;
+}
+
+void decode_set_chase(struct decoder *d, bool on)
+{
+	if (on && !d->chase)
+		d->chase = chase_new();
+	else if (!on && d->chase) {
+		chase_free(d->chase);
+		d->chase = NULL;
+	}
+}
+
 const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 {
 	struct hashtab_probe probe;
@@ -845,6 +962,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8 &&
 		    pop_value_dead(d, pc + r->insn.len, r->pop_reg))
 			r->flags |= RF_DEAD_LOAD;
+		vex_facts(r);
 	} else {
 		struct fb_insn fb;
 		if (fallback_decode(buf, (size_t)got, &fb)) {
@@ -1311,12 +1429,19 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	ev->indirect = false;
 	ev->ind_target = 0;
 	ev->n_acc = 0;
+	ev->n_spec = 0;
 	if (d->snap_valid && d->snap_pc != insn->pc)
 		d->snap_valid = false;	/* not this step's: stale */
-	if (insn->unknown)
+	if (insn->unknown) {
+		if (d->chase)
+			chase_step(d, d->chase, before->rip, after->rip, ev);
 		return 0;
+	}
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after, ev);
-	superblock_step(d, r, before, after, ev);
+	if (d->chase)
+		chase_step(d, d->chase, before->rip, after->rip, ev);
+	else
+		superblock_step(d, r, before, after, ev);
 	return ret;
 }

@@ -263,6 +263,7 @@ int main(int argc, char **argv)
 	tr->eng.dec = decode_new(&target, &derr);
 	if (!tr->eng.dec)
 		error_msg_and_die("cannot start the decoder: %s", derr);
+	decode_set_chase(tr->eng.dec, tr->opt.vex_chase);
 	if (output_check(tr) < 0)
 		return 1;
 	if (tr->opt.trace_mem) {

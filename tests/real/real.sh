@@ -49,7 +49,7 @@ vg() {	# OUT ARGS...
 	out=$1; shift
 	# shellcheck disable=SC2086
 	GLIBC_TUNABLES=$ORACLE_TUNABLES valgrind -q --tool=cachegrind \
-		--vex-guest-chase=no --cache-sim=yes --branch-sim=yes $CACHE_OPTS \
+		${VG_CHASE:-} --cache-sim=yes --branch-sim=yes $CACHE_OPTS \
 		--cachegrind-out-file="$out" ./"$PROG" "$@" >vg.stdout 2>vg.stderr ||
 		die "valgrind failed: $(cat vg.stderr)"
 }
