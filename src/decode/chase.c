@@ -44,6 +44,11 @@
  * fall-through: it comes out as "taken" exactly when Y is X's taken
  * target.  When A went to X, X runs natively and is counted as usual.
  *
+ * A `pop reg` whose value the chased block overwrites before reading it
+ * (and before any exit) has no load: iropt's redundant-Put removal sees
+ * the whole superblock (decode.c's pop_value_dead follows the jmp or call,
+ * and the load goes only when this superblock really chases it).
+ *
  * A rep string whose count is a constant in the superblock (mov ecx, imm
  * or xor ecx, ecx on the path from the entry, through a chased jmp or call
  * too) loses its first Exit(rcx == 0): the rule of decode.c, with these
@@ -307,6 +312,9 @@ void chase_step(struct decoder *d, struct chase *c, uint64_t pc, uint64_t next,
 	}
 	const struct vex_superblock *sb = &c->sbs[c->cur];
 	c->count++;
+	if (vi.dead_if_chased && c->phase == PH_FIRST &&
+	    sb->kind == VEX_SB_CHASE && ev->n_acc == 1)
+		ev->n_acc = 0;	/* the pop's load: dead in the chased block */
 	if (vi.rep && c->rcx_const && ev->n_cond > 0) {
 		ev->n_cond--;
 		memmove(&ev->cond_taken[0], &ev->cond_taken[1],

@@ -116,6 +116,8 @@ enum {
 	RF_CAS_EXIT = 1 << 4,	/* VEX casLE's restart exit: one Bc, not taken */
 	RF_BT_REG = 1 << 5,	/* bt family reg, reg: VEX goes through the stack */
 	RF_DEAD_LOAD = 1 << 6,	/* pop reg whose value VEX's iropt drops: no read */
+	RF_DEAD_IF_CHASED = 1 << 7, /* ... when the jmp/call after it is
+				 * chased in its superblock (chase.c) */
 };
 
 /* What an instruction does to rcx, for VEX's constant folding of a rep's
@@ -262,8 +264,13 @@ static bool cs_gpr_any(x86_reg r, unsigned int *num, unsigned int *width)
  * few instructions: dead when one writes the whole register (64-bit, or
  * 32-bit which zero-extends) before any reads it, any partial write, any
  * control transfer or anything we cannot decode.  rsp and rbp are never
- * dead. */
-static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg)
+ * dead.  With chasing, VEX appends the block of a direct jmp or call to
+ * the superblock (chase.c): the scan follows one, and a register
+ * overwritten in the chased block before any read or branch sets
+ * *IF_CHASED (dead only when that superblock chases: `pop rax; pop rdx;
+ * jmp L` in libsqlite3's sqlite3Parser, L: mov rax, ...). */
+static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
+			   bool *if_chased)
 {
 	uint8_t buf[64];
 	cs_regs rd, wr;
@@ -277,8 +284,23 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg)
 	const uint8_t *p = buf;
 	size_t n = (size_t)got;
 	uint64_t addr = pc;
+	bool chased = false;
+	*if_chased = false;
 	for (int k = 0; k < 8 && cs_disasm_iter(d->cs, &p, &n, &addr, d->ci); k++) {
 		const cs_detail *det = d->ci->detail;
+		const cs_x86 *x = &det->x86;
+		if (!chased && (d->ci->id == X86_INS_JMP || d->ci->id == X86_INS_CALL) &&
+		    x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
+			/* a call's push reads no general register but rsp */
+			addr = (uint64_t)x->operands[0].imm;
+			got = d->target.read_mem(d->target.ctx, addr, buf, sizeof(buf));
+			if (got <= 0)
+				return false;
+			p = buf;
+			n = (size_t)got;
+			chased = true;
+			continue;
+		}
 		for (uint8_t g = 0; g < det->groups_count; g++) {
 			uint8_t gr = det->groups[g];
 			if (gr == CS_GRP_JUMP || gr == CS_GRP_CALL || gr == CS_GRP_RET ||
@@ -293,8 +315,12 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg)
 			if (cs_gpr_any(rd[i], &num, &width) && num == reg)
 				return false;
 		for (uint8_t i = 0; i < nwr; i++) {
-			if (cs_gpr_any(wr[i], &num, &width) && num == reg)
-				return width >= 4;
+			if (cs_gpr_any(wr[i], &num, &width) && num == reg) {
+				if (width < 4 || !chased)
+					return width >= 4;
+				*if_chased = true;
+				return false;
+			}
 		}
 		/* rep prefixes and string instructions use registers that
 		 * Capstone 4 may not list: stop at them */
@@ -908,6 +934,7 @@ bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi)
 	vi->end = r->vex_end;
 	vi->guardable = r->vex_guardable;
 	vi->exit_inside = (r->flags & RF_CAS_EXIT) != 0;
+	vi->dead_if_chased = (r->flags & RF_DEAD_IF_CHASED) != 0;
 	vi->rcx_effect = r->rcx_effect == RCX_CONST ? VEX_RCX_CONST :
 			 r->rcx_effect == RCX_WRITE ? VEX_RCX_WRITE : VEX_RCX_NONE;
 	vi->rep = in->rep != 0;
@@ -959,9 +986,13 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		r->insn.len = (uint8_t)d->ci->size;
 		build_from_capstone(d, r, buf, (size_t)got);
 		r->rcx_effect = r->insn.rep ? RCX_WRITE : rcx_effect_of(d);
-		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8 &&
-		    pop_value_dead(d, pc + r->insn.len, r->pop_reg))
-			r->flags |= RF_DEAD_LOAD;
+		bool if_chased;
+		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8) {
+			if (pop_value_dead(d, pc + r->insn.len, r->pop_reg, &if_chased))
+				r->flags |= RF_DEAD_LOAD;
+			else if (if_chased)
+				r->flags |= RF_DEAD_IF_CHASED;
+		}
 		vex_facts(r);
 	} else {
 		struct fb_insn fb;

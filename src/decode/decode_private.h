@@ -139,6 +139,8 @@ struct vex_insn {
 	bool rep;		/* a rep string instruction */
 	bool guardable;		/* register-only IR VEX can guard */
 	bool exit_inside;	/* a side exit inside it (locked RMW's CAS) */
+	bool dead_if_chased;	/* pop reg: its load is dead when the jmp or
+				 * call ending its block is chased */
 };
 
 /* The facts of the (cached) instruction at PC; false when undecodable. */
