@@ -56,8 +56,9 @@
  *
  * The steps follow the superblock built from where they entered it: the
  * next step must be at the pc the superblock executes next, or a new one
- * starts there.  A window's first step, a step of another thread, a
- * signal, or an instruction we cannot decode starts a new one.
+ * starts there.  A window's first step, a signal, or an instruction we
+ * cannot decode starts a new one.  Each thread (told apart by its
+ * fs_base) has its own position.
  * Superblocks are built once per entry pc and cached; decode_invalidate
  * drops them all. */
 #include "decode_private.h"
@@ -82,17 +83,28 @@ struct blk {
 
 enum phase { PH_FIRST, PH_CHASED, PH_SPEC };
 
-struct chase {
-	struct vex_superblock *sbs;
-	uint32_t n, cap;
-	struct hashtab map;	/* entry pc -> index in sbs */
-	/* where the steps are */
+/* Where one thread's steps are. */
+struct chase_pos {
+	uint64_t thread;	/* its fs_base (TLS): a thread's identity in
+				 * the registers decode_step sees */
 	bool in_sb;
 	uint32_t cur;		/* index in sbs */
 	uint8_t phase;		/* enum phase */
 	uint32_t count;		/* instructions of the phase so far */
 	uint64_t expect;	/* the pc the next step must have */
 	bool rcx_const;		/* rcx set to a constant in the superblock */
+};
+
+/* Threads followed at once (--threads=all interleaves their steps); the
+ * least recently stepped one gives way. */
+#define CHASE_THREADS 8
+
+struct chase {
+	struct vex_superblock *sbs;
+	uint32_t n, cap;
+	struct hashtab map;	/* entry pc -> index in sbs */
+	struct chase_pos pos[CHASE_THREADS];	/* most recent first */
+	unsigned n_pos;
 };
 
 struct chase *chase_new(void)
@@ -103,8 +115,29 @@ struct chase *chase_new(void)
 void chase_clear(struct chase *c)
 {
 	c->n = 0;
-	c->in_sb = false;
+	c->n_pos = 0;
 	hashtab_clear(&c->map);
+}
+
+/* THREAD's position, moved to the front (a new one starts outside any
+ * superblock). */
+static struct chase_pos *thread_pos(struct chase *c, uint64_t thread)
+{
+	unsigned i = 0;
+	while (i < c->n_pos && c->pos[i].thread != thread)
+		i++;
+	if (i == 0 && c->n_pos)
+		return &c->pos[0];
+	struct chase_pos p = { .thread = thread };
+	if (i < c->n_pos)
+		p = c->pos[i];
+	else if (c->n_pos < CHASE_THREADS)
+		c->n_pos++;
+	else
+		i = CHASE_THREADS - 1;	/* drop the least recent */
+	memmove(&c->pos[1], &c->pos[0], i * sizeof(c->pos[0]));
+	c->pos[0] = p;
+	return &c->pos[0];
 }
 
 void chase_free(struct chase *c)
@@ -289,9 +322,10 @@ static void speculate(struct decoder *d, const struct vex_superblock *sb,
 	ev->spec_taken = sb->spec_to_other_taken;
 }
 
-void chase_step(struct decoder *d, struct chase *c, uint64_t pc, uint64_t next,
-		struct step_events *ev)
+void chase_step(struct decoder *d, struct chase *ch, uint64_t thread,
+		uint64_t pc, uint64_t next, struct step_events *ev)
 {
+	struct chase_pos *c = thread_pos(ch, thread);
 	struct vex_insn vi;
 
 	if (!decode_vex_insn(d, pc, &vi)) {
@@ -299,7 +333,7 @@ void chase_step(struct decoder *d, struct chase *c, uint64_t pc, uint64_t next,
 		return;
 	}
 	if (!c->in_sb || pc != c->expect) {
-		uint32_t i = lookup(d, c, pc);
+		uint32_t i = lookup(d, ch, pc);
 		if (i == UINT32_MAX) {
 			c->in_sb = false;
 			return;
@@ -310,7 +344,7 @@ void chase_step(struct decoder *d, struct chase *c, uint64_t pc, uint64_t next,
 		c->count = 0;
 		c->rcx_const = false;
 	}
-	const struct vex_superblock *sb = &c->sbs[c->cur];
+	const struct vex_superblock *sb = &ch->sbs[c->cur];
 	c->count++;
 	if (vi.dead_if_chased && c->phase == PH_FIRST &&
 	    sb->kind == VEX_SB_CHASE && ev->n_acc == 1)

@@ -276,6 +276,7 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
 
+	*if_chased = false;
 	if (reg == 4 || reg == 5)
 		return false;
 	ssize_t got = d->target.read_mem(d->target.ctx, pc, buf, sizeof(buf));
@@ -285,7 +286,6 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
 	size_t n = (size_t)got;
 	uint64_t addr = pc;
 	bool chased = false;
-	*if_chased = false;
 	for (int k = 0; k < 8 && cs_disasm_iter(d->cs, &p, &n, &addr, d->ci); k++) {
 		const cs_detail *det = d->ci->detail;
 		const cs_x86 *x = &det->x86;
@@ -860,23 +860,15 @@ static void build_from_fallback(struct drec *r, const struct fb_insn *fb,
  * trapping division). */
 static void vex_facts(struct drec *r)
 {
-	switch (r->insn.branch) {
-	case BR_COND:
-		r->vex_end = VEX_END_COND;
-		break;
-	case BR_JMP:
-		r->vex_end = VEX_END_JMP;
-		break;
-	case BR_CALL:
-		r->vex_end = VEX_END_CALL;
-		break;
-	case BR_NONE:
-		r->vex_end = VEX_END_NONE;
-		break;
-	default:		/* indirect, ret, syscall, int */
-		r->vex_end = VEX_END_STOP;
-		break;
-	}
+	/* indirect jmp/call, ret, syscall, int: VEX_END_STOP */
+	static const uint8_t end_of[] = {
+		[BR_NONE] = VEX_END_NONE, [BR_COND] = VEX_END_COND,
+		[BR_JMP] = VEX_END_JMP, [BR_CALL] = VEX_END_CALL,
+		[BR_JMP_IND] = VEX_END_STOP, [BR_CALL_IND] = VEX_END_STOP,
+		[BR_RET] = VEX_END_STOP, [BR_OTHER] = VEX_END_STOP,
+	};
+	r->vex_end = r->insn.branch < sizeof(end_of) ? end_of[r->insn.branch] :
+		     VEX_END_STOP;
 	switch (r->insn.id) {
 	case X86_INS_PAUSE:	/* Ijk_Yield */
 	case X86_INS_HLT:
@@ -986,7 +978,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		r->insn.len = (uint8_t)d->ci->size;
 		build_from_capstone(d, r, buf, (size_t)got);
 		r->rcx_effect = r->insn.rep ? RCX_WRITE : rcx_effect_of(d);
-		bool if_chased;
+		bool if_chased = false;
 		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8) {
 			if (pop_value_dead(d, pc + r->insn.len, r->pop_reg, &if_chased))
 				r->flags |= RF_DEAD_LOAD;
@@ -1465,13 +1457,15 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		d->snap_valid = false;	/* not this step's: stale */
 	if (insn->unknown) {
 		if (d->chase)
-			chase_step(d, d->chase, before->rip, after->rip, ev);
+			chase_step(d, d->chase, before->fs_base, before->rip,
+				   after->rip, ev);
 		return 0;
 	}
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after, ev);
 	if (d->chase)
-		chase_step(d, d->chase, before->rip, after->rip, ev);
+		chase_step(d, d->chase, before->fs_base, before->rip,
+			   after->rip, ev);
 	else
 		superblock_step(d, r, before, after, ev);
 	return ret;

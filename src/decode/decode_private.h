@@ -151,9 +151,9 @@ struct chase *decode_chase(struct decoder *d);
 struct chase *chase_new(void);
 void chase_free(struct chase *c);
 void chase_clear(struct chase *c);
-/* One executed instruction (at PC, the next pc NEXT): follow VEX's
- * superblock and adjust EV (decode_step). */
-void chase_step(struct decoder *d, struct chase *c, uint64_t pc, uint64_t next,
-		struct step_events *ev);
+/* One executed instruction of THREAD (its fs_base) at PC, the next pc
+ * NEXT: follow VEX's superblock and adjust EV (decode_step). */
+void chase_step(struct decoder *d, struct chase *c, uint64_t thread,
+		uint64_t pc, uint64_t next, struct step_events *ev);
 
 #endif
