@@ -60,7 +60,16 @@
  * cannot decode starts a new one.  Each thread (told apart by its
  * fs_base) has its own position.
  * Superblocks are built once per entry pc and cached; decode_invalidate
- * drops them all. */
+ * drops them all.
+ *
+ * Not modelled (none seen on the tests/real libraries): chase_into_ok's
+ * refusals (redirected addresses, for Cachegrind only the vsyscall page;
+ * destinations outside executable mappings); Dis_HintVerbose (FMA,
+ * pcmpxstrx) halving the budget; an SSE alignment check's SIGSEGV exit
+ * inside a 3-instruction block; constants carried across a chase into a
+ * jcc's flags (only a rep's count is followed).  A window that starts at
+ * a function's entry starts a superblock there, where under valgrind the
+ * caller's block usually chased the call (and then merges nothing). */
 #include "decode_private.h"
 #include "hashtab.h"
 
