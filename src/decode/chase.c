@@ -56,9 +56,8 @@
  *
  * The steps follow the superblock built from where they entered it: the
  * next step must be at the pc the superblock executes next, or a new one
- * starts there.  A window's first step, a signal, or an instruction we
- * cannot decode starts a new one.  Each thread (told apart by its
- * fs_base) has its own position.
+ * starts there.  Each thread (told apart by its fs_base) has its own
+ * position.
  * Superblocks are built once per entry pc and cached; decode_invalidate
  * drops them all.
  *
@@ -67,9 +66,15 @@
  * destinations outside executable mappings); Dis_HintVerbose (FMA,
  * pcmpxstrx) halving the budget; an SSE alignment check's SIGSEGV exit
  * inside a 3-instruction block; constants carried across a chase into a
- * jcc's flags (only a rep's count is followed).  A window that starts at
- * a function's entry starts a superblock there, where under valgrind the
- * caller's block usually chased the call (and then merges nothing). */
+ * jcc's flags (only a rep's count is followed).
+ *
+ * Where the steps lose VEX's thread (a window's first step, a signal),
+ * the next superblock's entry is not known.  At a direct call's
+ * destination (the return address on the stack follows a call rel32 to
+ * this pc), as when a window starts at a function, the block is taken as
+ * chased from the caller's superblock (under valgrind the caller's block
+ * usually chased the call): it ends at its first stop and merges
+ * nothing. */
 #include "decode_private.h"
 #include "hashtab.h"
 
@@ -90,13 +95,21 @@ struct blk {
 	bool guardable;		/* every instruction but the last */
 };
 
-enum phase { PH_FIRST, PH_CHASED, PH_SPEC };
+enum phase {
+	PH_FIRST,	/* the first block of sbs[cur] */
+	PH_CHASED,	/* the block its jmp/call chased */
+	PH_SPEC,	/* its merged && block, running natively */
+	PH_CALLEE,	/* lost track, then at a direct call's destination:
+			 * taken as chased from the caller's superblock */
+};
 
 /* Where one thread's steps are. */
 struct chase_pos {
 	uint64_t thread;	/* its fs_base (TLS): a thread's identity in
 				 * the registers decode_step sees */
 	bool in_sb;
+	bool lost;		/* not following: the next superblock's
+				 * entry is not known (new thread, signal) */
 	uint32_t cur;		/* index in sbs */
 	uint8_t phase;		/* enum phase */
 	uint32_t count;		/* instructions of the phase so far */
@@ -137,7 +150,7 @@ static struct chase_pos *thread_pos(struct chase *c, uint64_t thread)
 		i++;
 	if (i == 0 && c->n_pos)
 		return &c->pos[0];
-	struct chase_pos p = { .thread = thread };
+	struct chase_pos p = { .thread = thread, .lost = true };
 	if (i < c->n_pos)
 		p = c->pos[i];
 	else if (c->n_pos < CHASE_THREADS)
@@ -332,29 +345,48 @@ static void speculate(struct decoder *d, const struct vex_superblock *sb,
 }
 
 void chase_step(struct decoder *d, struct chase *ch, uint64_t thread,
-		uint64_t pc, uint64_t next, struct step_events *ev)
+		uint64_t rsp, uint64_t pc, uint64_t next, struct step_events *ev)
 {
 	struct chase_pos *c = thread_pos(ch, thread);
 	struct vex_insn vi;
 
 	if (!decode_vex_insn(d, pc, &vi)) {
 		c->in_sb = false;
+		c->lost = true;
 		return;
 	}
+	if (c->in_sb && pc != c->expect)
+		c->lost = true;		/* a signal, a window's start... */
 	if (!c->in_sb || pc != c->expect) {
-		uint32_t i = lookup(d, ch, pc);
-		if (i == UINT32_MAX) {
-			c->in_sb = false;
-			return;
-		}
 		c->in_sb = true;
-		c->cur = i;
-		c->phase = PH_FIRST;
 		c->count = 0;
 		c->rcx_const = false;
+		if (c->lost && decode_called_directly(d, pc, rsp)) {
+			/* a window starting at a function: under valgrind
+			 * the caller's superblock chased the call */
+			c->phase = PH_CALLEE;
+		} else {
+			uint32_t i = lookup(d, ch, pc);
+			if (i == UINT32_MAX) {
+				c->in_sb = false;
+				c->lost = true;
+				return;
+			}
+			c->cur = i;
+			c->phase = PH_FIRST;
+		}
+		c->lost = false;
+	}
+	c->count++;
+	if (c->phase == PH_CALLEE) {
+		/* the caller's block took at least its call of the 60 */
+		c->expect = pc + vi.len;
+		if (vi.end != VEX_END_NONE || c->count >= VEX_GUEST_MAX_INSNS - 1 ||
+		    next != c->expect)
+			c->in_sb = false;
+		return;
 	}
 	const struct vex_superblock *sb = &ch->sbs[c->cur];
-	c->count++;
 	if (vi.dead_if_chased && c->phase == PH_FIRST &&
 	    sb->kind == VEX_SB_CHASE && ev->n_acc == 1)
 		ev->n_acc = 0;	/* the pop's load: dead in the chased block */
@@ -411,6 +443,8 @@ void chase_step(struct decoder *d, struct chase *ch, uint64_t thread,
 		c->expect = sb->spec;
 	else
 		c->expect = pc + vi.len;
-	if (next != c->expect)
+	if (next != c->expect) {
 		c->in_sb = false;
+		c->lost = true;
+	}
 }

@@ -934,6 +934,19 @@ bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi)
 	return true;
 }
 
+bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp)
+{
+	uint64_t ret;
+	uint8_t call[5];
+
+	if (d->target.read_mem(d->target.ctx, rsp, &ret, sizeof(ret)) != sizeof(ret) ||
+	    d->target.read_mem(d->target.ctx, ret - 5, call, sizeof(call)) != sizeof(call))
+		return false;
+	int32_t rel;
+	memcpy(&rel, call + 1, sizeof(rel));
+	return call[0] == 0xe8 && ret + (uint64_t)(int64_t)rel == pc;
+}
+
 struct chase *decode_chase(struct decoder *d)
 {
 	return d->chase;
@@ -1457,15 +1470,15 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		d->snap_valid = false;	/* not this step's: stale */
 	if (insn->unknown) {
 		if (d->chase)
-			chase_step(d, d->chase, before->fs_base, before->rip,
-				   after->rip, ev);
+			chase_step(d, d->chase, before->fs_base, before->rsp,
+				   before->rip, after->rip, ev);
 		return 0;
 	}
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after, ev);
 	if (d->chase)
-		chase_step(d, d->chase, before->fs_base, before->rip,
-			   after->rip, ev);
+		chase_step(d, d->chase, before->fs_base, before->rsp,
+			   before->rip, after->rip, ev);
 	else
 		superblock_step(d, r, before, after, ev);
 	return ret;

@@ -1022,6 +1022,37 @@ static void check_chase(void)
 		}
 		CHECK(ev.n_cond == 0, "chase rep: %u Bc on the first trap, want 0", ev.n_cond);
 	}
+	/* a window starting at a function (the return address on the stack
+	 * follows a call rel32 to it): VEX chased the call from the caller's
+	 * block, so the callee's first block merges nothing */
+	{
+		static uint8_t callee[0x48];
+		memcpy(callee, and_ft, sizeof(and_ft));
+		callee[0x20] = 0xe8;		/* 20 call 0x00 (rel32 -0x25) */
+		int32_t rel = -0x25;
+		memcpy(callee + 0x21, &rel, 4);
+		uint64_t ret = B + 0x725;	/* 40: the return address */
+		memcpy(callee + 0x40, &ret, 8);
+		struct decoder *d2 = decode_new(&t, &err);
+		if (CHECK(d2, "callee: decode_new")) {
+			decode_set_chase(d2, true);
+			cur_code = callee;
+			cur_len = sizeof(callee);
+			cur_pc = B + 0x700;
+			struct user_regs_struct b = { .rsp = B + 0x740, .rip = B + 0x700 }, a;
+			const struct insn *in = decode_insn(d2, B + 0x700, &err);
+			a = b;
+			a.rip = B + 0x702;
+			CHECK(in && decode_step(d2, in, &b, &a, &ev) == 0, "callee: step");
+			in = decode_insn(d2, B + 0x702, &err);
+			b.rip = B + 0x702;
+			a.rip = B + 0x70b;
+			CHECK(in && decode_step(d2, in, &b, &a, &ev) == 0, "callee: step");
+			CHECK(ev.n_cond == 1 && ev.cond_taken[0] && ev.n_spec == 0,
+			      "callee: n_cond %u n_spec %u, want 1 0", ev.n_cond, ev.n_spec);
+			decode_free(d2);
+		}
+	}
 	/* a 58-instruction first block leaves 2 of the 60: nothing chased */
 	static uint8_t long_block[58 + 2];
 	memset(long_block, 0x90, 58);
