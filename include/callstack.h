@@ -60,6 +60,12 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 		    const struct user_regs_struct *before,
 		    const struct user_regs_struct *after);
 
+/* Unwinding reads the thread through ptrace: an engine that runs threads
+ * elsewhere (emulation) makes them current in SYNC, called before each
+ * unwind. */
+void callstack_set_sync(struct callstack *cs, void (*sync)(void *ctx, pid_t tid),
+			void *ctx);
+
 /* The window ended. */
 void callstack_end(struct callstack *cs);
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cgsummary.h"
 #include "costs.h"
 #include "symbols.h"
 
@@ -57,12 +58,5 @@ void cgout_put_text(FILE *out, const char *s);
  * with a message in ERR (bad %-sequence, unset variable). */
 char *cgout_expand_name(const char *pattern, int pid, char *err,
 			size_t errlen);
-
-/* Print the end-of-run summary in Cachegrind's layout ("I refs:",
- * "I1  misses:", ..., "Branches:", "Mispredicts:", "Mispred rate:") for
- * whichever of the standard events are present, each line prefixed with
- * PREFIX (e.g. "==1234== "). */
-void cgout_print_summary(FILE *out, const char *prefix, unsigned n_events,
-			 const char *const *events, const uint64_t *totals);
 
 #endif

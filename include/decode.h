@@ -46,6 +46,9 @@ struct insn {
 				 * REP_E / REP_NE (cmps/scas) */
 	bool needs_xstate;	/* gather/scatter: vector registers needed */
 	bool unknown;		/* not in our semantics table: Ir only */
+	bool emulable;		/* on the emulation allow-list (allow.c) */
+	bool fpu;		/* reads or writes x87/MMX/SSE state */
+	uint16_t undef_flags;	/* rflags bits it leaves undefined */
 	uint16_t id;		/* Capstone instruction id */
 	char text[48];		/* "mnemonic operands", for messages */
 };

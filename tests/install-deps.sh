@@ -10,7 +10,8 @@ set -eu
 # callgrind_annotate), libc6-dbg (libc line numbers), binutils (nm,
 # objdump, readelf, addr2line, strip), g++ (a C++ tracee), clang and its
 # libFuzzer runtime (the parser fuzz test), python3 (the annotator's
-# cross-checks), chromium (the flame graph rendered), libxml2-utils
+# cross-checks), chromium (the flame graph and the HTML report rendered
+# and read back, tests/annotate/chromium.py), libxml2-utils
 # (xmllint on the SVG), procps (pgrep, pkill), groff-base (the man-page
 # check), libsqlite3-dev zlib1g-dev libpng-dev libxml2-dev (the libraries
 # of tests/real's drivers).

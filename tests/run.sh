@@ -26,10 +26,14 @@ setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
 
 status=0
 meson test -C build --logbase main --print-errorlogs --no-suite fuzz || status=1
+# The sanitizer pass also runs the tracer, attach and call-stack suites on
+# the other engine (step; the plain pass runs them on the default,
+# emulate): every run-time test of the tracer meets both.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CACHETRACE_ENGINE=step \
 	meson test -C build-asan --logbase asan --print-errorlogs --suite unit \
-	--suite annotate --suite tracer --suite attach || status=1
+	--suite annotate --suite tracer --suite attach --suite callstack \
+	--suite emuasan || status=1
 if [ "${CACHETRACE_FUZZ:-1}" != 0 ]; then
 	meson test -C build --logbase fuzz --print-errorlogs --suite fuzz || status=1
 fi

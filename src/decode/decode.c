@@ -535,7 +535,7 @@ static void set_text(char *out, size_t size, const char *mnem, const char *ops)
 	out[i] = 0;
 }
 
-static bool is_simd(const cs_detail *det)
+bool decode_is_simd(const cs_detail *det)
 {
 	/* Capstone leaves some (vsqrtss) without a group: a vector register
 	 * operand says SIMD too. */
@@ -745,7 +745,7 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 
 	r->insn.id = (uint16_t)ci->id;
 	set_text(r->insn.text, sizeof(r->insn.text), ci->mnemonic, ci->op_str);
-	if (s->cls == SC_UNKNOWN && is_simd(ci->detail))
+	if (s->cls == SC_UNKNOWN && decode_is_simd(ci->detail))
 		s = sem_vector_rule();
 	if (build_string(r, ci, s, addr32))
 		return;
@@ -990,6 +990,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 	if (cs_disasm_iter(d->cs, &p, &n, &addr, d->ci)) {
 		r->insn.len = (uint8_t)d->ci->size;
 		build_from_capstone(d, r, buf, (size_t)got);
+		allow_classify(&r->insn, d->ci, buf, (size_t)got);
 		r->rcx_effect = r->insn.rep ? RCX_WRITE : rcx_effect_of(d);
 		bool if_chased = false;
 		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8) {
@@ -1224,8 +1225,12 @@ static void step_string(const struct drec *r, const struct user_regs_struct *b,
 		return;
 	bool again = true;		/* plain rep jumps back unconditionally */
 	if (rep == REP_E || rep == REP_NE) {
+		/* Between iterations (rip unchanged) the condition held; the
+		 * CPU's flags there need not be the element's yet (this one
+		 * shows ZF clear in the middle of a repe cmpsb).  Once the
+		 * instruction completed, its flags say why. */
 		bool zf = a->eflags & 0x40;
-		again = rep == REP_E ? zf : !zf;
+		again = a->rip == b->rip || (rep == REP_E ? zf : !zf);
 		ev->cond_taken[ev->n_cond++] = again;
 	}
 	if (a->rip != b->rip && again) {

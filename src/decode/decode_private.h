@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <capstone/capstone.h>
+
 #include "decode.h"
 
 /* How an instruction's data accesses are formed (struct sem.cls). */
@@ -115,6 +117,12 @@ struct fb_insn {
  * Returns false when the bytes are not understood either. */
 bool fallback_decode(const uint8_t *buf, size_t n, struct fb_insn *fb);
 
+/* allow.c: set IN's emulable, fpu and undef_flags from Capstone's decode
+ * CI of the N raw bytes BUF. */
+void allow_classify(struct insn *in, const cs_insn *ci, const uint8_t *buf,
+		    size_t n);
+/* An SSE/AVX/MMX instruction (a group, or a vector register operand). */
+bool decode_is_simd(const cs_detail *det);
 
 /* ---- VEX's superblocks (chase.c) ---- */
 
@@ -152,8 +160,7 @@ struct chase *chase_new(void);
 void chase_free(struct chase *c);
 void chase_clear(struct chase *c);
 /* One executed instruction of THREAD (its fs_base; RSP before it) at PC,
- * the next pc
- * NEXT: follow VEX's superblock and adjust EV (decode_step). */
+ * the next pc NEXT: follow VEX's superblock and adjust EV (decode_step). */
 void chase_step(struct decoder *d, struct chase *c, uint64_t thread,
 		uint64_t rsp, uint64_t pc, uint64_t next, struct step_events *ev);
 /* Does [RSP] hold a return address right after a call rel32 to PC? */

@@ -420,8 +420,28 @@ void sym_keep_names(struct symbols *s)
 		s->pcs[i].kept = true;
 }
 
+/* The process still has mappings (a zombie's maps file is empty). */
+static bool has_mappings(pid_t pid)
+{
+	char path[64], c;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool any = fread(&c, 1, 1, f) == 1;
+	fclose(f);
+	return any;
+}
+
 int sym_refresh(struct symbols *s, char *err, size_t errlen)
 {
+	/* Gone (killed, exited): keep what we knew rather than drop every
+	 * module, so that the profile still names its functions. */
+	if (!has_mappings(s->pid)) {
+		snprintf(err, errlen, "process %d has no mappings left",
+			 (int)s->pid);
+		return -1;
+	}
 	dwfl_report_begin(s->dwfl);
 	return report(s, err, errlen);
 }

@@ -149,11 +149,11 @@ void engine_account(struct engine *e, struct tracee *t,
 		    const struct user_regs_struct *after)
 {
 	const struct insn *in = t->insn;
-	struct step_events ev;
+	struct step_events *ev = &e->ev;
 
 	engine_switch_core(e, t);
 	uint64_t *row = engine_row(e, in);
-	int r = decode_step(e->dec, in, &t->regs, after, &ev);
+	int r = decode_step(e->dec, in, &t->regs, after, ev);
 	/* An instruction of unknown length: it fell through (or we cannot
 	 * tell), so its length is where the pc went, within x86's 15. */
 	uint32_t len = in->len;
@@ -164,14 +164,14 @@ void engine_account(struct engine *e, struct tracee *t,
 	if (r < 0) {
 		/* The vector registers could not be read (thread dying):
 		 * count the fetch, nothing else. */
-		memset(&ev, 0, sizeof(ev));
-		ev.n_fetch = 1;
+		memset(ev, 0, sizeof(*ev));
+		ev->n_fetch = 1;
 	}
 	cache_fetch(e->cm, in->pc, len, row);
 	if (e->trace_mem)
 		trace_fetch(e->trace_mem, in);
-	for (unsigned i = 0; i < ev.n_acc; i++) {
-		const struct mem_access *a = &ev.acc[i];
+	for (unsigned i = 0; i < ev->n_acc; i++) {
+		const struct mem_access *a = &ev->acc[i];
 		cache_access(e->cm, a, row);
 		if (e->trace_mem)
 			trace_access(e->trace_mem, a);
@@ -183,7 +183,7 @@ void engine_account(struct engine *e, struct tracee *t,
 		     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE))
 			t->win.watch_hit = true;
 	}
-	if (ev.n_fetch > 1) {
+	if (ev->n_fetch > 1) {
 		/* A rep string instruction's final rcx == 0 check, which
 		 * Cachegrind counts as one more execution. */
 		cache_fetch(e->cm, in->pc, len, row);
@@ -192,10 +192,10 @@ void engine_account(struct engine *e, struct tracee *t,
 	}
 	if (e->bm && in->len) {
 		uint64_t *brow = row + e->bm_offset;
-		for (unsigned i = 0; i < ev.n_cond; i++)
-			branch_cond(e->bm, in->pc, ev.cond_taken[i], brow);
-		if (ev.indirect)
-			branch_indirect(e->bm, in->pc, ev.ind_target, brow);
+		for (unsigned i = 0; i < ev->n_cond; i++)
+			branch_cond(e->bm, in->pc, ev->cond_taken[i], brow);
+		if (ev->indirect)
+			branch_indirect(e->bm, in->pc, ev->ind_target, brow);
 		if ((in->branch == BR_CALL || in->branch == BR_CALL_IND) &&
 		    e->bm->ops->call)
 			e->bm->ops->call(e->bm, in->pc, in->pc + in->len, brow);
@@ -203,8 +203,7 @@ void engine_account(struct engine *e, struct tracee *t,
 			e->bm->ops->ret(e->bm, in->pc, after->rip, brow);
 	}
 	engine_commit(e, in);
-	if (r >= 0)
-		account_vex_speculation(e, &ev);
+	account_vex_speculation(e, ev);
 	if (e->cs)
 		callstack_step(e->cs, t->tid, in, &t->regs, after);
 	t->regs = *after;

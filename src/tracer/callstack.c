@@ -378,6 +378,8 @@ static size_t unwind(struct callstack *cs, struct thread *t, uint64_t rip,
 	size_t n = 0;
 
 	cs->unwinds++;
+	if (cs->sync)
+		cs->sync(cs->sync_ctx, t->tid);
 	void *upt = _UPT_create(t->tid);
 	unw_cursor_t c;
 	if (upt && unw_init_remote(&c, cs->as, upt) == 0) {
@@ -673,4 +675,11 @@ const struct callprof *callstack_profile(struct callstack *cs)
 		.n_funcs = cs->n_funcs,
 	};
 	return &cs->view;
+}
+
+void callstack_set_sync(struct callstack *cs, void (*sync)(void *ctx, pid_t tid),
+			void *ctx)
+{
+	cs->sync = sync;
+	cs->sync_ctx = ctx;
 }

@@ -86,6 +86,10 @@ struct callstack {
 
 	struct thread **threads;
 	size_t n_threads;
+	/* Called before unwinding a thread: the engine makes the real
+	 * thread's registers and memory current (callstack_set_sync). */
+	void (*sync)(void *ctx, pid_t tid);
+	void *sync_ctx;
 	struct thread *last;	/* the thread of the last step */
 
 	/* The row handed out by callstack_row, added to the stepping

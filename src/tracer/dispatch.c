@@ -152,14 +152,12 @@ static enum restart dispatch_stepping(struct tracer *tr, struct tracee *t,
 		if (is_stop_signal(ei->sig))
 			return RESTART_LISTEN;
 		break;
-	case TE_CLONE: {
+	case TE_CLONE:
+		/* Inside the clone system call (rax is not its result yet):
+		 * the next step finishes it, without running the next
+		 * instruction, and its trap accounts it. */
 		children_new(tr, t, ei);
-		/* The clone syscall completed: that was one step. */
-		struct user_regs_struct after;
-		if (tracee_getregs(t->tid, &after) == 0)
-			engine_account(&tr->eng, t, &after);
 		break;
-	}
 	case TE_EXIT:
 		stepped_exit(tr, t);
 		return RESTART_CONT;

@@ -18,6 +18,8 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "decode.h"
+
 struct tracer;
 struct tracee;
 struct event_info;
@@ -32,6 +34,7 @@ struct engine {
 	struct cost_table *costs;
 	struct callstack *cs;		/* --call-stacks=yes, else NULL */
 	uint64_t *scratch;		/* one step's counts, with call stacks */
+	struct step_events ev;		/* the last instruction's, as decoded */
 	FILE *trace_mem;		/* --trace-mem: Lackey-format trace */
 	struct symbols *syms;		/* for messages and the progress line */
 	struct tracee *current;		/* whose accesses the model sees now */
@@ -72,6 +75,18 @@ struct engine_ops {
 };
 
 extern const struct engine_ops step_engine;
+extern const struct engine_ops emulate_engine;
+extern const struct engine_ops lockstep_engine;
+
+/* step.c, also the other engines' way to the real CPU. */
+/* Decode T's next instruction, stepping over our int3s (with the others
+ * stopped) as needed.  True: t->insn is ready to execute at t->regs.rip;
+ * false: the window ended or T left it (T restarted already). */
+bool step_prepare(struct tracer *tr, struct tracee *t);
+/* PTRACE_SINGLESTEP T, delivering t->inject. */
+void step_issue(struct tracer *tr, struct tracee *t);
+/* Account the step T trapped from (step_engine.trap). */
+bool step_trap(struct tracer *tr, struct tracee *t);
 
 /* account.c: shared by the engines. */
 double now_seconds(void);

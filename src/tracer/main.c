@@ -232,6 +232,7 @@ static void tracer_free(struct tracer *tr)
 		cache_destroy(tr->eng.cm);
 	while (tr->tracees)
 		tracee_remove(tr, tr->tracees->tid);
+	emu_free(tr);
 	free(tr->event_names);
 	free(tr->totals);
 	free(tr->core_log);
@@ -254,6 +255,28 @@ int main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	if (setup_models(tr) < 0)
 		return 1;
+	/* CACHETRACE_ENGINE: the default engine (the test suite runs its
+	 * suites under both). */
+	const char *eng = tr->opt.engine ? tr->opt.engine :
+			  getenv("CACHETRACE_ENGINE");
+	if (!eng)
+		eng = "emulate";
+	if (strcmp(eng, "step") && strcmp(eng, "emulate") &&
+	    strcmp(eng, "lockstep")) {
+		error_msg("CACHETRACE_ENGINE: emulate, step or lockstep, not "
+			  "'%s'", eng);
+		return 2;
+	}
+	if (tr->opt.threads_all && strcmp(eng, "step")) {
+		/* Several threads in one window: not proven under emulation
+		 * yet (README, "Engines"). */
+		if (tr->opt.engine && !tr->opt.quiet)
+			error_msg("note: --threads=all runs on the step engine");
+		eng = "step";
+	}
+	tr->engine = !strcmp(eng, "step") ? &step_engine :
+		     !strcmp(eng, "lockstep") ? &lockstep_engine :
+						&emulate_engine;
 	static const struct decode_target target = {
 		.ctx = &tracer.eng,
 		.read_mem = read_mem_cb,
@@ -296,6 +319,8 @@ int main(int argc, char **argv)
 	 * the target did. */
 	if (!tr->failed && (!finish_trace_mem(tr) || tr->had_error))
 		status = 1;
+	if (emu_diverged(tr))
+		status = 1;	/* lockstep: the emulator is wrong somewhere */
 	tracer_free(tr);
 	return status;
 }

@@ -36,6 +36,11 @@ static void usage(void)
 "                          [1]; 0: until interrupted or the target ends\n"
 "  --threads=hit|all       step only the thread that hit the start event\n"
 "                          [hit], or every thread of the target\n"
+"  --engine=emulate|step|lockstep\n"
+"                          run the window in the emulator, falling back to\n"
+"                          the CPU for what it must not emulate [emulate];\n"
+"                          single-step every instruction on the CPU; or both,\n"
+"                          comparing each emulated instruction with the CPU\n"
 "  --core-map=TID:CORE,... the model core of each thread (default: round\n"
 "                          robin in creation order over --cores, else the\n"
 "                          model's own cores)\n"
@@ -62,6 +67,9 @@ static void usage(void)
 "                          the call-stack profile [callgrind.out.%%p]\n"
 "  --folded-out-file=FILE  folded stacks (flame graphs) of --folded-event\n"
 "  --folded-event=EV       [Ir]\n"
+"  --html=FILE             also write the report as one HTML page (as\n"
+"                          cachetrace-annotate --html); turns on\n"
+"                          --call-stacks unless --call-stacks=no\n"
 "  -q, --quiet             no progress line, no summary\n"
 "  --start-watch=EXPR      begin after an instruction writes EXPR: symbol or\n"
 "                          0xADDR, then :LEN (1,2,4,8) and :w or :rw\n"
@@ -184,7 +192,7 @@ enum {
 	OPT_BRANCH_MODEL, OPT_CORES, OPT_THREADS, OPT_INTERVALS, OPT_CORE_MAP,
 	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
-	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_VEX_CHASE,
+	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
 	OPT_HELP, OPT_VERSION,
 };
 
@@ -204,6 +212,7 @@ static const struct option longopts[] = {
 	{ "branch-model", required_argument, NULL, OPT_BRANCH_MODEL },
 	{ "cores", required_argument, NULL, OPT_CORES },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "engine", required_argument, NULL, OPT_ENGINE },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "breakpoints", required_argument, NULL, OPT_BREAKPOINTS },
 	{ "start-watch", required_argument, NULL, OPT_START_WATCH },
@@ -219,6 +228,7 @@ static const struct option longopts[] = {
 	{ "callgrind-out-file", required_argument, NULL, OPT_CALLGRIND_OUT },
 	{ "folded-out-file", required_argument, NULL, OPT_FOLDED_OUT },
 	{ "folded-event", required_argument, NULL, OPT_FOLDED_EVENT },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -270,6 +280,13 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 	case OPT_THREADS:
 		return parse_choice("--threads", v, "hit", "all",
 				    &o->threads_all);
+	case OPT_ENGINE:
+		if (strcmp(v, "step") && strcmp(v, "emulate") &&
+		    strcmp(v, "lockstep"))
+			return error_usage("--engine: emulate, step or "
+					   "lockstep, not '%s'", v);
+		o->engine = v;
+		return 0;
 	case 'p':
 		if (parse_count_max("-p", v, INT32_MAX, &n) < 0)
 			return -1;
@@ -301,6 +318,7 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		return 0;
 	case OPT_CORE_MAP: return parse_core_map(o, v);
 	case OPT_CALL_STACKS:
+		o->call_stacks_given = true;
 		return parse_yes_no("--call-stacks", v, &o->call_stacks);
 	case OPT_CALLGRIND_OUT:
 		o->callgrind_out = v;
@@ -311,6 +329,12 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->call_stacks = true;
 		return 0;
 	case OPT_FOLDED_EVENT: o->folded_event = v; return 0;
+	case OPT_HTML:
+		if (!*v || !strcmp(v, "-"))
+			return error_usage("--html needs a file name (stdout "
+					   "is the profile's, with -o -)");
+		o->html = v;
+		return 0;
 	case OPT_CORES:
 		if (parse_count_max("--cores", v, UINT32_MAX, &n) < 0)
 			return -1;
@@ -358,6 +382,8 @@ static int check_options(const struct options *o, int argc, int first)
 	if (o->trace_children && !strstr(o->out, "%p") && strcmp(o->out, "-"))
 		return error_usage("--trace-children=yes needs %%p in the "
 				   "output file name (-o), one per process");
+	if (o->trace_children && o->html && !strstr(o->html, "%p"))
+		return error_usage("--trace-children=yes needs %%p in --html");
 	if (o->trace_children && o->call_stacks &&
 	    !strstr(o->callgrind_out, "%p"))
 		return error_usage("--trace-children=yes needs %%p in "
@@ -388,5 +414,8 @@ int options_parse(struct options *o, int argc, char **argv)
 			return rc;
 	}
 	o->first = optind;
+	/* The report's call tree, callers and flame graph need the stacks. */
+	if (o->html && !o->call_stacks_given)
+		o->call_stacks = true;
 	return check_options(o, argc, optind);
 }

@@ -24,6 +24,7 @@ struct options {
 	bool sw_breakpoints;		/* --breakpoints=sw */
 	bool vex_chase;			/* --vex-chase: count as VEX's
 					 * superblock chasing does [yes] */
+	const char *engine;		/* --engine: step, emulate, lockstep */
 
 	/* Models. */
 	const char *model;		/* --model; NULL: cachegrind */
@@ -37,6 +38,8 @@ struct options {
 	const char *trace_mem;
 	bool call_stacks;
 	const char *callgrind_out, *folded_out, *folded_event;
+	bool call_stacks_given;		/* --call-stacks= was on the line */
+	const char *html;		/* --html: the HTML report too */
 	bool quiet;
 
 	/* The target. */

@@ -20,6 +20,7 @@
 #include "callgrind.h"
 #include "cgout.h"
 #include "error.h"
+#include "html.h"
 #include "outfile.h"
 
 /* NAME (option OPT's value, expanded for PID) can be written: 0, or -1
@@ -51,6 +52,8 @@ int output_check(struct tracer *tr)
 		return -1;
 	if (o->folded_out &&
 	    check_name("--folded-out-file", o->folded_out, pid) < 0)
+		return -1;
+	if (o->html && check_name("--html", o->html, pid) < 0)
 		return -1;
 	if (o->call_stacks && o->folded_out) {
 		unsigned i = 0;
@@ -130,6 +133,44 @@ void output_commit(struct tracer *tr)
 	output_abort(tr);
 }
 
+static const char *resolve_pc_name(void *ctx, uint64_t pc, char *buf,
+				   size_t len)
+{
+	struct src_loc loc;
+	sym_lookup(ctx, pc, &loc);
+	snprintf(buf, len, "%s:%u (%s)", loc.file, loc.line, loc.fn);
+	return buf;
+}
+
+static const char *resolve_data_name(void *ctx, uint64_t addr, char *buf,
+				     size_t len)
+{
+	return sym_data_name(ctx, addr, buf, len);
+}
+
+/* How the model's report names code and data: libdw, through SYMS. */
+static struct model_resolver resolver(struct tracer *tr)
+{
+	return (struct model_resolver){
+		.ctx = tr->syms,
+		.pc_name = resolve_pc_name,
+		.data_name = resolve_data_name,
+	};
+}
+
+/* Where each thread's accesses went: a false-sharing report is empty
+ * when two threads share a core.  Each line starts with PREFIX. */
+static void describe_cores(struct tracer *tr, FILE *out, const char *prefix)
+{
+	if (window_cores(tr) <= 1 || !tr->n_core_log)
+		return;
+	fprintf(out, "%sThreads: ", prefix);
+	for (unsigned i = 0; i < tr->n_core_log; i++)
+		fprintf(out, "%s%d -> core %u", i ? ", " : "",
+			tr->core_log[i].tid, tr->core_log[i].core);
+	fputc('\n', out);
+}
+
 /* The region as the profile's desc: line says it. */
 static void describe_region(const struct tracer *tr, FILE *m)
 {
@@ -170,8 +211,17 @@ static void collect_desc(struct tracer *tr)
 		fprintf(m, "desc: Windows:         %u\n", tr->windows_done);
 	if (o->threads_all)
 		fprintf(m, "desc: Threads:         all\n");
+	if (tr->engine != &step_engine)
+		fprintf(m, "desc: Engine:          %s\n", tr->engine->name);
 	if (tr->partial_reason)
 		fprintf(m, "desc: Partial profile: %s\n", tr->partial_reason);
+	/* The model's end-of-run report (levels, prefetchers, coherence: the
+	 * false- and true-sharing lines), which Cachegrind's format has no
+	 * place for, as "desc: Report: " lines: cg_annotate shows desc: text
+	 * as it is, the HTML report reads the coherence lines back. */
+	const struct model_resolver res = resolver(tr);
+	cache_report(tr->eng.cm, m, "desc: Report: ", &res);
+	describe_cores(tr, m, "desc: Report: ");
 	/* Every line above starts with "desc: ", which cgout_write adds. */
 	fclose(m);
 	size_t n = 0;
@@ -188,18 +238,21 @@ static void collect_desc(struct tracer *tr)
 	}
 }
 
-/* The call-stack profiles, rendered with the flat one. */
-static void render_call_stacks(struct tracer *tr)
+/* The call-stack profiles, rendered with the flat one.  Returns the
+ * index in tr->pending of the Callgrind one, or -1. */
+static int render_call_stacks(struct tracer *tr)
 {
 	const struct options *o = &tr->opt;
 	struct callstack *cs = tr->eng.cs;
 	char err[256];
 	char *name = cgout_expand_name(o->callgrind_out, tr->target_pid, err,
 				       sizeof(err));
+	int at = -1;
 	if (!name) {
 		error_msg("--callgrind-out-file=%s: %s", o->callgrind_out, err);
 		tr->had_error = true;
 	} else {
+		at = tr->n_pending;
 		FILE *m = pending_open(tr, name);
 		callgrind_write(callstack_profile(cs), m,
 				(const char *const *)tr->desc_lines,
@@ -207,17 +260,60 @@ static void render_call_stacks(struct tracer *tr)
 		fclose(m);
 	}
 	if (!o->folded_out)
-		return;
+		return at;
 	name = cgout_expand_name(o->folded_out, tr->target_pid, err,
 				 sizeof(err));
 	if (!name) {
 		error_msg("--folded-out-file=%s: %s", o->folded_out, err);
 		tr->had_error = true;
-		return;
+		return at;
 	}
 	FILE *m = pending_open(tr, name);
 	callgrind_write_folded(callstack_profile(cs), m, tr->folded_event);
 	fclose(m);
+	return at;
+}
+
+/* --html: the annotator's page of the profile pending at SRC (the
+ * Callgrind one with call stacks: its calls make the call tree), queued
+ * with the profiles.  Rendered in memory like them. */
+static void render_html(struct tracer *tr, unsigned src)
+{
+	char err[256];
+	char *name = cgout_expand_name(tr->opt.html, tr->target_pid, err,
+				       sizeof(err));
+	if (!name) {
+		error_msg("--html=%s: %s", tr->opt.html, err);
+		tr->had_error = true;
+		return;
+	}
+	if (tr->execs) {
+		/* The page of each image after an exec, as FILE.execN for the
+		 * profile: r.html, r.exec1.html, ... */
+		size_t l = strlen(name);
+		bool ext = l > 5 && !strcmp(name + l - 5, ".html");
+		char *n = xasprintf("%.*s.exec%u%s", (int)(ext ? l - 5 : l), name,
+				    tr->execs, ext ? ".html" : "");
+		free(name);
+		name = n;
+	}
+	const char *buf = tr->pending[src].buf;
+	size_t len = tr->pending[src].len;
+	const char *label = tr->pending[src].name;
+	struct prof_error perr;
+	FILE *m = pending_open(tr, name);	/* moves tr->pending */
+	int rc = html_write_profile(m, buf, len, label, &perr);
+	if (fclose(m) || rc) {
+		if (rc > 0)
+			error_msg("--html: %s:%llu: %s", perr.name, perr.line,
+				  perr.msg);
+		else
+			error_msg("--html: cannot render the report");
+		tr->had_error = true;
+		struct pending_output *p = &tr->pending[--tr->n_pending];
+		free(p->name);
+		free(p->buf);
+	}
 }
 
 void output_write_profile(struct tracer *tr)
@@ -237,26 +333,17 @@ void output_write_profile(struct tracer *tr)
 	};
 	free(tr->totals);
 	tr->totals = xcalloc(tr->n_events, sizeof(*tr->totals));
+	int src = tr->n_pending;
 	FILE *m = pending_open(tr, xstrdup(tr->out_name));
 	cgout_write(m, &meta, tr->eng.costs, tr->syms, tr->totals);
 	fclose(m);
-	if (tr->eng.cs)
-		render_call_stacks(tr);
-}
-
-static const char *resolve_pc_name(void *ctx, uint64_t pc, char *buf,
-				   size_t len)
-{
-	struct src_loc loc;
-	sym_lookup(ctx, pc, &loc);
-	snprintf(buf, len, "%s:%u (%s)", loc.file, loc.line, loc.fn);
-	return buf;
-}
-
-static const char *resolve_data_name(void *ctx, uint64_t addr, char *buf,
-				     size_t len)
-{
-	return sym_data_name(ctx, addr, buf, len);
+	if (tr->eng.cs) {
+		int cg = render_call_stacks(tr);
+		if (cg >= 0)
+			src = cg;
+	}
+	if (tr->opt.html)
+		render_html(tr, src);
 }
 
 void output_print_summary(struct tracer *tr)
@@ -270,21 +357,11 @@ void output_print_summary(struct tracer *tr)
 	fprintf(stderr, "%s\n", prefix);
 	cgout_print_summary(stderr, prefix, tr->n_events, tr->event_names,
 			    tr->totals);
-	const struct model_resolver res = {
-		.ctx = tr->syms,
-		.pc_name = resolve_pc_name,
-		.data_name = resolve_data_name,
-	};
+	const struct model_resolver res = resolver(tr);
 	cache_report(e->cm, stderr, prefix, &res);
-	if (window_cores(tr) > 1 && tr->n_core_log) {
-		/* Where each thread's accesses went: a false-sharing report
-		 * is empty when two threads share a core. */
-		fprintf(stderr, "%s\n%sThreads: ", prefix, prefix);
-		for (unsigned i = 0; i < tr->n_core_log; i++)
-			fprintf(stderr, "%s%d -> core %u", i ? ", " : "",
-				tr->core_log[i].tid, tr->core_log[i].core);
-		fputc('\n', stderr);
-	}
+	if (window_cores(tr) > 1 && tr->n_core_log)
+		fprintf(stderr, "%s\n", prefix);
+	describe_cores(tr, stderr, prefix);
 	double t = e->t_stepping;
 	fprintf(stderr, "%s\n%sStepped %" PRIu64 " instructions in %.2f s "
 		"(%.1fk steps/s)", prefix, prefix, e->steps, t,
@@ -295,6 +372,7 @@ void output_print_summary(struct tracer *tr)
 	if (tr->partial_reason)
 		fprintf(stderr, "; partial profile: %s", tr->partial_reason);
 	fputc('\n', stderr);
+	emu_describe(tr, stderr, prefix);
 	int st = tr->target_status;
 	if (st >= 0 && WIFEXITED(st))
 		fprintf(stderr, "%sThe target exited with status %d.\n", prefix,

@@ -41,7 +41,7 @@ static void step_end_window(struct tracer *tr, struct tracee *t)
 		tr->eng.current = NULL;
 }
 
-static void step_run(struct tracer *tr, struct tracee *t)
+bool step_prepare(struct tracer *tr, struct tracee *t)
 {
 	struct engine *e = &tr->eng;
 	for (;;) {
@@ -50,23 +50,27 @@ static void step_run(struct tracer *tr, struct tracee *t)
 			if (tracee_leads(t))
 				window_end(tr, t, "the next instruction could "
 					   "not be read");
-			step_end_window(tr, t);
+			tr->engine->end_window(tr, t);
 			tracer_restart(tr, t, RESTART_CONT);
-			return;
+			return false;
 		}
 		struct breakpoint *bp = window_int3_at(tr, t);
 		if (!bp)
-			break;
+			return true;
 		if (window_step_over_int3(tr, t, bp) < 0)
-			return;
+			return false;
 		if (tracee_leads(t) && engine_at_stop(e, t)) {
 			window_end(tr, t, NULL);
 			tracer_restart(tr, t, window_after(tr, t));
-			return;
+			return false;
 		}
 		if (!tracee_stepping(t))
-			return;
+			return false;
 	}
+}
+
+void step_issue(struct tracer *tr, struct tracee *t)
+{
 	int sig = t->inject;
 	t->inject = 0;
 	window_sync_dr(tr, t);
@@ -74,7 +78,13 @@ static void step_run(struct tracer *tr, struct tracee *t)
 		error_msg("cannot step thread %d", t->tid);
 }
 
-static bool step_trap(struct tracer *tr, struct tracee *t)
+static void step_run(struct tracer *tr, struct tracee *t)
+{
+	if (step_prepare(tr, t))
+		step_issue(tr, t);
+}
+
+bool step_trap(struct tracer *tr, struct tracee *t)
 {
 	int code = tracee_si_code(t->tid);
 	/* A signal with a handler was delivered: the kernel reports the

@@ -39,6 +39,7 @@ void tracee_remove(struct tracer *tr, pid_t tid)
 		if ((*pp)->tid == tid) {
 			struct tracee *t = *pp;
 			*pp = t->next;
+			free(t->emu);
 			free(t);
 			return;
 		}

@@ -57,6 +57,8 @@ struct tracee {
 		uint64_t steps;		/* its own steps in the window */
 		bool watch_hit;		/* it wrote the --stop-watch range */
 	} win;
+	unsigned emu_flags;		/* the emulate engine's (emulate.c) */
+	struct emu_thread *emu;		/* lockstep's, per thread (emulate.c) */
 	int deferred_status;		/* a wait status taken while stopping
 					 * the others for an int3 step-over */
 	bool has_deferred;
@@ -162,6 +164,7 @@ struct tracer {
 	struct symbols *syms;
 	struct engine eng;
 	const struct engine_ops *engine;
+	struct emu *emu;		/* the emulate/lockstep engines' state */
 	const char **event_names;
 	unsigned n_events;
 
@@ -351,6 +354,10 @@ void window_assign_core(struct tracer *tr, struct tracee *t);
 unsigned window_cores(const struct tracer *tr);
 /* Program T's debug registers as the armed start events want. */
 void window_sync_dr(struct tracer *tr, struct tracee *t);
+/* Stop every other thread, keeping their wait statuses, and dispatch them
+ * later (window_replay_deferred): nothing runs beside T. */
+void window_stop_others(struct tracer *tr, struct tracee *t);
+void window_replay_deferred(struct tracer *tr);
 /* Our int3 under T's pc (being stepped), or NULL. */
 struct breakpoint *window_int3_at(struct tracer *tr, const struct tracee *t);
 /* T executes the instruction under our int3 BP with the others stopped. */
@@ -385,6 +392,14 @@ bool dispatch(struct tracer *tr, struct event_info *ei);
 void tracer_restart(struct tracer *tr, struct tracee *t, enum restart how);
 /* Until the windows are done and the target released, or it is gone. */
 void tracer_run(struct tracer *tr);
+
+/* emulate.c: the emulate and lockstep engines' state. */
+void emu_free(struct tracer *tr);
+/* The summary's lines about the engine. */
+void emu_describe(const struct tracer *tr, FILE *f, const char *prefix);
+/* Lockstep found the emulator and the CPU disagreeing. */
+bool emu_diverged(const struct tracer *tr);
+uint64_t emu_emulated(const struct tracer *tr);
 
 /* output.c */
 /* Before anything runs: every output name can be written, the folded

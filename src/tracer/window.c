@@ -110,7 +110,7 @@ void window_release(struct tracer *tr)
 /* Bring every thread but T to a ptrace stop, keeping the wait status of
  * each (its event is dispatched later, by replay_deferred), so that none
  * can run through the text while an int3 is out. */
-static void stop_others(struct tracer *tr, struct tracee *t)
+void window_stop_others(struct tracer *tr, struct tracee *t)
 {
 	for (struct tracee *o = tr->tracees; o; o = o->next)
 		if (o != t && !tracee_stopped(o))
@@ -128,7 +128,7 @@ static void stop_others(struct tracer *tr, struct tracee *t)
 	}
 }
 
-static void replay_deferred(struct tracer *tr)
+void window_replay_deferred(struct tracer *tr)
 {
 	for (;;) {
 		struct tracee *o = tr->tracees;
@@ -185,7 +185,7 @@ int window_step_over_int3(struct tracer *tr, struct tracee *t,
 			  struct breakpoint *bp)
 {
 	uint64_t addr = bp->addr;
-	stop_others(tr, t);
+	window_stop_others(tr, t);
 	breakpoint_remove(t->tid, bp);
 	int sig = t->inject, rc = -1;
 	t->inject = 0;
@@ -210,7 +210,7 @@ int window_step_over_int3(struct tracer *tr, struct tracee *t,
 	if (any && breakpoint_insert(any->tid, bp, addr) < 0)
 		error_msg("cannot put the breakpoint at 0x%" PRIx64 " back",
 			  addr);
-	replay_deferred(tr);
+	window_replay_deferred(tr);
 	return rc;
 }
 

@@ -7,8 +7,10 @@ Usage: flamegraph.py ANNOTATE SRCDIR [svg|chromium].  The chromium mode
 loads the SVG in headless Chromium, drives its script from a page (hover,
 zoom, reset, search), checks the widths Chromium lays out, and renders the
 SVG and checks the picture; without Chromium it fails."""
-import difflib, html, os, re, shutil, subprocess, sys, tempfile, zlib, struct
+import difflib, html, os, re, shutil, subprocess, sys, tempfile
 import xml.etree.ElementTree as ET
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chromium as chromium_mod
 
 ann, srcdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 mode = sys.argv[3] if len(sys.argv) > 3 else 'svg'
@@ -128,32 +130,13 @@ if mode == 'svg':
         fail.append('esc.svg: frames under 0.1 px drawn: %s' % sorted(got))
     self_contained(f)
 elif mode == 'chromium':
-    # Chromium is a test dependency (tests/install-deps.sh): missing is a
-    # failure, never a skip, or the flame graph's script goes untested.
-    chromium = shutil.which('chromium') or '/usr/bin/chromium'
-    if not os.access(chromium, os.X_OK):
-        print('FAIL: no chromium: run tests/install-deps.sh'); sys.exit(1)
+    chromium_mod.find()
     f = os.path.join(tmp, 'game.svg')
     run('--flamegraph=' + f, '--event=DLmr', os.path.join(cg, 'game.cgout'))
     png = os.path.join(tmp, 'out.png')
-    # Nothing may come from the network: no DNS, a dead proxy, and when
-    # the kernel lets us, a network namespace with nothing in it.
-    jail = []
-    for u in (['unshare', '-n'], ['unshare', '-rn']):
-        if shutil.which('unshare') and subprocess.run(u + ['true'], capture_output=True).returncode == 0:
-            jail = u; break
 
     def chrome(*args):
-        prof = tempfile.mkdtemp()
-        p = subprocess.run(jail + [chromium, '--headless', '--no-sandbox', '--disable-gpu',
-                            '--disable-background-networking', '--disable-component-update',
-                            '--disable-sync', '--no-first-run', '--no-default-browser-check',
-                            '--host-resolver-rules=MAP * ~NOTFOUND', '--proxy-server=127.0.0.1:9',
-                            # the page reads the SVG document in its iframe
-                            '--allow-file-access-from-files', '--user-data-dir=' + prof]
-                           + list(args), capture_output=True, timeout=120, cwd=tmp)
-        shutil.rmtree(prof, ignore_errors=True)
-        return p.stdout.decode('utf-8', 'replace')
+        return chromium_mod.run(tmp, *args)
 
     # The SVG is loaded unmodified in an iframe of an HTML page whose own
     # script drives it as a user would (hover, click to zoom, Reset Zoom,
@@ -161,17 +144,7 @@ elif mode == 'chromium':
     # out: getBoundingClientRect of every frame (a hidden frame has no box),
     # elementFromPoint, computed fills.  The results go into the page's
     # DOM, which --dump-dom prints.
-    page = os.path.join(tmp, 'page.html')
-    open(page, 'w').write("""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>flame graph test</title></head>
-<body style="margin:0">
-<iframe id="fg" src="game.svg" width="1200" height="164" style="border:0;display:block"></iframe>
-<pre id="out"></pre>
-<script>
-window.addEventListener('load', function () {
-  var out = [];
-  try {
-    var w = document.getElementById('fg').contentWindow, d = w.document;
+    got = chromium_mod.drive(tmp, 'game.svg', 1200, 164, r"""
     var rects = d.querySelectorAll('g.f rect');
     var name = function (r) { var t = r.parentNode.querySelector('title').textContent;
                               return t.substring(0, t.lastIndexOf(' (')); };
@@ -213,14 +186,7 @@ window.addEventListener('load', function () {
     [performance, w.performance].forEach(function (p) {
       p.getEntriesByType('resource').forEach(function (e) {
         if (!/^file:/.test(e.name)) out.push('fetched ' + e.name); }); });
-  } catch (e) { out.push('error ' + e); }
-  document.getElementById('out').textContent = out.join('\\n');
-});
-</script></body></html>
 """)
-    dom = chrome('--dump-dom', 'file://' + page)
-    m = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
-    got = html.unescape(m.group(1)).split('\n') if m else ['no output: ' + dom[:300]]
     # game.cgout by DLmr: the widths of the svg mode above, as drawn.
     # Zoomed on frame_b, it is 1180 px; cull 3000/5000 of it, from the
     # SVG's rounded 252.86 / 421.43 * 1180 = 708.01; physics after it;
@@ -248,37 +214,12 @@ window.addEventListener('load', function () {
     chrome('--screenshot=' + png, '--window-size=1200,600', 'file://' + f)
     if not os.path.exists(png) or os.path.getsize(png) < 2000:
         print('FAIL: no screenshot, or a trivial one'); sys.exit(1)
-    # Decode the PNG (8-bit RGB or RGBA, no interlace) and count pixels
-    # in the flame palette: red 205-255, blue under 60.
-    d = open(png, 'rb').read()
-    pos, idat, w = 8, b'', 0
-    while pos < len(d):
-        n, typ = struct.unpack('>I4s', d[pos:pos + 8])
-        body = d[pos + 8:pos + 8 + n]
-        if typ == b'IHDR':
-            w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
-        elif typ == b'IDAT':
-            idat += body
-        pos += 12 + n
-    if (w, h, depth) != (1200, 600, 8) or ctype not in (2, 6):
-        print('FAIL: PNG is %dx%d depth %d type %d' % (w, h, depth, ctype)); sys.exit(1)
-    bpp = 3 if ctype == 2 else 4
-    raw, stride = zlib.decompress(idat), w * bpp
-    prev, flame, rows = bytearray(stride), 0, []
-    for y in range(h):
-        ft, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if ft == 1: line[i] = (line[i] + a) & 255
-            elif ft == 2: line[i] = (line[i] + b) & 255
-            elif ft == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif ft == 4:
-                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        n = sum(1 for x in range(0, stride, bpp) if line[x] >= 205 and line[x + 2] < 60)
-        flame += n
-        prev = line
+    # Count the pixels in the flame palette: red 205-255, blue under 60.
+    w, h, bpp, rows = chromium_mod.png_rows(png)
+    if (w, h) != (1200, 600):
+        print('FAIL: PNG is %dx%d' % (w, h)); sys.exit(1)
+    flame = sum(1 for line in rows for x in range(0, w * bpp, bpp)
+                if line[x] >= 205 and line[x + 2] < 60)
     # 7 frame rows of 15 px over about 1180 px: far more than 20,000 pixels.
     if flame < 20000:
         print('FAIL: only %d flame-coloured pixels' % flame); sys.exit(1)

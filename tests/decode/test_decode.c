@@ -1065,6 +1065,57 @@ static void check_chase(void)
 	decode_free(d);
 }
 
+/* The emulation allow-list (src/decode/allow.c): what the emulate engine
+ * may run in Unicorn.  Bytes assembled with GNU as; expectations from the
+ * encodings (VEX/EVEX prefix bytes) and the list's rules. */
+static void check_allow(struct decoder *d)
+{
+	static const struct {
+		const char *what;
+		uint8_t code[15];
+		uint8_t len;
+		bool emulable;
+		bool fpu;
+	} cases[] = {
+		{ "add rax, rbx", { 0x48, 0x01, 0xd8 }, 3, true, false },
+		{ "mov rax, [rbx+8]", { 0x48, 0x8b, 0x43, 0x08 }, 4, true, false },
+		{ "lock xadd [rdi], eax", { 0xf0, 0x0f, 0xc1, 0x07 }, 4, true, false },
+		{ "rep movsb", { 0xf3, 0xa4 }, 2, true, false },
+		{ "movdqu xmm0, [rsi]", { 0xf3, 0x0f, 0x6f, 0x06 }, 4, true, true },
+		{ "pcmpeqb xmm1, xmm2", { 0x66, 0x0f, 0x74, 0xca }, 4, true, true },
+		{ "syscall", { 0x0f, 0x05 }, 2, false, false },
+		{ "cpuid", { 0x0f, 0xa2 }, 2, false, false },
+		{ "rdtsc", { 0x0f, 0x31 }, 2, false, false },
+		{ "xgetbv", { 0x0f, 0x01, 0xd0 }, 3, false, false },
+		{ "int3", { 0xcc }, 1, false, false },
+		{ "vmovdqu ymm0, [rsi] (VEX)", { 0xc5, 0xfe, 0x6f, 0x06 }, 4, false, true },
+		{ "vpxorq zmm0, zmm0, zmm0 (EVEX)",
+		  { 0x62, 0xf1, 0xfd, 0x48, 0xef, 0xc0 }, 6, false, true },
+		{ "andn eax, ebx, ecx (VEX BMI)", { 0xc4, 0xe2, 0x60, 0xf2, 0xc1 }, 5,
+		  false, false },
+		{ "fld qword [rax] (x87)", { 0xdd, 0x00 }, 2, false, true },
+		{ "xsave [rdi]", { 0x0f, 0xae, 0x27 }, 3, false, false },
+		{ "fxsave [rdi]", { 0x0f, 0xae, 0x07 }, 3, false, false },
+		{ "mov eax, fs (segment)", { 0x8c, 0xe0 }, 2, false, false },
+		{ "wrfsbase rax", { 0xf3, 0x48, 0x0f, 0xae, 0xd0 }, 5, false, false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *err = NULL;
+		cur_code = cases[i].code;
+		cur_len = cases[i].len;
+		cur_pc = 0xc00000 + 0x100 * i;
+		const struct insn *in = decode_insn(d, cur_pc, &err);
+		if (!CHECK(in, "allow: %s: not decoded (%s)", cases[i].what,
+			   err ? err : "?"))
+			continue;
+		CHECK(in->emulable == cases[i].emulable, "allow: %s: emulable %d, "
+		      "want %d", cases[i].what, in->emulable, cases[i].emulable);
+		if (cases[i].emulable || cases[i].fpu)
+			CHECK(in->fpu == cases[i].fpu, "allow: %s: fpu %d, want %d",
+			      cases[i].what, in->fpu, cases[i].fpu);
+	}
+}
+
 int main(void)
 {
 	struct decode_target t = { .read_mem = fake_read, .read_xstate = fake_xstate };
@@ -1083,6 +1134,7 @@ int main(void)
 	check_prepare(d, have512);
 	check_cache(d);
 	check_rep_const(d);
+	check_allow(d);
 	decode_free(d);
 	check_chase();
 	printf("%zu rows\n", n);

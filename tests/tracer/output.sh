@@ -54,10 +54,11 @@ grep -q 'Branches:' err.txt && pass "summary has branches" ||
 grep -Eq 'Stepped [0-9]+ instructions' err.txt && pass "stepping rate printed" ||
 	fail "no stepping rate line"
 # The live progress line: on a terminal only, and not with -q.  script(1)
-# gives cachetrace a pseudo-terminal; main() steps ~1.5 s so a refresh
+# gives cachetrace a pseudo-terminal; main() steps ~1.5 s (the step
+# engine: emulated it takes milliseconds) so a refresh
 # (every 0.25 s) must happen.
 if command -v script >/dev/null; then
-	script -qec "'$CT' --start=main -o pty.cg -- ./loop 6" /dev/null \
+	script -qec "'$CT' --engine=step --start=main -o pty.cg -- ./loop 6" /dev/null \
 		>pty.txt 2>&1
 	grep -aEq 'cachetrace: [0-9]+ instructions, [0-9.]+k steps/s, [0-9.]+ s, in (work|main)' pty.txt &&
 		pass "progress line on a terminal" ||

@@ -95,5 +95,13 @@ struct svg_opts {
 void ctree_sort_children(struct ctree *t, bool by_name);
 /* flamegraph.c */
 int ctree_write_svg(FILE *out, struct ctree *t, const struct svg_opts *o);
+/* A frame's colour: flamegraph.pl's "hot" palette from a hash of NAME. */
+void ctree_colour(const char *name, int *r, int *g, int *b);
+/* The length of the valid UTF-8 sequence (allowed in XML 1.0) at U, N
+ * bytes left; 0 when it is not one. */
+size_t markup_utf8_len(const unsigned char *u, size_t n);
+/* S escaped for XML and HTML text and attributes; bytes that are not
+ * valid UTF-8, or control characters, become '?'. */
+void markup_put(FILE *out, const char *s, size_t n);
 
 #endif

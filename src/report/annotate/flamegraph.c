@@ -11,60 +11,62 @@
 #include "error.h"
 #include "report.h"
 
-/* Escape S for XML text and attributes; bytes that are not valid UTF-8 or
- * not allowed in XML 1.0 become '?'. */
-static void xml_put(FILE *out, const char *s, size_t n)
+size_t markup_utf8_len(const unsigned char *u, size_t n)
+{
+	unsigned c = u[0];
+	if (c < 0x80)
+		return 1;
+	unsigned len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 :
+		       c >= 0xc2 && c < 0xe0 ? 2 : 0;
+	uint32_t cp = len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+	if (!len || len > n)
+		return 0;
+	for (unsigned k = 1; k < len; k++) {
+		if ((u[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (u[k] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe ||
+	    cp == 0xffff)
+		return 0;
+	return len;
+}
+
+void markup_put(FILE *out, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 
 	for (size_t i = 0; i < n;) {
 		unsigned c = u[i];
-		if (c < 0x80) {
-			switch (c) {
-			case '&': fputs("&amp;", out); break;
-			case '<': fputs("&lt;", out); break;
-			case '>': fputs("&gt;", out); break;
-			case '"': fputs("&quot;", out); break;
-			case '\'': fputs("&#39;", out); break;
-			default:
-				fputc(c < 0x20 && c != '\t' ? '?' : (int)c, out);
-			}
-			i++;
+		size_t len = markup_utf8_len(u + i, n - i);
+		if (len > 1) {
+			fwrite(u + i, 1, len, out);
+			i += len;
 			continue;
 		}
-		unsigned len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 :
-			       c >= 0xc2 && c < 0xe0 ? 2 : 0;
-		if (c >= 0xf5)
-			len = 0;
-		uint32_t cp = len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
-		bool ok = len && i + len <= n;
-		for (unsigned k = 1; ok && k < len; k++) {
-			if ((u[i + k] & 0xc0) != 0x80)
-				ok = false;
-			cp = cp << 6 | (u[i + k] & 0x3f);
+		i++;
+		switch (len ? c : '?') {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default:
+			fputc(c < 0x20 && c != '\t' ? '?' : len ? (int)c : '?',
+			      out);
 		}
-		if (ok && ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-			   cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-			   cp == 0xfffe || cp == 0xffff))
-			ok = false;
-		if (!ok) {
-			fputc('?', out);
-			i++;
-			continue;
-		}
-		fwrite(u + i, 1, len, out);
-		i += len;
 	}
 }
 
 static void xml_puts(FILE *out, const char *s)
 {
-	xml_put(out, s, strlen(s));
+	markup_put(out, s, strlen(s));
 }
 
 /* flamegraph.pl's "hot" palette, from a hash of the name, so a function
  * keeps its colour from one graph to the next. */
-static void colour(const char *s, int *r, int *g, int *b)
+void ctree_colour(const char *s, int *r, int *g, int *b)
 {
 	uint64_t h = hash_fnv1a(HASH_FNV1A_INIT, s, strlen(s));
 	h ^= h >> 31;
@@ -249,7 +251,7 @@ static void svg_frame(FILE *out, const struct ctree_node *f,
 	char cnt[32];
 	int r, g, b;
 
-	colour(f->name, &r, &g, &b);
+	ctree_colour(f->name, &r, &g, &b);
 	report_commify(cnt, f->val);
 	fputs("<g class=\"f\"><title>", out);
 	xml_puts(out, f->name);
@@ -263,9 +265,9 @@ static void svg_frame(FILE *out, const struct ctree_node *f,
 	size_t fit = w > 6 ? (size_t)((w - 6) / SVG_CHAR) : 0;
 	size_t len = strlen(f->name);
 	if (fit >= 3 && len <= fit) {
-		xml_put(out, f->name, len);
+		markup_put(out, f->name, len);
 	} else if (fit >= 3) {
-		xml_put(out, f->name, fit - 2);
+		markup_put(out, f->name, fit - 2);
 		fputs("..", out);
 	}
 	fputs("</text></g>\n", out);

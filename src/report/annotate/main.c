@@ -5,12 +5,14 @@
 #include "profile.h"
 #include "report.h"
 #include "calltree.h"
+#include "html.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -38,6 +40,8 @@ static const char usage_text[] =
 "  --mod-filename=s/RE/REPL/[gi]  rewrite file names (POSIX extended RE;\n"
 "                         \\1-\\9 or $1-$9 in REPL are groups, & the match)\n"
 "  --mod-funcname=s/RE/REPL/[gi]  rewrite function names likewise\n"
+"  --html=OUT.html        write the report as one self-contained HTML page\n"
+"                         (- = stdout); also reads folded stacks\n"
 "  --output-profile=FILE  write the merged (or diffed) profile to FILE in\n"
 "                         Cachegrind format instead of annotating (- = stdout)\n"
 "  --no-summary-check     read on when summary: is missing or wrong\n"
@@ -75,14 +79,6 @@ static double parse_pct(const char *opt, const char *v)
 	return d;
 }
 
-static int find_event(const struct profile *p, const char *name, size_t n)
-{
-	for (unsigned e = 0; e < p->n_events; e++)
-		if (strlen(p->events[e]) == n && !strncmp(p->events[e], name, n))
-			return e;
-	return -1;
-}
-
 /* Split "A,B:1,C" into event indices, with optional ":PCT" parts. */
 static unsigned parse_event_list(const struct profile *p, const char *opt,
 				 const char *list, bool allow_badness,
@@ -98,7 +94,7 @@ static unsigned parse_event_list(const struct profile *p, const char *opt,
 		const char *e = s + strcspn(s, ",");
 		const char *colon = memchr(s, ':', e - s);
 		const char *name_end = colon && allow_pct ? colon : e;
-		int ev = find_event(p, s, name_end - s);
+		int ev = prof_find_event(p, s, name_end - s);
 		if (ev < 0 && allow_badness && name_end - s == 7 &&
 		    !strncmp(s, "Badness", 7))
 			ev = p->n_events;
@@ -161,6 +157,72 @@ static char *read_all(int fd, const char *name, size_t *len)
 	return buf;
 }
 
+/* Does FD hold folded stacks?  The stack modes read it whole and look;
+ * with STREAM (the text and HTML reports, which stream profiles) only a
+ * regular file is looked at, its start, and a pipe is a profile. */
+static bool fd_is_folded(int fd, bool stream, char **data, size_t *len,
+			 const char *name)
+{
+	struct stat st;
+	if (!stream) {
+		*data = read_all(fd, name, len);
+		return ctree_is_folded(*data, *len);
+	}
+	*data = NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	char head[4096];
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	return n > 0 && ctree_is_folded(head, n);
+}
+
+/* Read FILES into PROF, or when they are folded stacks (FOLDED, or by
+ * content) into FWD, counting those in *N_FOLDED; with DIFF the first file
+ * counts negative; STREAM as fd_is_folded; DETECT: look at the content
+ * (the text report does not: folded stacks are a syntax error to it).
+ * Returns 0, or 1 after printing
+ * the reader's error. */
+static int read_inputs(struct profile *prof, struct ctree *fwd, char **files,
+		       unsigned n_files, bool check_summary, bool folded,
+		       bool diff, bool stream, bool detect, int *n_folded)
+{
+	*n_folded = 0;
+	for (unsigned i = 0; i < n_files; i++) {
+		bool is_stdin = !strcmp(files[i], "-");
+		const char *name = is_stdin ? "<stdin>" : files[i];
+		int fd = is_stdin ? 0 : open(files[i], O_RDONLY | O_CLOEXEC);
+		struct prof_error perr;
+		size_t len = 0;
+		char *data;
+		if (fd < 0)
+			perror_msg_and_die("%s", files[i]);
+		bool f = folded;
+		data = NULL;
+		if (detect || !stream)
+			f = fd_is_folded(fd, stream, &data, &len, name) || f;
+		if (f && !data)
+			data = read_all(fd, name, &len);
+		if (i && f != (*n_folded > 0))
+			error_msg_and_die("%s: cannot mix folded stacks and "
+					  "profiles", name);
+		*n_folded += f;
+		int sign = diff && i == 0 ? -1 : 1;
+		int r = f ? ctree_read_folded(fwd, data, len, name, &perr) :
+			data ? prof_read_mem(prof, data, len, name, sign,
+					     check_summary, &perr) :
+			prof_read_fd(prof, fd, name, sign, check_summary,
+				     &perr);
+		free(data);
+		if (!is_stdin)
+			close(fd);
+		if (r) {
+			report_error(&perr);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* --tree, --blame and --flamegraph.  Returns the exit status. */
 static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 		       bool check_summary, bool folded, const char *blame,
@@ -172,31 +234,10 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 	int rc = 0;
 
 	ctree_init(&fwd, "all");
-	for (unsigned i = 0; i < n_files; i++) {
-		bool is_stdin = !strcmp(files[i], "-");
-		const char *name = is_stdin ? "<stdin>" : files[i];
-		int fd = is_stdin ? 0 : open(files[i], O_RDONLY | O_CLOEXEC);
-		struct prof_error perr;
-		size_t len;
-		if (fd < 0)
-			perror_msg_and_die("%s", files[i]);
-		char *data = read_all(fd, name, &len);
-		if (!is_stdin)
-			close(fd);
-		bool f = folded || ctree_is_folded(data, len);
-		if (i && f != (n_folded > 0))
-			error_msg_and_die("%s: cannot mix folded stacks and "
-					  "profiles", name);
-		n_folded += f;
-		int r = f ? ctree_read_folded(&fwd, data, len, name, &perr) :
-			    prof_read_mem(prof, data, len, name, 1,
-					  check_summary, &perr);
-		free(data);
-		if (r) {
-			report_error(&perr);
-			ctree_free(&fwd);
-			return 1;
-		}
+	if (read_inputs(prof, &fwd, files, n_files, check_summary, folded,
+			false, false, true, &n_folded)) {
+		ctree_free(&fwd);
+		return 1;
 	}
 
 	const char *ev_name;
@@ -208,13 +249,13 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 		ev_name = event ? event : "count";
 	} else {
 		if (event) {
-			int e = find_event(prof, event, strlen(event));
+			int e = prof_find_event(prof, event, strlen(event));
 			if (e < 0)
 				error_msg_and_die("--event: event '%s' is not in "
 						  "the profile's events:", event);
 			ev = e;
 		} else if (sort) {
-			int e = find_event(prof, sort, strcspn(sort, ",:"));
+			int e = prof_find_event(prof, sort, strcspn(sort, ",:"));
 			if (e < 0)
 				error_msg_and_die("--sort: event '%.*s' is not in "
 						  "the profile's events:",
@@ -294,13 +335,13 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 	return rc;
 }
 
-/* Long options.  Those from OPT_SHOW to OPT_EVENT are valgrind style, a
+/* Long options.  Those from OPT_SHOW to OPT_HTML are valgrind style, a
  * value after '=' only (optional_argument keeps getopt from taking the
  * next word); --annotate, --show-percs and --include also stand alone. */
 enum {
 	OPT_SHOW = 256, OPT_SORT, OPT_THRESHOLD, OPT_AUTO, OPT_CONTEXT,
 	OPT_PERCENT, OPT_MOD_FILENAME, OPT_MOD_FUNCNAME, OPT_OUTPUT_PROFILE,
-	OPT_BLAME, OPT_TREE, OPT_FLAMEGRAPH, OPT_EVENT,
+	OPT_BLAME, OPT_TREE, OPT_FLAMEGRAPH, OPT_EVENT, OPT_HTML,
 	OPT_ANNOTATE, OPT_SHOW_PERCS, OPT_INCLUDE,
 	OPT_NO_ANNOTATE, OPT_NO_SHOW_PERCS, OPT_BADNESS, OPT_DIFF,
 	OPT_NO_SUMMARY_CHECK, OPT_FOLDED, OPT_VERSION,
@@ -328,6 +369,7 @@ static const struct option longopts[] = {
 	{ "tree", optional_argument, NULL, OPT_TREE },
 	{ "flamegraph", optional_argument, NULL, OPT_FLAMEGRAPH },
 	{ "event", optional_argument, NULL, OPT_EVENT },
+	{ "html", optional_argument, NULL, OPT_HTML },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -362,6 +404,7 @@ int main(int argc, char **argv)
 	char **files = xcalloc(argc + 2, sizeof(*files));
 	unsigned n_files = 0;
 	const char *blame = NULL, *flamegraph = NULL, *event = NULL;
+	const char *html = NULL;
 	bool tree = false, folded = false;
 
 	/* "-": in order, argv untouched (the report prints the invocation as
@@ -378,7 +421,7 @@ int main(int argc, char **argv)
 		const char *a = argv[optind - 1];
 		if (li >= 0 && !long_name_exact(a, longopts[li].name))
 			error_usage_and_die("unknown option '%s'", a);
-		if (c >= OPT_SHOW && c <= OPT_EVENT && !optarg)
+		if (c >= OPT_SHOW && c <= OPT_HTML && !optarg)
 			error_usage_and_die("unknown option '%s'", a);
 		char *v = optarg;
 		switch (c) {
@@ -447,6 +490,11 @@ int main(int argc, char **argv)
 			flamegraph = v;
 			break;
 		case OPT_EVENT: event = v; break;
+		case OPT_HTML:
+			if (!*v)
+				error_usage_and_die("--html needs a file name");
+			html = v;
+			break;
 		case OPT_FOLDED: folded = true; break;
 		case ':':
 			if (optopt == 'I')
@@ -467,9 +515,12 @@ int main(int argc, char **argv)
 	if (stacks && (diff || output_profile))
 		error_usage_and_die("--tree, --blame and --flamegraph cannot be "
 				    "used with --diff or --output-profile");
-	if (folded && !stacks)
-		error_usage_and_die("--folded needs --tree, --blame or "
-				    "--flamegraph");
+	if (html && (stacks || output_profile))
+		error_usage_and_die("--html cannot be used with --tree, --blame, "
+				    "--flamegraph or --output-profile");
+	if (folded && !stacks && !html)
+		error_usage_and_die("--folded needs --tree, --blame, "
+				    "--flamegraph or --html");
 
 	struct profile prof;
 	char err[256];
@@ -496,24 +547,22 @@ int main(int argc, char **argv)
 		return rc;
 	}
 
-	for (unsigned i = 0; i < n_files; i++) {
-		bool is_stdin = !strcmp(files[i], "-");
-		const char *name = is_stdin ? "<stdin>" : files[i];
-		int fd = is_stdin ? 0 : open(files[i], O_RDONLY | O_CLOEXEC);
-		struct prof_error perr;
-		if (fd < 0)
-			perror_msg_and_die("%s", files[i]);
-		int sign = diff && i == 0 ? -1 : 1;
-		if (prof_read_fd(&prof, fd, name, sign, check_summary, &perr)) {
-			report_error(&perr);
-			prof_free(&prof);
-			free(include);
-			free(files);
-			return 1;
-		}
-		if (!is_stdin)
-			close(fd);
+	/* --html also takes folded stacks; the text report does not. */
+	struct ctree fwd;
+	int n_folded = 0;
+	ctree_init(&fwd, "all");
+	if (read_inputs(&prof, &fwd, files, n_files, check_summary,
+			folded, diff, true, html != NULL, &n_folded)) {
+		ctree_free(&fwd);
+		prof_free(&prof);
+		free(include);
+		free(files);
+		return 1;
 	}
+	if (n_folded && diff)
+		error_usage_and_die("--diff cannot compare folded stacks");
+	if (n_folded)
+		ctree_finish_folded(&fwd);
 
 	if (output_profile) {
 		bool to_stdout = !strcmp(output_profile, "-");
@@ -524,59 +573,42 @@ int main(int argc, char **argv)
 		if (prof_write(&prof, out) || fflush(out) ||
 		    (!to_stdout && fclose(out)))
 			perror_msg_and_die("writing %s", output_profile);
+		ctree_free(&fwd);
 		prof_free(&prof);
 		free(include);
 		free(files);
 		return 0;
 	}
 
-	struct report_opts o = {
-		.annotate = annotate,
-		.percent = percent,
-		.context = context,
-		.include = include,
-		.n_include = n_include,
-		.badness_ir = -1, .badness_dlmr = -1, .badness_dlmw = -1,
-	};
-	if (badness) {
-		o.badness_ir = find_event(&prof, "Ir", 2);
-		o.badness_dlmr = find_event(&prof, "DLmr", 4);
-		o.badness_dlmw = find_event(&prof, "DLmw", 4);
-		if (o.badness_ir < 0 || o.badness_dlmr < 0 ||
-		    o.badness_dlmw < 0) {
-			error_msg("--badness: the profile has no Ir, DLmr and "
-				  "DLmw events; no Badness column");
-			o.badness_ir = o.badness_dlmr = o.badness_dlmw = -1;
-		}
-	}
+	/* The HTML page always has the Badness column when it can. */
+	struct report_opts o;
+	if (badness && !report_opts_defaults(&o, &prof, threshold, true))
+		error_msg("--badness: the profile has no Ir, DLmr and DLmw "
+			  "events; no Badness column");
+	else if (!badness)
+		report_opts_defaults(&o, &prof, threshold, html != NULL);
+	o.annotate = annotate;
+	o.percent = percent;
+	o.context = context;
+	o.include = include;
+	o.n_include = n_include;
 	bool have_bad = o.badness_ir >= 0;
 	if (show) {
+		free(o.show);
 		o.n_show = parse_event_list(&prof, "--show", show, have_bad,
 					    false, &o.show, NULL);
-	} else {
-		o.show = xcalloc(prof.n_events + 2, sizeof(*o.show));
-		for (unsigned e = 0; e < prof.n_events; e++)
-			o.show[o.n_show++] = e;
-		if (have_bad)
-			o.show[o.n_show++] = prof.n_events;
 	}
 	if (sort) {
+		free(o.sort);
+		free(o.sort_threshold);
 		o.n_sort = parse_event_list(&prof, "--sort", sort, false, true,
 					    &o.sort, &o.sort_threshold);
-	} else {
-		o.sort = xcalloc(prof.n_events + 1, sizeof(*o.sort));
-		o.sort_threshold = xcalloc(prof.n_events + 1,
-					   sizeof(*o.sort_threshold));
-		for (unsigned e = 0; e < prof.n_events; e++) {
-			o.sort[o.n_sort++] = e;
-			o.sort_threshold[e] = -1;
-		}
+		bool any_thr = false;
+		for (unsigned k = 0; k < o.n_sort; k++)
+			any_thr |= o.sort_threshold[k] >= 0;
+		if (!any_thr)
+			o.sort_threshold[0] = threshold;
 	}
-	bool any_thr = false;
-	for (unsigned k = 0; k < o.n_sort; k++)
-		any_thr |= o.sort_threshold[k] >= 0;
-	if (!any_thr)
-		o.sort_threshold[0] = threshold;
 
 	size_t inv_len = strlen(program_invocation_short_name) + 1;
 	for (int i = 1; i < argc; i++)
@@ -611,12 +643,39 @@ int main(int argc, char **argv)
 
 	static char outbuf[1 << 20];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	if (report_print(stdout, &prof, &o)) {
+	int rc = 0;
+	if (html) {
+		struct html_opts ho = {
+			.ro = &o, .diff = diff, .event = -1,
+			.folded = n_folded ? &fwd : NULL,
+			.folded_event = event ? event : "count",
+		};
+		if (event && !n_folded) {
+			ho.event = prof_find_event(&prof, event, strlen(event));
+			if (ho.event < 0)
+				error_msg_and_die("--event: event '%s' is not in "
+						  "the profile's events:", event);
+		}
+		bool to_stdout = !strcmp(html, "-");
+		FILE *out = to_stdout ? stdout : fopen(html, "w");
+		if (!out)
+			perror_msg_and_die("%s", html);
+		if (!to_stdout)
+			setvbuf(out, NULL, _IOFBF, 1 << 20);
+		errno = 0;
+		rc = html_write(out, &prof, &ho);
+		if ((rc && errno) || fflush(out) || (!to_stdout && fclose(out)))
+			perror_msg_and_die("writing %s", html);
+	} else {
+		rc = report_print(stdout, &prof, &o);
+	}
+	if (rc) {
 		error_msg("counts overflow a 64-bit integer");
 		return 1;
 	}
 	if (fflush(stdout) || ferror(stdout))
 		perror_msg_and_die("writing the report");
+	ctree_free(&fwd);
 
 	free(inv);
 	free(inputs);

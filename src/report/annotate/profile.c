@@ -468,3 +468,11 @@ int prof_write(const struct profile *p, FILE *out)
 	free(ord);
 	return ferror(out) ? -1 : 0;
 }
+
+int prof_find_event(const struct profile *p, const char *name, size_t n)
+{
+	for (unsigned e = 0; e < p->n_events; e++)
+		if (strlen(p->events[e]) == n && !strncmp(p->events[e], name, n))
+			return e;
+	return -1;
+}

@@ -138,6 +138,9 @@ static inline int64_t prof_val(int64_t c)
 	return c == PROF_ABSENT ? 0 : c;
 }
 
+/* The index of the event called NAME (N bytes), or -1. */
+int prof_find_event(const struct profile *p, const char *name, size_t n);
+
 /* Totals of all cost centres; returns -1 on overflow. */
 int prof_totals(const struct profile *p, int64_t *tot);
 

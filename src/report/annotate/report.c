@@ -24,8 +24,7 @@
  * whole number (commified, rounded down) from 100 up; below that three
  * significant digits ("12.3", "0.0417", "2.5e-05"), so that the many rows
  * below 1, which cache misses rarely reach per instruction, still rank. */
-static void badness(const struct report_opts *o, const int64_t *row,
-		    char *buf)
+void rep_badness(const struct report_opts *o, const int64_t *row, char *buf)
 {
 	int64_t ir = prof_val(row[o->badness_ir]);
 	__int128 d = (__int128)prof_val(row[o->badness_dlmr]) +
@@ -58,7 +57,7 @@ static void cell_parts(const struct printer *pr, const int64_t *row,
 
 	x[0] = y[0] = '\0';
 	if (ev == pr->p->n_events) {
-		badness(pr->o, row, cnt);	/* no percentage */
+		rep_badness(pr->o, row, cnt);	/* no percentage */
 		return;
 	}
 	int64_t v = row[ev];
@@ -309,9 +308,9 @@ static int cmp_idx(const void *a, const void *b)
 	return cmp_key(*(const uint32_t *)a, *(const uint32_t *)b);
 }
 
-static void sort_by_cost(uint32_t *idx, size_t n, const int64_t *rows,
-			 unsigned n_events, const char *const *names,
-			 const struct report_opts *o)
+void rep_sort_by_cost(uint32_t *idx, size_t n, const int64_t *rows,
+		      unsigned n_events, const char *const *names,
+		      const struct report_opts *o)
 {
 	cmp_o = o;
 	cmp_rows = rows;
@@ -320,20 +319,20 @@ static void sort_by_cost(uint32_t *idx, size_t n, const int64_t *rows,
 	qsort(idx, n, sizeof(*idx), cmp_idx);
 }
 
-static bool passes(const struct printer *pr, const int64_t *row)
+bool rep_passes(const struct report_opts *o, const int64_t *tot,
+		const int64_t *row)
 {
-	const struct report_opts *o = pr->o;
 	for (unsigned k = 0; k < o->n_sort; k++) {
 		double t = o->sort_threshold[k];
 		unsigned e = o->sort[k];
 		if (t < 0)
 			continue;
-		double v = (double)prof_val(row[e]), tot = (double)pr->tot[e];
+		double v = (double)prof_val(row[e]), t_e = (double)tot[e];
 		if (v < 0)
 			v = -v;
-		if (tot < 0)
-			tot = -tot;
-		if (v >= t / 100.0 * tot)
+		if (t_e < 0)
+			t_e = -t_e;
+		if (v >= t / 100.0 * t_e)
 			return true;
 	}
 	return false;
@@ -410,14 +409,15 @@ static void table_add_members(struct table *t, const struct printer *pr,
 	uint32_t nm = gr->start[g + 1] - gr->start[g];
 	uint32_t folded = 0, n_pass = 0;
 
-	sort_by_cost(m, nm, fn_rows, n, fn_inner, pr->o);
+	rep_sort_by_cost(m, nm, fn_rows, n, fn_inner, pr->o);
 	for (uint32_t i = 0; i < nm; i++)
-		n_pass += passes(pr, fn_rows + (size_t)m[i] * n);
+		n_pass += rep_passes(pr->o, pr->tot,
+				     fn_rows + (size_t)m[i] * n);
 	for (uint32_t i = 0; i < nm; i++) {
 		const int64_t *r = fn_rows + (size_t)m[i] * n;
 		/* Folding a single entry would hide its name for
 		 * nothing. */
-		if (n_pass + 1 >= nm || passes(pr, r)) {
+		if (n_pass + 1 >= nm || rep_passes(pr->o, pr->tot, r)) {
 			table_add(t, "  ", r, NULL,
 				  xasprintf("  %s", fn_inner[m[i]]), false);
 		} else {
@@ -480,7 +480,7 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 	for (uint32_t g = 0; g < gr.n; g++)
 		if (gr.start[g + 1] > gr.start[g])
 			gorder[n_nonempty++] = g;
-	sort_by_cost(gorder, n_nonempty, gr.rows, n,
+	rep_sort_by_cost(gorder, n_nonempty, gr.rows, n,
 		     (const char *const *)outer_tab->str, pr->o);
 
 	struct table t = { 0 };
@@ -491,11 +491,12 @@ static uint32_t *print_fn_summary(struct printer *pr, const int64_t *fn_rows,
 	int64_t *cum = rep_absent_rows(1, n);
 	uint32_t n_rows = 0, total_below = 0;
 	for (uint32_t k = 0; k < n_nonempty; k++)
-		total_below += !passes(pr, gr.rows + (size_t)gorder[k] * n);
+		total_below += !rep_passes(pr->o, pr->tot,
+					   gr.rows + (size_t)gorder[k] * n);
 	for (uint32_t k = 0; k < n_nonempty; k++) {
 		uint32_t g = gorder[k];
 		const int64_t *grow = gr.rows + (size_t)g * n;
-		bool pass = passes(pr, grow);
+		bool pass = rep_passes(pr->o, pr->tot, grow);
 		if (!pass && total_below > 1) {
 			n_below++;
 			rep_add_row(folds + (size_t)n_nonempty * n, grow, n);
@@ -646,13 +647,13 @@ static int print_incl_summary(struct printer *pr)
 	int64_t *rows = xcalloc((size_t)p->n_fn * n2 + 1, sizeof(*rows));
 	const char **labels = xcalloc(p->n_fn + 1, sizeof(*labels));
 	uint32_t nf = incl_rows(p, &g, rows, labels, idx);
-	sort_by_cost(idx, nf, rows, n2, labels, &v.o);
+	rep_sort_by_cost(idx, nf, rows, n2, labels, &v.o);
 
 	struct printer pr2;
 	pr_init(&pr2, pr->out, &v.q, &v.o, v.tot);
 	uint32_t n_below = 0;
 	for (uint32_t k = 0; k < nf; k++) {
-		if (passes(&pr2, rows + (size_t)idx[k] * n2))
+		if (rep_passes(pr2.o, pr2.tot, rows + (size_t)idx[k] * n2))
 			pr_widen(&pr2, rows + (size_t)idx[k] * n2, NULL);
 		else
 			n_below++;
@@ -663,7 +664,7 @@ static int print_incl_summary(struct printer *pr)
 	fputc('\n', pr->out);
 	for (uint32_t k = 0; k < nf; k++) {
 		const int64_t *r = rows + (size_t)idx[k] * n2;
-		if (passes(&pr2, r))
+		if (rep_passes(pr2.o, pr2.tot, r))
 			pr_row(&pr2, "  ", r, NULL, labels[idx[k]],
 			       strlen(labels[idx[k]]));
 	}
@@ -683,6 +684,39 @@ static int print_incl_summary(struct printer *pr)
 	incl_view_free(&v, n);
 	cgraph_free(&g);
 	return rc;
+}
+
+bool report_opts_defaults(struct report_opts *o, const struct profile *p,
+			  double threshold, bool badness)
+{
+	unsigned n = p->n_events;
+
+	*o = (struct report_opts){
+		.annotate = true, .percent = true, .context = 8,
+		.badness_ir = -1, .badness_dlmr = -1, .badness_dlmw = -1,
+		.inputs_label = "Data file:",
+	};
+	if (badness) {
+		o->badness_ir = prof_find_event(p, "Ir", 2);
+		o->badness_dlmr = prof_find_event(p, "DLmr", 4);
+		o->badness_dlmw = prof_find_event(p, "DLmw", 4);
+		if (o->badness_ir < 0 || o->badness_dlmr < 0 ||
+		    o->badness_dlmw < 0)
+			o->badness_ir = o->badness_dlmr = o->badness_dlmw = -1;
+	}
+	o->show = xcalloc(n + 2, sizeof(*o->show));
+	for (unsigned e = 0; e < n; e++)
+		o->show[o->n_show++] = e;
+	if (o->badness_ir >= 0)
+		o->show[o->n_show++] = n;
+	o->sort = xcalloc(n + 1, sizeof(*o->sort));
+	o->sort_threshold = xcalloc(n + 1, sizeof(*o->sort_threshold));
+	for (unsigned e = 0; e < n; e++) {
+		o->sort[o->n_sort++] = e;
+		o->sort_threshold[e] = -1;
+	}
+	o->sort_threshold[0] = threshold;
+	return o->badness_ir >= 0;
 }
 
 int report_print(FILE *out, const struct profile *p,

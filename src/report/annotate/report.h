@@ -56,4 +56,12 @@ static inline int report_commify(char *buf, int64_t v)
 int report_print(FILE *out, const struct profile *p,
 		 const struct report_opts *o);
 
+/* The defaults of cachetrace-annotate's options into O: every event shown
+ * and sorted on in the file's order, THRESHOLD percent for the first, the
+ * annotation on with 8 lines of context, percentages; with BADNESS the
+ * Badness column when the profile has Ir, DLmr and DLmw.  O->show, sort
+ * and sort_threshold are malloc'd.  Returns whether Badness is on. */
+bool report_opts_defaults(struct report_opts *o, const struct profile *p,
+			  double threshold, bool badness);
+
 #endif

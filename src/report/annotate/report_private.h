@@ -4,6 +4,7 @@
 #ifndef CT_REPORT_PRIVATE_H
 #define CT_REPORT_PRIVATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,6 +25,37 @@ struct printer {
 struct ann_sums {
 	int64_t *known, *unknown, *unreadable, *below, *nofile;
 };
+
+/* Cost centres grouped by file: file f's are cc[start[f]..start[f + 1]). */
+struct rep_byfile {
+	uint32_t *start, *cc;
+};
+
+void rep_byfile_init(struct rep_byfile *b, const struct profile *p);
+void rep_byfile_free(struct rep_byfile *b);
+/* File F's cost centres merged by line, lines ascending (F's part of
+ * B->cc is sorted in place): *LINES and *ROWS (n_events per line, malloc'd)
+ * and their number; an overflow sets *RC to -1. */
+uint32_t rep_file_lines(const struct profile *p, struct rep_byfile *b,
+			uint32_t f, uint32_t **lines, int64_t **rows, int *rc);
+/* The source of NAME, as it is or under an -I directory: its bytes
+ * (malloc'd, *LEN of them) and the path found (*FOUND), or NULL. */
+char *rep_find_source(const struct report_opts *o, const char *name,
+		      size_t *len, char **found);
+/* Where each line of SRC starts: line k is [ls[k-1], ls[k]); *NSRC lines. */
+size_t *rep_line_starts(const char *src, size_t src_len, size_t *nsrc);
+/* Does ROW pass a --sort threshold of O against the totals TOT? */
+bool rep_passes(const struct report_opts *o, const int64_t *tot,
+		const int64_t *row);
+/* Sort IDX (rows of N_EVENTS counts in ROWS) by cost in O's sort order,
+ * ties by NAMES. */
+void rep_sort_by_cost(uint32_t *idx, size_t n, const int64_t *rows,
+		      unsigned n_events, const char *const *names,
+		      const struct report_opts *o);
+
+/* ROW's (DLmr + DLmw)^2 / Ir as the Badness column prints it, into BUF
+ * (at least 32 bytes). */
+void rep_badness(const struct report_opts *o, const int64_t *row, char *buf);
 
 void pr_header(struct printer *pr, const char *prefix,
 	       const char *suffix);

@@ -24,6 +24,56 @@ static int cmp_line(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void rep_byfile_init(struct rep_byfile *b, const struct profile *p)
+{
+	uint32_t nfiles = p->files.n;
+
+	/* Counting sort by file. */
+	b->start = xcalloc(nfiles + 2, sizeof(*b->start));
+	b->cc = xcalloc(p->n_cc + 1, sizeof(*b->cc));
+	for (uint32_t i = 0; i < p->n_cc; i++)
+		b->start[p->fn[p->cc[i].fn].file + 1]++;
+	for (uint32_t f = 0; f < nfiles; f++)
+		b->start[f + 1] += b->start[f];
+	uint32_t *fill = xcalloc(nfiles + 1, sizeof(*fill));
+	memcpy(fill, b->start, nfiles * sizeof(*fill));
+	for (uint32_t i = 0; i < p->n_cc; i++)
+		b->cc[fill[p->fn[p->cc[i].fn].file]++] = i;
+	free(fill);
+}
+
+void rep_byfile_free(struct rep_byfile *b)
+{
+	free(b->start);
+	free(b->cc);
+}
+
+uint32_t rep_file_lines(const struct profile *p, struct rep_byfile *b,
+			uint32_t f, uint32_t **lines_out, int64_t **rows_out,
+			int *rc)
+{
+	unsigned n = p->n_events;
+	uint32_t *ccs = b->cc + b->start[f];
+	uint32_t nc = b->start[f + 1] - b->start[f];
+
+	line_prof = p;
+	qsort(ccs, nc, sizeof(*ccs), cmp_line);
+	uint32_t *lines = xcalloc(nc + 1, sizeof(*lines));
+	int64_t *rows = rep_absent_rows(nc + 1, n);
+	uint32_t nl = 0;
+	for (uint32_t i = 0; i < nc; i++) {
+		uint32_t line = p->cc[ccs[i]].line;
+		if (!nl || lines[nl - 1] != line)
+			lines[nl++] = line;
+		if (rep_add_row(rows + (size_t)(nl - 1) * n,
+			    prof_cc_counts(p, ccs[i]), n))
+			*rc = -1;
+	}
+	*lines_out = lines;
+	*rows_out = rows;
+	return nl;
+}
+
 static char *read_whole(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "r");
@@ -49,8 +99,8 @@ static char *read_whole(const char *path, size_t *len)
 	return buf;
 }
 
-static char *find_source(const struct report_opts *o, const char *name,
-			 size_t *len, char **found)
+char *rep_find_source(const struct report_opts *o, const char *name,
+		      size_t *len, char **found)
 {
 	char *buf = read_whole(name, len);
 	if (buf) {
@@ -85,7 +135,7 @@ static void warning_banner(FILE *out, const char *msg1, const char *arg1,
 
 /* Where each source line starts; line k is [ls[k-1], ls[k]).  *NSRC: the
  * line count, an unterminated last line included. */
-static size_t *line_starts(const char *src, size_t src_len, size_t *nsrc)
+size_t *rep_line_starts(const char *src, size_t src_len, size_t *nsrc)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < src_len; i++)
@@ -189,7 +239,7 @@ static void annotate_file(struct printer *pr, const char *path,
 	FILE *out = pr->out;
 	unsigned n = pr->p->n_events;
 	size_t nsrc;
-	size_t *ls = line_starts(src, src_len, &nsrc);
+	size_t *ls = rep_line_starts(src, src_len, &nsrc);
 
 	rep_fancy(out, "Annotated source file: ", path);
 	warn_if_newer(out, pr->p, path);
@@ -230,18 +280,9 @@ int rep_annotate_files(struct printer *pr, const uint32_t *chosen,
 	unsigned n = p->n_events;
 	uint32_t nfiles = p->files.n;
 
-	/* Cost centres grouped by file (counting sort). */
-	uint32_t *start = xcalloc(nfiles + 2, sizeof(*start));
-	uint32_t *byfile = xcalloc(p->n_cc + 1, sizeof(*byfile));
-	for (uint32_t i = 0; i < p->n_cc; i++)
-		start[p->fn[p->cc[i].fn].file + 1]++;
-	for (uint32_t f = 0; f < nfiles; f++)
-		start[f + 1] += start[f];
-	uint32_t *fill = xcalloc(nfiles + 1, sizeof(*fill));
-	memcpy(fill, start, nfiles * sizeof(*fill));
-	for (uint32_t i = 0; i < p->n_cc; i++)
-		byfile[fill[p->fn[p->cc[i].fn].file]++] = i;
-	free(fill);
+	struct rep_byfile bf;
+	rep_byfile_init(&bf, p);
+	uint32_t *start = bf.start, *byfile = bf.cc;
 
 	bool *is_chosen = xcalloc(nfiles + 1, sizeof(*is_chosen));
 	char **missing = xcalloc(nfiles + 1, sizeof(*missing));
@@ -258,7 +299,7 @@ int rep_annotate_files(struct printer *pr, const uint32_t *chosen,
 		uint32_t nc = start[f + 1] - start[f];
 		size_t len;
 		char *found = NULL;
-		char *src = find_source(o, name, &len, &found);
+		char *src = rep_find_source(o, name, &len, &found);
 		if (!src) {
 			missing[n_missing++] = (char *)name;
 			for (uint32_t i = 0; i < nc; i++)
@@ -267,19 +308,9 @@ int rep_annotate_files(struct printer *pr, const uint32_t *chosen,
 					rc = -1;
 			continue;
 		}
-		line_prof = p;
-		qsort(ccs, nc, sizeof(*ccs), cmp_line);
-		uint32_t *lines = xcalloc(nc + 1, sizeof(*lines));
-		int64_t *rows = rep_absent_rows(nc + 1, n);
-		uint32_t nl = 0;
-		for (uint32_t i = 0; i < nc; i++) {
-			uint32_t line = p->cc[ccs[i]].line;
-			if (!nl || lines[nl - 1] != line)
-				lines[nl++] = line;
-			if (rep_add_row(rows + (size_t)(nl - 1) * n,
-				    prof_cc_counts(p, ccs[i]), n))
-				rc = -1;
-		}
+		uint32_t *lines;
+		int64_t *rows;
+		uint32_t nl = rep_file_lines(p, &bf, f, &lines, &rows, &rc);
 		annotate_file(pr, found, src, len, lines, rows, nl, sums);
 		free(lines);
 		free(rows);
@@ -306,8 +337,7 @@ int rep_annotate_files(struct printer *pr, const uint32_t *chosen,
 	}
 	free(missing);
 	free(is_chosen);
-	free(byfile);
-	free(start);
+	rep_byfile_free(&bf);
 	return rc;
 }
 

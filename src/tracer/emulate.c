@@ -1,0 +1,985 @@
+/* The emulate and lockstep engines: a window's thread runs inside the
+ * supervisor, in Unicorn, and goes to the real CPU (one PTRACE_SINGLESTEP)
+ * only for what the decoder's allow-list says not to emulate.
+ *
+ * Emulate (--engine=emulate):
+ * - A slice runs the thread in Unicorn from its current registers.  The
+ *   code hook, called before each instruction, reads the registers (the
+ *   previous instruction's after-state), accounts the previous
+ *   instruction with the same engine_account the step engine uses, checks
+ *   the stop event, and decodes the next one: if it is not on the
+ *   allow-list, the slice stops before it.  So the two engines cannot
+ *   disagree on Cachegrind's rules: only the registers come from
+ *   elsewhere.
+ * - A slice ends at a fallback instruction, at a fault (the real CPU takes
+ *   it, so the kernel delivers the real signal), at the stop event, and
+ *   after 10 ms.  The thread's registers, x87/SSE state and dirty pages
+ *   are then written back (a sync point) and the instruction runs on the
+ *   real CPU; consecutive fallbacks are stepped without going back to
+ *   Unicorn in between.
+ * - After a real step the pages the instruction accessed are read again
+ *   on their next touch; after a system call, a signal's delivery or
+ *   another thread's run, every writable page; after a system call that
+ *   maps memory, /proc/PID/maps too.
+ * - Other threads of the target are stopped while one is emulated, and
+ *   let run during its real system calls and every 10 ms.
+ * - A rep string instruction: Unicorn calls the code hook once per
+ *   iteration, as ptrace traps once per iteration, and once more at the
+ *   same pc when rcx reached 0: that call finishes the instruction.
+ *
+ * Lockstep (--engine=lockstep): the step engine, with every instruction on
+ * the allow-list also emulated from the same state and compared: rip, the
+ * general registers, the defined flags, the x87/SSE state and the bytes
+ * written.  The first divergence is reported in full; the count of all of
+ * them is in the summary and makes the exit status 1. */
+#include "engine.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <capstone/capstone.h>
+#include <unicorn/unicorn.h>
+
+#include "emumem.h"
+#include "error.h"
+#include "tracer.h"
+
+#define SLICE_SECONDS 0.010
+#define STUB_ADDR 0x1000ull		/* below vm.mmap_min_addr */
+#define STUB_DATA 0x200u		/* the fxsave image in the stub page */
+#define NEVER 1ull			/* uc_emu_start's until: never reached */
+
+enum why {
+	WHY_NONE,
+	WHY_FALLBACK,		/* the next instruction is not emulated */
+	WHY_FAULT,		/* it faulted in Unicorn: the real CPU runs it */
+	WHY_BUDGET,		/* 10 ms: a sync point */
+	WHY_STOP,		/* the window's stop event */
+	WHY_DECODE,		/* the next instruction cannot be read */
+	WHY_ERROR,		/* Unicorn failed */
+};
+
+/* Lockstep, per thread: what the emulator made of the instruction the
+ * thread is stepping on the CPU. */
+struct emu_thread {
+	bool armed;			/* compare its next trap */
+	bool faulted;			/* the emulator faulted on it */
+	struct user_regs_struct after;
+	struct user_fpregs_struct fp;	/* with insn->fpu */
+};
+
+/* Per thread (struct tracee.emu_flags). */
+enum {
+	EF_ISSUED = 1,		/* a real step not seen by our trap op (a
+				 * clone event took it): assume the worst */
+	EF_CHECK_SIGNALS = 2,	/* a real step ran: a signal may be pending */
+	EF_FAULT_STEP = 4,	/* the real step is a fault's */
+};
+
+struct emu {
+	uc_engine *uc;
+	struct emumem *mem;
+	uc_hook code_hook, intr_hook;
+	struct tracer *tr;
+	struct tracee *t;		/* the thread being emulated */
+	bool lockstep;
+	bool pending;			/* t->insn hooked, not yet accounted */
+	enum why why;
+	double deadline;
+	uint32_t budget_tick;
+	const struct user_regs_struct *unwinding; /* the regs being accounted */
+
+	/* What the real thread may have changed since Unicorn last had it. */
+	bool fp_stale;			/* re-read its x87/SSE state */
+	bool fp_dirty;			/* Unicorn changed it: write it back */
+	bool mem_stale;			/* every writable page */
+	bool maps_stale;		/* /proc/PID/maps */
+	bool fp_valid;
+	struct user_fpregs_struct fp;	/* as Unicorn has it (if fp_valid) */
+	bool others_held;		/* other threads stopped for us */
+
+	/* lockstep: the one instruction being emulated; the outcome goes
+	 * to its thread's record (struct emu_thread) */
+	bool ls_armed;
+	struct user_regs_struct ls_after;
+
+	uint64_t compared, divergences;
+
+	/* statistics */
+	uint64_t emulated, fallbacks, slices;
+	uint64_t *fb_by_id;		/* fallbacks per Capstone id */
+	const char **fb_name;
+};
+
+static const int gpr_ids[] = {
+	UC_X86_REG_R15, UC_X86_REG_R14, UC_X86_REG_R13, UC_X86_REG_R12,
+	UC_X86_REG_RBP, UC_X86_REG_RBX, UC_X86_REG_R11, UC_X86_REG_R10,
+	UC_X86_REG_R9, UC_X86_REG_R8, UC_X86_REG_RAX, UC_X86_REG_RCX,
+	UC_X86_REG_RDX, UC_X86_REG_RSI, UC_X86_REG_RDI, UC_X86_REG_RIP,
+	UC_X86_REG_RFLAGS, UC_X86_REG_RSP, UC_X86_REG_FS_BASE,
+	UC_X86_REG_GS_BASE,
+};
+#define N_GPR (sizeof(gpr_ids) / sizeof(gpr_ids[0]))
+
+/* Where each of gpr_ids lives in struct user_regs_struct. */
+static unsigned long long *reg_slot(struct user_regs_struct *r, unsigned i)
+{
+	unsigned long long *slots[N_GPR] = {
+		&r->r15, &r->r14, &r->r13, &r->r12, &r->rbp, &r->rbx,
+		&r->r11, &r->r10, &r->r9, &r->r8, &r->rax, &r->rcx, &r->rdx,
+		&r->rsi, &r->rdi, &r->rip, &r->eflags, &r->rsp, &r->fs_base,
+		&r->gs_base,
+	};
+	return slots[i];
+}
+
+static int regs_read(struct emu *em, struct user_regs_struct *r)
+{
+	void *vals[N_GPR];
+	for (unsigned i = 0; i < N_GPR; i++)
+		vals[i] = reg_slot(r, i);
+	return uc_reg_read_batch(em->uc, (int *)gpr_ids, vals, N_GPR) ==
+	       UC_ERR_OK ? 0 : -1;
+}
+
+static int regs_write(struct emu *em, struct user_regs_struct *r)
+{
+	void *vals[N_GPR];
+	for (unsigned i = 0; i < N_GPR; i++)
+		vals[i] = reg_slot(r, i);
+	return uc_reg_write_batch(em->uc, (int *)gpr_ids, vals, N_GPR) ==
+	       UC_ERR_OK ? 0 : -1;
+}
+
+/* Run the stub at OFF of the stub page (fxrstor or fxsave of the image),
+ * the thread's rip kept. */
+static int run_stub(struct emu *em, unsigned off, unsigned len)
+{
+	uint64_t rip;
+	uc_reg_read(em->uc, UC_X86_REG_RIP, &rip);
+	uc_err err = uc_emu_start(em->uc, STUB_ADDR + off,
+				  STUB_ADDR + off + len, 0, 0);
+	uc_reg_write(em->uc, UC_X86_REG_RIP, &rip);
+	return err == UC_ERR_OK ? 0 : -1;
+}
+
+/* Unicorn's x87/SSE state to FP (fxsave through the stub). */
+static int fp_from_uc(struct emu *em, struct user_fpregs_struct *fp)
+{
+	if (run_stub(em, 16, 8) < 0 ||
+	    uc_mem_read(em->uc, STUB_ADDR + STUB_DATA, fp, sizeof(*fp)) !=
+	    UC_ERR_OK)
+		return -1;
+	return 0;
+}
+
+static int fp_to_uc(struct emu *em, const struct user_fpregs_struct *fp)
+{
+	struct user_fpregs_struct img = *fp;
+	img.mxcr_mask = 0;
+	if (uc_mem_write(em->uc, STUB_ADDR + STUB_DATA, &img, sizeof(img)) !=
+	    UC_ERR_OK)
+		return -1;
+	return run_stub(em, 0, 8);
+}
+
+/* The parts of an fxsave image an instruction can change. */
+static void fp_merge(struct user_fpregs_struct *dst,
+		     const struct user_fpregs_struct *src)
+{
+	dst->cwd = src->cwd;
+	dst->swd = src->swd;
+	dst->ftw = src->ftw;
+	dst->mxcsr = src->mxcsr;
+	memcpy(dst->st_space, src->st_space, sizeof(dst->st_space));
+	memcpy(dst->xmm_space, src->xmm_space, sizeof(dst->xmm_space));
+}
+
+static bool fp_equal(const struct user_fpregs_struct *a,
+		     const struct user_fpregs_struct *b)
+{
+	return a->cwd == b->cwd && a->swd == b->swd &&
+	       (a->ftw & 0xff) == (b->ftw & 0xff) && a->mxcsr == b->mxcsr &&
+	       !memcmp(a->st_space, b->st_space, sizeof(a->st_space)) &&
+	       !memcmp(a->xmm_space, b->xmm_space, sizeof(a->xmm_space));
+}
+
+/* ---- the code hook ---- */
+
+static bool is_mm_syscall(unsigned long long nr)
+{
+	return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect ||
+	       nr == SYS_brk || nr == SYS_mremap || nr == SYS_shmat ||
+	       nr == SYS_shmdt || nr == SYS_pkey_mprotect ||
+	       nr == SYS_madvise || nr == SYS_remap_file_pages;
+}
+
+/* The hooked instruction P (pending) at the same pc again with its count
+ * used up: a rep string that finished in its last iteration. */
+static bool rep_finished(const struct insn *p, const struct user_regs_struct *now)
+{
+	return p->rep && now->rip == p->pc && now->rcx == 0;
+}
+
+static void stop(struct emu *em, enum why why)
+{
+	em->why = why;
+	uc_emu_stop(em->uc);
+}
+
+static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
+{
+	(void)uc; (void)size;
+	struct emu *em = ctx;
+	if (address >= STUB_ADDR && address < STUB_ADDR + 4096)
+		return;
+	struct tracer *tr = em->tr;
+	struct engine *e = &tr->eng;
+	struct tracee *t = em->t;
+	struct user_regs_struct now = t->regs;
+	if (regs_read(em, &now) < 0) {
+		stop(em, WHY_ERROR);
+		return;
+	}
+	bool finished_rep = false;
+	if (em->pending && address == t->insn->pc &&
+	    !memcmp(&now, &t->regs, sizeof(now))) {
+		/* The hooked instruction again, nothing changed: QEMU
+		 * restarted it (a page mapped on its first touch), it did
+		 * not execute twice. */
+		return;
+	}
+	if (em->pending) {
+		const struct insn *p = t->insn;
+		if (em->lockstep) {
+			/* One instruction: its after-state is here. */
+			em->ls_after = now;
+			if (rep_finished(p, &now))
+				em->ls_after.rip = p->pc + p->len;
+			em->pending = false;
+			stop(em, WHY_NONE);
+			return;
+		}
+		if (rep_finished(p, &now)) {
+			/* Unicorn is back at the pc with rcx == 0: the
+			 * instruction completed (ptrace shows the next pc). */
+			now.rip = p->pc + p->len;
+			finished_rep = true;
+		}
+		em->unwinding = &now;
+		engine_account(e, t, &now);
+		em->unwinding = NULL;
+		em->pending = false;
+		em->emulated++;
+		if (tracee_leads(t) && engine_at_stop(e, t)) {
+			stop(em, WHY_STOP);
+			return;
+		}
+		if (finished_rep)
+			return;		/* Unicorn leaves it; no new hook */
+	} else {
+		t->regs = now;
+	}
+	if ((++em->budget_tick & 1023) == 0 &&
+	    (now_seconds() > em->deadline || interrupted_by)) {
+		stop(em, WHY_BUDGET);
+		return;
+	}
+	e->decoding = t;
+	if (engine_prepare(e, t) < 0) {
+		stop(em, WHY_DECODE);
+		return;
+	}
+	if (!t->insn->emulable || (em->lockstep && em->ls_armed)) {
+		stop(em, WHY_FALLBACK);
+		return;
+	}
+	if (t->insn->fpu)
+		em->fp_dirty = true;
+	em->pending = true;
+	if (em->lockstep)
+		em->ls_armed = true;
+}
+
+static void on_intr(uc_engine *uc, uint32_t intno, void *ctx)
+{
+	(void)intno;
+	struct emu *em = ctx;
+	em->why = WHY_FAULT;
+	uc_emu_stop(uc);
+}
+
+/* ---- set-up ---- */
+
+static void sync_for_unwind(void *ctx, pid_t tid);
+
+static struct emu *emu_get(struct tracer *tr)
+{
+	if (tr->emu)
+		return tr->emu;
+	struct emu *em = xcalloc(1, sizeof(*em));
+	em->tr = tr;
+	em->lockstep = tr->engine == &lockstep_engine;
+	uc_err err = uc_open(UC_ARCH_X86, UC_MODE_64, &em->uc);
+	if (err == UC_ERR_OK)
+		err = uc_ctl_set_cpu_model(em->uc, UC_CPU_X86_HASWELL);
+	/* CR4.OSFXSR and OSXMMEXCPT, as Linux sets them: without them
+	 * fxsave and fxrstor leave the xmm registers out. */
+	uint64_t cr4 = 0;
+	if (err == UC_ERR_OK)
+		err = uc_reg_read(em->uc, UC_X86_REG_CR4, &cr4);
+	cr4 |= 0x600;
+	if (err == UC_ERR_OK)
+		err = uc_reg_write(em->uc, UC_X86_REG_CR4, &cr4);
+	if (err == UC_ERR_OK)
+		err = uc_mem_map(em->uc, STUB_ADDR, 4096, UC_PROT_ALL);
+	static const uint8_t stub[] = {
+		/* 0: fxrstor64 [rip + STUB_DATA - 8]; nop */
+		0x48, 0x0f, 0xae, 0x0d, (STUB_DATA - 8) & 0xff,
+		(STUB_DATA - 8) >> 8, 0, 0, 0x90,
+	};
+	static const uint8_t stub_save[] = {
+		/* 16: fxsave64 [rip + STUB_DATA - 24]; nop */
+		0x48, 0x0f, 0xae, 0x05, (STUB_DATA - 24) & 0xff,
+		(STUB_DATA - 24) >> 8, 0, 0, 0x90,
+	};
+	if (err == UC_ERR_OK)
+		err = uc_mem_write(em->uc, STUB_ADDR, stub, sizeof(stub));
+	if (err == UC_ERR_OK)
+		err = uc_mem_write(em->uc, STUB_ADDR + 16, stub_save,
+				   sizeof(stub_save));
+	if (err == UC_ERR_OK)
+		err = uc_hook_add(em->uc, &em->code_hook, UC_HOOK_CODE,
+				  (void *)on_code, em, 1, 0);
+	if (err == UC_ERR_OK)
+		err = uc_hook_add(em->uc, &em->intr_hook, UC_HOOK_INTR,
+				  (void *)on_intr, em, 1, 0);
+	if (err == UC_ERR_OK) {
+		em->mem = emumem_new(em->uc, tr->target_pid);
+		if (!em->mem)
+			err = UC_ERR_NOMEM;
+	}
+	if (err != UC_ERR_OK)
+		error_msg_and_die("cannot start the emulator (Unicorn): %s",
+				  uc_strerror(err));
+	em->fb_by_id = xcalloc(X86_INS_ENDING, sizeof(*em->fb_by_id));
+	em->fb_name = xcalloc(X86_INS_ENDING, sizeof(*em->fb_name));
+	em->fp_stale = em->maps_stale = em->mem_stale = true;
+	if (tr->eng.cs)
+		callstack_set_sync(tr->eng.cs, sync_for_unwind, em);
+	tr->emu = em;
+	return em;
+}
+
+void emu_free(struct tracer *tr)
+{
+	struct emu *em = tr->emu;
+	if (!em)
+		return;
+	emumem_free(em->mem);
+	uc_close(em->uc);
+	free(em->fb_by_id);
+	free(em->fb_name);
+	free(em);
+	tr->emu = NULL;
+}
+
+/* Our int3s, for the mirror: the emulator reads what they replaced. */
+static void set_int3s(struct tracer *tr, struct emu *em)
+{
+	uint64_t addr[N_INT3];
+	uint8_t orig[N_INT3];
+	unsigned n = 0;
+	for (unsigned i = 0; i < N_INT3; i++) {
+		struct breakpoint *bp = tracer_int3(tr, i);
+		if (!bp->inserted)
+			continue;
+		addr[n] = bp->addr;
+		orig[n++] = (uint8_t)bp->orig_word;
+	}
+	emumem_set_int3s(em->mem, addr, orig, n);
+}
+
+/* ---- sync points ---- */
+
+/* Give Unicorn T's state: registers always, the rest when stale. */
+static int seed(struct tracer *tr, struct emu *em, struct tracee *t)
+{
+	if (em->t != t) {
+		em->t = t;
+		em->fp_stale = true;
+	}
+	if (em->maps_stale) {
+		emumem_writeback(em->mem);
+		if (emumem_refresh_maps(em->mem) < 0)
+			return -1;
+		em->maps_stale = false;
+	}
+	if (em->mem_stale) {
+		emumem_invalidate(em->mem, false);
+		em->mem_stale = false;
+	}
+	if (em->fp_stale) {
+		struct user_fpregs_struct fp;
+		if (ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) < 0)
+			return -1;
+		if (!em->fp_valid || !fp_equal(&fp, &em->fp))
+			if (fp_to_uc(em, &fp) < 0)
+				return -1;
+		em->fp = fp;
+		em->fp_valid = true;
+		em->fp_stale = false;
+	}
+	em->fp_dirty = false;
+	return regs_write(em, &t->regs);
+}
+
+/* Write what Unicorn changed back to the real thread T. */
+static int sync_out(struct emu *em, struct tracee *t,
+		    const struct user_regs_struct *regs)
+{
+	int rc = emumem_writeback(em->mem);
+	if (tracee_setregs(t->tid, regs) < 0)
+		rc = -1;
+	if (em->fp_dirty) {
+		struct user_fpregs_struct fp;
+		if (fp_from_uc(em, &fp) < 0)
+			return -1;
+		fp_merge(&em->fp, &fp);
+		if (ptrace(PTRACE_SETFPREGS, t->tid, 0, &em->fp) < 0)
+			rc = -1;
+		em->fp_dirty = false;
+	}
+	return rc;
+}
+
+static void sync_for_unwind(void *ctx, pid_t tid)
+{
+	struct emu *em = ctx;
+	if (em->t && em->t->tid == tid && em->unwinding)
+		sync_out(em, em->t, em->unwinding);
+}
+
+/* Stop the target's other threads while T is emulated. */
+static void hold_others(struct tracer *tr, struct emu *em, struct tracee *t)
+{
+	for (struct tracee *o = tr->tracees; o; o = o->next)
+		if (o != t && !tracee_stopped(o)) {
+			window_stop_others(tr, t);
+			em->mem_stale = true;	/* they ran */
+			break;
+		}
+	em->others_held = true;
+}
+
+static void release_others(struct tracer *tr, struct emu *em)
+{
+	em->others_held = false;
+	window_replay_deferred(tr);
+}
+
+/* Account the hooked instruction that completed before a fault on the
+ * next one's fetch, then hook that one. */
+static enum why after_fault(struct tracer *tr, struct emu *em,
+			    struct tracee *t)
+{
+	struct user_regs_struct now = t->regs;
+	if (regs_read(em, &now) < 0)
+		return WHY_ERROR;
+	if (!em->pending || now.rip == t->regs.rip)
+		return WHY_FAULT;	/* the hooked instruction faulted */
+	engine_account(&tr->eng, t, &now);
+	em->pending = false;
+	em->emulated++;
+	if (tracee_leads(t) && engine_at_stop(&tr->eng, t))
+		return WHY_STOP;
+	tr->eng.decoding = t;
+	return engine_prepare(&tr->eng, t) < 0 ? WHY_DECODE : WHY_FAULT;
+}
+
+/* Emulate T from t->regs until a sync point.  On return the real thread
+ * has T's state and t->insn is decoded at t->regs.rip (not executed). */
+static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
+{
+	hold_others(tr, em, t);
+	if (seed(tr, em, t) < 0) {
+		perror_msg("cannot give thread %d to the emulator", t->tid);
+		return WHY_ERROR;
+	}
+	set_int3s(tr, em);
+	em->why = WHY_NONE;
+	em->pending = false;
+	em->deadline = now_seconds() + SLICE_SECONDS;
+	em->slices++;
+	emumem_activate(em->mem);
+	uc_err err = uc_emu_start(em->uc, t->regs.rip, NEVER, 0, 0);
+	emumem_deactivate(em->mem);
+	enum why why = em->why;
+	if (err != UC_ERR_OK || why == WHY_FAULT)
+		why = after_fault(tr, em, t);
+	else if (why == WHY_NONE)
+		why = WHY_ERROR;
+	em->pending = false;
+	if (sync_out(em, t, &t->regs) < 0 && why != WHY_ERROR) {
+		perror_msg("cannot give thread %d back to the CPU", t->tid);
+		why = WHY_ERROR;
+	}
+	if (why == WHY_ERROR && err != UC_ERR_OK)
+		error_msg("the emulator failed at 0x%llx: %s", t->regs.rip,
+			  uc_strerror(err));
+	return why;
+}
+
+static void note_fallback(struct emu *em, const struct insn *in)
+{
+	em->fallbacks++;
+	if (in->id < X86_INS_ENDING) {
+		em->fb_by_id[in->id]++;
+		if (!em->fb_name[in->id])
+			em->fb_name[in->id] = in->text;
+	}
+}
+
+/* What a real step may have changed, for the next slice: the pages the
+ * instruction touched; after a system call, a signal or an instruction we
+ * do not know, every writable page (and the maps after mmap & co.). */
+static void after_real_step(struct emu *em, const struct insn *in,
+			    const struct user_regs_struct *after, bool moved)
+{
+	const struct step_events *ev = &em->tr->eng.ev;
+	em->fp_stale = true;
+	if (moved || in->unknown || in->branch == BR_OTHER ||
+	    in->id == X86_INS_SYSCALL) {
+		em->mem_stale = true;
+		if (is_mm_syscall(after->orig_rax))
+			em->maps_stale = true;
+	}
+	for (unsigned i = 0; i < ev->n_acc; i++)
+		emumem_invalidate_range(em->mem, ev->acc[i].addr,
+					ev->acc[i].size);
+	/* A fault the real CPU took may have grown the stack or met a
+	 * mapping made since. */
+	if (!emumem_can_map(em->mem, after->rip) || em->maps_stale)
+		em->maps_stale = true;
+}
+
+/* A signal T does not block is pending for it (a system call sent it, or
+ * it arrived meanwhile): the kernel delivers it when T next runs, so T
+ * must run on the real CPU now, not in the emulator. */
+static bool signal_pending(struct tracee *t)
+{
+	siginfo_t si;
+	uint64_t blocked = 0;
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(blocked), &blocked) < 0)
+		return false;
+	for (int shared = 0; shared < 2; shared++) {
+		for (int off = 0; off < 64; off++) {
+			struct __ptrace_peeksiginfo_args a = {
+				.off = (uint64_t)off,
+				.flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0,
+				.nr = 1,
+			};
+			if (ptrace(PTRACE_PEEKSIGINFO, t->tid, &a, &si) != 1)
+				break;
+			if (si.si_signo < 1 || si.si_signo > 64 ||
+			    !(blocked & (1ull << (si.si_signo - 1))))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* ---- the emulate engine ---- */
+
+static int emu_begin_window(struct tracer *tr, struct tracee *t)
+{
+	struct emu *em = emu_get(tr);
+	int rc = step_engine.begin_window(tr, t);
+	if (rc < 0)
+		return rc;
+	/* Stopped inside a system call (interrupted while blocked, to join
+	 * a --threads=all window): the kernel finishes or restarts it when
+	 * the thread runs on, so its first step is on the CPU. */
+	if ((long long)t->regs.orig_rax >= 0)
+		t->emu_flags |= EF_ISSUED;
+	/* The target ran natively since the last window. */
+	emumem_invalidate(em->mem, true);
+	em->maps_stale = em->fp_stale = true;
+	em->t = NULL;
+	return 0;
+}
+
+static void emu_end_window(struct tracer *tr, struct tracee *t)
+{
+	struct emu *em = tr->emu;
+	if (em && em->t == t)
+		em->t = NULL;
+	if (em)
+		release_others(tr, em);
+	step_engine.end_window(tr, t);
+}
+
+static void emu_run(struct tracer *tr, struct tracee *t)
+{
+	struct emu *em = tr->emu;
+	bool real = false;
+	for (;;) {
+		if (!step_prepare(tr, t))
+			return;
+		if (t->emu_flags & EF_ISSUED) {
+			/* A clone event took our step: the thread is still
+			 * inside the system call (rax is not its result
+			 * yet).  It goes on on the CPU, as under stepping,
+			 * and the next slice assumes the worst. */
+			t->emu_flags &= ~EF_ISSUED;
+			t->emu_flags |= EF_CHECK_SIGNALS;
+			em->mem_stale = em->maps_stale = em->fp_stale = true;
+			real = true;
+		}
+		if (real || t->inject || !t->insn->emulable)
+			break;
+		if (t->emu_flags & EF_CHECK_SIGNALS) {
+			t->emu_flags &= ~EF_CHECK_SIGNALS;
+			if (signal_pending(t))
+				break;
+		}
+		enum why why = slice(tr, em, t);
+		switch (why) {
+		case WHY_STOP:
+			release_others(tr, em);
+			window_end(tr, t, NULL);
+			tracer_restart(tr, t, window_after(tr, t));
+			return;
+		case WHY_DECODE:
+		case WHY_ERROR:
+			release_others(tr, em);
+			if (tracee_leads(t))
+				window_end(tr, t, why == WHY_DECODE ?
+					   "the next instruction could not be read" :
+					   "the emulator failed");
+			tr->engine->end_window(tr, t);
+			tracer_restart(tr, t, RESTART_CONT);
+			return;
+		case WHY_BUDGET:
+			release_others(tr, em);	/* a sync point */
+			real = true;
+			break;
+		case WHY_FAULT:
+			t->emu_flags |= EF_FAULT_STEP;
+			real = true;
+			break;
+		default:
+			break;
+		}
+	}
+	if (t->insn->id == X86_INS_SYSCALL || t->inject)
+		release_others(tr, em);
+	note_fallback(em, t->insn);
+	t->emu_flags |= EF_ISSUED;
+	step_issue(tr, t);
+}
+
+static bool emu_trap(struct tracer *tr, struct tracee *t)
+{
+	struct emu *em = tr->emu;
+	t->emu_flags &= ~EF_ISSUED;
+	const struct insn *in = t->insn;
+	bool injected = tracee_injected(t);
+	uint64_t pc = t->regs.rip;
+	if (!step_trap(tr, t))
+		return false;
+	(void)pc;
+	after_real_step(em, in, &t->regs, injected);
+	t->emu_flags |= EF_CHECK_SIGNALS;
+	if (t->emu_flags & EF_FAULT_STEP)
+		em->maps_stale = true;	/* the stack grew, a new mapping */
+	t->emu_flags &= ~EF_FAULT_STEP;
+	return true;
+}
+
+const struct engine_ops emulate_engine = {
+	.name = "emulate",
+	.begin_window = emu_begin_window,
+	.run = emu_run,
+	.trap = emu_trap,
+	.end_window = emu_end_window,
+};
+
+/* ---- the lockstep engine ---- */
+
+static void report_divergence(struct tracer *tr, struct emu *em,
+			      const struct insn *in,
+			      const struct user_regs_struct *real,
+			      const char *what, uint64_t a, uint64_t b)
+{
+	em->divergences++;
+	if (em->divergences > (debug_flag ? 20u : 1u))
+		return;
+	struct src_loc loc = { "???", "???", 0 };
+	if (tr->syms)
+		sym_lookup(tr->syms, in->pc, &loc);
+	error_msg("lockstep: divergence at 0x%" PRIx64 " in %s (%s:%u), thread %d: %s: "
+		  "%s emulated 0x%" PRIx64 ", real 0x%" PRIx64 " (rip after "
+		  "0x%llx)", in->pc, loc.fn, loc.file, loc.line, em->t->tid, in->text,
+		  what, a, b, real->rip);
+}
+
+static void compare_regs(struct tracer *tr, struct emu *em,
+			 const struct insn *in,
+			 const struct user_regs_struct *emu,
+			 const struct user_regs_struct *real)
+{
+	static const char *names[N_GPR] = {
+		"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9",
+		"r8", "rax", "rcx", "rdx", "rsi", "rdi", "rip", "rflags",
+		"rsp", "fs_base", "gs_base",
+	};
+	struct user_regs_struct a = *emu, b = *real;
+	/* The arithmetic flags and DF; undefined ones not. */
+	unsigned long long mask = 0x8d5 | 0x400;
+	mask &= ~(unsigned long long)in->undef_flags;
+	/* A rep string between iterations: the CPU need not have set the
+	 * flags of the element yet. */
+	if (in->rep && real->rip == in->pc)
+		mask = 0;
+	a.eflags &= mask;
+	b.eflags &= mask;
+	for (unsigned i = 0; i < N_GPR; i++)
+		if (*reg_slot(&a, i) != *reg_slot(&b, i)) {
+			report_divergence(tr, em, in, real, names[i],
+					  *reg_slot(&a, i), *reg_slot(&b, i));
+			return;
+		}
+}
+
+static void compare_fp(struct tracer *tr, struct emu *em,
+		       const struct insn *in,
+		       const struct user_fpregs_struct *emu_fp,
+		       const struct user_regs_struct *real)
+{
+	struct user_fpregs_struct mine = *emu_fp, theirs;
+	if (ptrace(PTRACE_GETFPREGS, em->t->tid, 0, &theirs) < 0)
+		return;
+	if (mine.mxcsr != theirs.mxcsr) {
+		report_divergence(tr, em, in, real, "mxcsr", mine.mxcsr,
+				  theirs.mxcsr);
+		return;
+	}
+	for (unsigned i = 0; i < 16; i++)
+		if (memcmp(&mine.xmm_space[4 * i], &theirs.xmm_space[4 * i], 16)) {
+			uint64_t x, y;
+			memcpy(&x, &mine.xmm_space[4 * i], 8);
+			memcpy(&y, &theirs.xmm_space[4 * i], 8);
+			report_divergence(tr, em, in, real, "an xmm register",
+					  x, y);
+			return;
+		}
+	for (unsigned i = 0; i < 8; i++)
+		if (memcmp(&mine.st_space[4 * i], &theirs.st_space[4 * i], 10)) {
+			uint64_t x, y;
+			memcpy(&x, &mine.st_space[4 * i], 8);
+			memcpy(&y, &theirs.st_space[4 * i], 8);
+			report_divergence(tr, em, in, real, "an x87 register",
+					  x, y);
+			return;
+		}
+	if ((mine.swd & 0x3fff) != (theirs.swd & 0x3fff) ||
+	    mine.cwd != theirs.cwd)
+		report_divergence(tr, em, in, real, "the x87 status or control",
+				  mine.swd, theirs.swd);
+}
+
+/* The bytes the instruction wrote, in Unicorn and in the target. */
+static void compare_writes(struct tracer *tr, struct emu *em,
+			   const struct insn *in,
+			   const struct user_regs_struct *real)
+{
+	const struct step_events *ev = &tr->eng.ev;
+	for (unsigned i = 0; i < ev->n_acc; i++) {
+		const struct mem_access *a = &ev->acc[i];
+		if (a->kind != ACC_WRITE && a->kind != ACC_MODIFY &&
+		    a->kind != ACC_NT_WRITE)
+			continue;
+		uint8_t mine[64], theirs[64];
+		size_t n = a->size < sizeof(mine) ? a->size : sizeof(mine);
+		emumem_activate(em->mem);
+		uc_err err = uc_mem_read(em->uc, a->addr, mine, n);
+		emumem_deactivate(em->mem);
+		if (err != UC_ERR_OK ||
+		    tracee_read_mem(em->t->tid, a->addr, theirs, n) != (ssize_t)n)
+			continue;
+		if (memcmp(mine, theirs, n)) {
+			uint64_t x = 0, y = 0;
+			memcpy(&x, mine, n < 8 ? n : 8);
+			memcpy(&y, theirs, n < 8 ? n : 8);
+			report_divergence(tr, em, in, real, "memory written",
+					  x, y);
+			return;
+		}
+	}
+}
+
+/* Lockstep: emulate T's next instruction from its registers and keep the
+ * outcome (registers, x87/SSE state) in its record. */
+static void ls_emulate(struct tracer *tr, struct emu *em, struct tracee *t)
+{
+	struct emu_thread *et = t->emu;
+	struct user_regs_struct before = t->regs;
+	const struct insn *in = t->insn;
+	if (seed(tr, em, t) < 0) {
+		perror_msg("cannot give thread %d to the emulator", t->tid);
+		return;
+	}
+	set_int3s(tr, em);
+	em->pending = false;
+	em->ls_armed = false;
+	em->why = WHY_NONE;
+	em->deadline = now_seconds() + 3600;
+	emumem_activate(em->mem);
+	uc_err err = uc_emu_start(em->uc, before.rip, NEVER, 0, 0);
+	emumem_deactivate(em->mem);
+	/* The hook decoded the instruction again: the same record. */
+	t->regs = before;
+	t->insn = in;
+	et->armed = true;
+	et->faulted = err != UC_ERR_OK || em->why == WHY_FAULT || em->pending;
+	et->after = em->ls_after;
+	if (in->fpu && !et->faulted && fp_from_uc(em, &et->fp) < 0)
+		et->faulted = true;
+	em->pending = false;
+}
+
+static void ls_run(struct tracer *tr, struct tracee *t)
+{
+	struct emu *em = tr->emu;
+	if (!t->emu)
+		t->emu = xcalloc(1, sizeof(*t->emu));
+	if (!step_prepare(tr, t))
+		return;
+	t->emu->armed = false;
+	if (t->insn->emulable && !t->inject) {
+		/* Nothing else runs between the emulation and the step. */
+		hold_others(tr, em, t);
+		ls_emulate(tr, em, t);
+	}
+	if (!t->emu->armed)
+		note_fallback(em, t->insn);
+	step_issue(tr, t);
+}
+
+static bool ls_trap(struct tracer *tr, struct tracee *t)
+{
+	struct emu *em = tr->emu;
+	struct emu_thread *et = t->emu;
+	const struct insn *in = t->insn;
+	bool injected = tracee_injected(t);
+	uint64_t pc = t->regs.rip;
+	if (!step_trap(tr, t))
+		return false;
+	if (et && et->armed && !injected) {
+		em->compared++;
+		em->emulated++;
+		em->t = t;
+		if (et->faulted)
+			report_divergence(tr, em, in, &t->regs,
+					  "the emulator faulted; rip", pc,
+					  t->regs.rip);
+		else {
+			compare_regs(tr, em, in, &et->after, &t->regs);
+			if (in->fpu)
+				compare_fp(tr, em, in, &et->fp, &t->regs);
+			compare_writes(tr, em, in, &t->regs);
+		}
+	}
+	if (et && et->armed && in->fpu)
+		em->fp_valid = false;	/* give Unicorn the real state */
+	if (et)
+		et->armed = false;
+	/* The real CPU is the truth: what Unicorn wrote is dropped. */
+	emumem_discard(em->mem);
+	after_real_step(em, in, &t->regs, injected);
+	if (et && et->faulted)
+		em->maps_stale = true;
+	release_others(tr, em);
+	return true;
+}
+
+static int ls_begin_window(struct tracer *tr, struct tracee *t)
+{
+	return emu_begin_window(tr, t);
+}
+
+const struct engine_ops lockstep_engine = {
+	.name = "lockstep",
+	.begin_window = ls_begin_window,
+	.run = ls_run,
+	.trap = ls_trap,
+	.end_window = emu_end_window,
+};
+
+/* ---- the summary ---- */
+
+void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
+{
+	const struct emu *em = tr->emu;
+	if (!em)
+		return;
+	uint64_t reads, writes, bad;
+	emumem_stats(em->mem, &reads, &writes, &bad);
+	fprintf(f, "%sEngine: %s: %" PRIu64 " instructions emulated, %" PRIu64
+		" on the real CPU", prefix, tr->engine->name, em->emulated,
+		em->fallbacks);
+	fprintf(f, "; %" PRIu64 " pages read, %" PRIu64 " written back",
+		reads, writes);
+	if (bad)
+		fprintf(f, ", %" PRIu64 " unreadable", bad);
+	fputc('\n', f);
+	if (em->lockstep && tr->engine == &lockstep_engine)
+		fprintf(f, "%sLockstep: %" PRIu64 " instructions compared, %"
+			PRIu64 " divergence%s\n", prefix, em->compared,
+			em->divergences, em->divergences == 1 ? "" : "s");
+	/* The fallbacks that cost most: the five largest counts. */
+	unsigned top[5], n_top = 0;
+	for (unsigned id = 0; id < X86_INS_ENDING; id++) {
+		uint64_t c = em->fb_by_id[id];
+		if (!c)
+			continue;
+		unsigned k = n_top;
+		if (k == 5) {
+			if (em->fb_by_id[top[4]] >= c)
+				continue;
+			k = 4;
+		} else {
+			n_top++;
+		}
+		for (; k > 0 && em->fb_by_id[top[k - 1]] < c; k--)
+			top[k] = top[k - 1];
+		top[k] = id;
+	}
+	if (!n_top)
+		return;
+	fprintf(f, "%sOn the real CPU most:", prefix);
+	for (unsigned i = 0; i < n_top; i++) {
+		/* id 0: what only our own decoder knows (EVEX mask
+		 * instructions Capstone 4.0.2 cannot decode) */
+		const char *name = top[i] ? em->fb_name[top[i]] : "(others)";
+		size_t len = strcspn(name, " ");
+		fprintf(f, "%s %.*s %" PRIu64, i ? "," : "", (int)len, name,
+			em->fb_by_id[top[i]]);
+	}
+	fputc('\n', f);
+}
+
+bool emu_diverged(const struct tracer *tr)
+{
+	return tr->emu && tr->emu->divergences;
+}
+
+uint64_t emu_emulated(const struct tracer *tr)
+{
+	return tr->emu ? tr->emu->emulated : 0;
+}

@@ -1,0 +1,486 @@
+/* The emulate engine's copy of the target's memory: see emumem.h.
+ *
+ * Pages are 4 KiB.  Per VMA a byte per page says absent, present (read
+ * from the target, read-only in our buffer) or dirty (written by the
+ * emulator, not yet written back).  The SIGSEGV handler is the only code
+ * that fills pages; it uses nothing but system calls and the tables,
+ * which are not changed while the emulator runs.  The one file-scope
+ * variable is the mirror the handler serves (a signal handler has no other
+ * way to find it). */
+#include "emumem.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "error.h"
+
+#define PG 4096u
+#define PG_SHIFT 12
+
+enum { PG_ABSENT = 0, PG_PRESENT = 1, PG_DIRTY = 2 };
+#define DIRTY_LOG 256
+
+struct vma {
+	uint64_t start, end;
+	uint64_t offset, inode;
+	char perms[5];
+	bool special;		/* [vvar], [vsyscall]: never mirrored */
+	uint8_t *buf;		/* NULL until mapped in Unicorn */
+	uint8_t *state;		/* per page */
+};
+
+struct emumem {
+	uc_engine *uc;
+	pid_t pid;
+	uc_hook unmapped_hook;
+	struct vma *v;
+	size_t n, cap;
+	uint64_t bp_addr[4];
+	uint8_t bp_orig[4];
+	unsigned n_bp;
+	uint64_t reads, writes, unreadable;
+	/* The pages made dirty since the last write-back, in order; when
+	 * more, every state table is scanned. */
+	struct { uint32_t vma; uint32_t pg; } dirty[DIRTY_LOG];
+	unsigned n_dirty;
+	bool dirty_overflow;
+	char *maps_buf;
+	size_t maps_cap;
+};
+
+static struct emumem *served;	/* the mirror the SIGSEGV handler serves */
+static struct sigaction old_segv;
+
+static size_t vma_pages(const struct vma *v)
+{
+	return (size_t)((v->end - v->start) >> PG_SHIFT);
+}
+
+static uint32_t vma_prot(const struct vma *v)
+{
+	uint32_t p = 0;
+	if (v->perms[0] == 'r')
+		p |= UC_PROT_READ;
+	if (v->perms[1] == 'w')
+		p |= UC_PROT_WRITE;
+	if (v->perms[2] == 'x')
+		p |= UC_PROT_EXEC;
+	return p;
+}
+
+static bool mirrorable(const struct vma *v)
+{
+	return !v->special && v->perms[0] == 'r';
+}
+
+/* Fill page PG of V from the target; in the SIGSEGV handler. */
+static void fill_page(struct emumem *m, struct vma *v, size_t pg)
+{
+	uint8_t *p = v->buf + ((size_t)pg << PG_SHIFT);
+	uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
+	struct iovec local = { p, PG }, remote = { (void *)(uintptr_t)addr, PG };
+	if (process_vm_readv(m->pid, &local, 1, &remote, 1, 0) != (ssize_t)PG) {
+		memset(p, 0, PG);
+		m->unreadable++;
+	}
+	for (unsigned i = 0; i < m->n_bp; i++)
+		if (m->bp_addr[i] >= addr && m->bp_addr[i] < addr + PG)
+			p[m->bp_addr[i] - addr] = m->bp_orig[i];
+	m->reads++;
+}
+
+static struct vma *vma_of_host(struct emumem *m, uintptr_t a)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct vma *v = &m->v[i];
+		if (v->buf && a >= (uintptr_t)v->buf &&
+		    a < (uintptr_t)v->buf + (v->end - v->start))
+			return v;
+	}
+	return NULL;
+}
+
+static void segv_handler(int sig, siginfo_t *si, void *uctx)
+{
+	struct emumem *m = served;
+	uintptr_t a = (uintptr_t)si->si_addr;
+	struct vma *v = m ? vma_of_host(m, a) : NULL;
+	if (!v) {
+		/* Not ours: a real crash; fault again under the old action. */
+		sigaction(sig, &old_segv, NULL);
+		return;
+	}
+	size_t pg = (a - (uintptr_t)v->buf) >> PG_SHIFT;
+	uint8_t *p = v->buf + (pg << PG_SHIFT);
+	bool write = ((ucontext_t *)uctx)->uc_mcontext.gregs[REG_ERR] & 2;
+	if (v->state[pg] == PG_ABSENT) {
+		mprotect(p, PG, PROT_READ | PROT_WRITE);
+		fill_page(m, v, pg);
+		v->state[pg] = PG_PRESENT;
+		if (!write) {
+			mprotect(p, PG, PROT_READ);
+			return;
+		}
+	}
+	if (write) {
+		mprotect(p, PG, PROT_READ | PROT_WRITE);
+		v->state[pg] = PG_DIRTY;
+		if (m->n_dirty < DIRTY_LOG) {
+			m->dirty[m->n_dirty].vma = (uint32_t)(v - m->v);
+			m->dirty[m->n_dirty++].pg = (uint32_t)pg;
+		} else {
+			m->dirty_overflow = true;
+		}
+	}
+}
+
+void emumem_activate(struct emumem *m)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = segv_handler;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	served = m;
+	sigaction(SIGSEGV, &sa, &old_segv);
+}
+
+void emumem_deactivate(struct emumem *m)
+{
+	(void)m;
+	sigaction(SIGSEGV, &old_segv, NULL);
+	served = NULL;
+}
+
+static struct vma *vma_of(struct emumem *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (addr < m->v[mid].start)
+			hi = mid;
+		else if (addr >= m->v[mid].end)
+			lo = mid + 1;
+		else
+			return &m->v[mid];
+	}
+	return NULL;
+}
+
+static int vma_map(struct emumem *m, struct vma *v)
+{
+	size_t len = v->end - v->start;
+	void *buf = mmap(NULL, len, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (buf == MAP_FAILED)
+		return -errno;
+	v->state = calloc(vma_pages(v), 1);
+	if (!v->state) {
+		munmap(buf, len);
+		return -ENOMEM;
+	}
+	if (uc_mem_map_ptr(m->uc, v->start, len, vma_prot(v), buf) != UC_ERR_OK) {
+		free(v->state);
+		v->state = NULL;
+		munmap(buf, len);
+		return -EINVAL;
+	}
+	v->buf = buf;
+	return 0;
+}
+
+static void vma_unmap(struct emumem *m, struct vma *v)
+{
+	if (!v->buf)
+		return;
+	uc_mem_unmap(m->uc, v->start, v->end - v->start);
+	munmap(v->buf, v->end - v->start);
+	free(v->state);
+	v->buf = NULL;
+	v->state = NULL;
+}
+
+bool emumem_can_map(struct emumem *m, uint64_t addr)
+{
+	struct vma *v = vma_of(m, addr);
+	return v && mirrorable(v);
+}
+
+/* Unicorn touched an address it has no region for: the target's VMA is
+ * mapped now, or the emulation stops there (the real CPU faults). */
+static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr,
+			int size, int64_t value, void *ctx)
+{
+	(void)uc; (void)type; (void)size; (void)value;
+	struct emumem *m = ctx;
+	struct vma *v = vma_of(m, addr);
+	if (!v || !mirrorable(v) || v->buf)
+		return false;
+	return vma_map(m, v) == 0;
+}
+
+static bool same_vma(const struct vma *a, const struct vma *b)
+{
+	return a->start == b->start && a->end == b->end &&
+	       a->offset == b->offset && a->inode == b->inode &&
+	       !memcmp(a->perms, b->perms, 4);
+}
+
+static char *read_maps(struct emumem *m)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)m->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t len = 0;
+	for (;;) {
+		if (len + 4096 + 1 > m->maps_cap) {
+			m->maps_cap = m->maps_cap ? 2 * m->maps_cap : 16384;
+			m->maps_buf = xreallocarray(m->maps_buf, m->maps_cap, 1);
+		}
+		ssize_t r = read(fd, m->maps_buf + len, m->maps_cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	m->maps_buf[len] = 0;
+	return m->maps_buf;
+}
+
+int emumem_refresh_maps(struct emumem *m)
+{
+	char *text = read_maps(m);
+	if (!text)
+		return -errno;
+	struct vma *nv = NULL;
+	size_t nn = 0, ncap = 0;
+	for (char *line = text; *line; ) {
+		char *eol = strchr(line, '\n');
+		if (eol)
+			*eol = 0;
+		struct vma v;
+		memset(&v, 0, sizeof(v));
+		unsigned long long s, e, off, ino;
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %4s %llx %*s %llu %n", &s, &e,
+			   v.perms, &off, &ino, &pos) >= 5) {
+			v.start = s;
+			v.end = e;
+			v.offset = off;
+			v.inode = ino;
+			const char *name = line + pos;
+			v.special = !strcmp(name, "[vvar]") ||
+				    !strcmp(name, "[vsyscall]") ||
+				    !strncmp(name, "[vvar", 5);
+			if (nn == ncap) {
+				ncap = ncap ? 2 * ncap : 64;
+				nv = xreallocarray(nv, ncap, sizeof(*nv));
+			}
+			nv[nn++] = v;
+		}
+		if (!eol)
+			break;
+		line = eol + 1;
+	}
+	/* Keep the mirror of every VMA that did not change. */
+	size_t j = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		struct vma *o = &m->v[i];
+		while (j < nn && nv[j].start < o->start)
+			j++;
+		if (j < nn && same_vma(o, &nv[j])) {
+			nv[j].buf = o->buf;
+			nv[j].state = o->state;
+		} else {
+			vma_unmap(m, o);
+		}
+	}
+	free(m->v);
+	m->v = nv;
+	m->n = nn;
+	m->cap = ncap;
+	return 0;
+}
+
+struct emumem *emumem_new(uc_engine *uc, pid_t pid)
+{
+	struct emumem *m = xcalloc(1, sizeof(*m));
+	m->uc = uc;
+	m->pid = pid;
+	if (uc_hook_add(uc, &m->unmapped_hook, UC_HOOK_MEM_UNMAPPED,
+			(void *)on_unmapped, m, 1, 0) != UC_ERR_OK) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void emumem_free(struct emumem *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		vma_unmap(m, &m->v[i]);
+	free(m->v);
+	free(m->maps_buf);
+	free(m);
+}
+
+void emumem_set_int3s(struct emumem *m, const uint64_t *addr,
+		      const uint8_t *orig, unsigned n)
+{
+	m->n_bp = n > 4 ? 4 : n;
+	for (unsigned i = 0; i < m->n_bp; i++) {
+		m->bp_addr[i] = addr[i];
+		m->bp_orig[i] = orig[i];
+	}
+}
+
+/* Our int3s in [addr, addr + len) of BUF: put in (ON) or take out. */
+static void patch_int3s(struct emumem *m, uint64_t addr, uint8_t *buf,
+			size_t len, bool on)
+{
+	for (unsigned i = 0; i < m->n_bp; i++)
+		if (m->bp_addr[i] >= addr && m->bp_addr[i] < addr + len)
+			buf[m->bp_addr[i] - addr] = on ? 0xcc : m->bp_orig[i];
+}
+
+/* Write pages [first, last) of V back (all dirty). */
+static int write_run(struct emumem *m, struct vma *v, size_t first,
+		     size_t last)
+{
+	uint8_t *p = v->buf + (first << PG_SHIFT);
+	size_t len = (last - first) << PG_SHIFT;
+	uint64_t addr = v->start + ((uint64_t)first << PG_SHIFT);
+	patch_int3s(m, addr, p, len, true);
+	struct iovec local = { p, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t w = process_vm_writev(m->pid, &local, 1, &remote, 1, 0);
+	int err = errno;
+	patch_int3s(m, addr, p, len, false);
+	if (w != (ssize_t)len) {
+		errno = w < 0 ? err : EIO;
+		perror_msg("cannot write the emulator's memory back to "
+			   "0x%" PRIx64, addr);
+		return -errno;
+	}
+	mprotect(p, len, PROT_READ);
+	memset(v->state + first, PG_PRESENT, last - first);
+	m->writes += last - first;
+	return 0;
+}
+
+int emumem_writeback(struct emumem *m)
+{
+	int rc = 0;
+	if (!m->dirty_overflow) {
+		for (unsigned i = 0; i < m->n_dirty; i++) {
+			struct vma *v = &m->v[m->dirty[i].vma];
+			size_t pg = m->dirty[i].pg;
+			if (v->state[pg] == PG_DIRTY &&
+			    write_run(m, v, pg, pg + 1) < 0)
+				rc = -1;
+		}
+		m->n_dirty = 0;
+		return rc;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		struct vma *v = &m->v[i];
+		if (!v->buf || v->perms[1] != 'w')
+			continue;
+		size_t n = vma_pages(v);
+		for (size_t pg = 0; pg < n; pg++) {
+			if (v->state[pg] != PG_DIRTY)
+				continue;
+			size_t end = pg + 1;
+			while (end < n && v->state[end] == PG_DIRTY)
+				end++;
+			if (write_run(m, v, pg, end) < 0)
+				rc = -1;
+			pg = end;
+		}
+	}
+	m->n_dirty = 0;
+	m->dirty_overflow = false;
+	return rc;
+}
+
+static void forget_pages(struct vma *v, size_t first, size_t last)
+{
+	size_t pg = first;
+	while (pg < last) {
+		if (v->state[pg] == PG_ABSENT) {
+			pg++;
+			continue;
+		}
+		size_t end = pg + 1;
+		while (end < last && v->state[end] != PG_ABSENT)
+			end++;
+		mprotect(v->buf + (pg << PG_SHIFT), (end - pg) << PG_SHIFT,
+			 PROT_NONE);
+		memset(v->state + pg, PG_ABSENT, end - pg);
+		pg = end;
+	}
+}
+
+void emumem_discard(struct emumem *m)
+{
+	if (m->dirty_overflow) {
+		emumem_invalidate(m, false);
+	} else {
+		for (unsigned i = 0; i < m->n_dirty; i++) {
+			struct vma *v = &m->v[m->dirty[i].vma];
+			size_t pg = m->dirty[i].pg;
+			if (v->state[pg] == PG_DIRTY)
+				forget_pages(v, pg, pg + 1);
+		}
+	}
+	m->n_dirty = 0;
+	m->dirty_overflow = false;
+}
+
+void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + (len ? len : 1);
+	for (struct vma *v = vma_of(m, addr); v && v < m->v + m->n &&
+	     v->start < end; v++) {
+		if (!v->buf)
+			continue;
+		uint64_t s = addr > v->start ? addr : v->start;
+		uint64_t e = end < v->end ? end : v->end;
+		forget_pages(v, (s - v->start) >> PG_SHIFT,
+			     (e - v->start + PG - 1) >> PG_SHIFT);
+	}
+}
+
+void emumem_invalidate(struct emumem *m, bool all)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct vma *v = &m->v[i];
+		if (!v->buf || (!all && v->perms[1] != 'w'))
+			continue;
+		forget_pages(v, 0, vma_pages(v));
+		if (all && v->perms[2] == 'x')
+			uc_ctl_remove_cache(m->uc, v->start, v->end);
+	}
+}
+
+void emumem_stats(const struct emumem *m, uint64_t *reads, uint64_t *writes,
+		  uint64_t *unreadable)
+{
+	*reads = m->reads;
+	*writes = m->writes;
+	*unreadable = m->unreadable;
+}

@@ -1,0 +1,56 @@
+/* The emulate engine's copy of the target's memory (emumem.c).
+ *
+ * One Unicorn region per VMA of the target, mapped with uc_mem_map_ptr
+ * over a buffer of ours the first time the emulator touches the VMA.  The
+ * buffer starts PROT_NONE: the host MMU does the bookkeeping.  A first
+ * access faults into our SIGSEGV handler, which reads the page from the
+ * target (process_vm_readv), our int3s shadowed, and makes it read-only;
+ * a first write faults again and marks the page dirty.  At a sync point
+ * the dirty pages are written back (process_vm_writev) and made
+ * read-only again; pages that the kernel, the real CPU or another thread
+ * may have changed are invalidated (PROT_NONE, read again on the next
+ * touch).  Unicorn enforces the VMA's own permissions, so a write to a
+ * read-only page or a fetch from a non-executable one stops the
+ * emulation and the real CPU takes the fault. */
+#ifndef CT_EMUMEM_H
+#define CT_EMUMEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <unicorn/unicorn.h>
+
+struct emumem;
+
+struct emumem *emumem_new(uc_engine *uc, pid_t pid);
+void emumem_free(struct emumem *m);
+/* Our int3s: the emulator sees the bytes they replaced, and a write-back
+ * keeps the int3.  At most 4. */
+void emumem_set_int3s(struct emumem *m, const uint64_t *addr,
+		      const uint8_t *orig, unsigned n);
+/* Read /proc/PID/maps again: VMAs that changed are dropped (after a
+ * write-back) and mapped again on their next touch.  0 or -errno. */
+int emumem_refresh_maps(struct emumem *m);
+/* Write every dirty page back to the target.  0, or -errno after a
+ * message. */
+int emumem_writeback(struct emumem *m);
+/* Drop what the emulator wrote (lockstep: the real CPU wrote it too). */
+void emumem_discard(struct emumem *m);
+/* Forget the pages of [addr, addr + len) (written back already). */
+void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len);
+/* Forget every writable page (the kernel or another thread ran), or with
+ * ALL every page (the target ran natively: a new window). */
+void emumem_invalidate(struct emumem *m, bool all);
+/* While emulating, our SIGSEGV handler serves this mirror. */
+void emumem_activate(struct emumem *m);
+void emumem_deactivate(struct emumem *m);
+/* Pages read from and written to the target, so far. */
+void emumem_stats(const struct emumem *m, uint64_t *reads, uint64_t *writes,
+		  uint64_t *unreadable);
+/* [addr, addr + len) is mapped in Unicorn now, or could be (a readable
+ * VMA of the target). */
+bool emumem_can_map(struct emumem *m, uint64_t addr);
+
+#endif

@@ -1,0 +1,150 @@
+#!/bin/sh
+# The emulate engine against the step engine and the CPU, on one program:
+#   engines.sh CACHETRACE SRCDIR SCRATCH SRC [RUNS]
+# SRC is a C or C++ file under SRCDIR (a "real-pkg: PKG" line links a
+# pkg-config package, "oracle-cflags: ..." adds flags); RUNS (default
+# "region sw lockstep") picks the checks:
+#   region    --start=work (main without one) with call stacks, the
+#             Callgrind and folded outputs and --trace-mem
+#   flat      --start=work, the flat profile only (large regions)
+#   emulated  the emulate engine alone over the region, with call stacks:
+#             the program's output and status (the sanitizer pass)
+#   whole     the whole run (the dynamic loader, lazy binding, exit)
+#   sw        --start with --breakpoints=sw and --max-instructions
+#   lockstep  --engine=lockstep over the region: 0 divergences
+#   lockstep-cap  the same over the region's first 150,000 instructions
+# Every file the two engines write must be identical (the profile but for
+# its "desc: Engine:" line), and so must the program's output and exit
+# status, which must also be the native run's.
+set -u
+CT=$(realpath "$1"); SRCDIR=$(realpath "$2"); SCRATCH=$3; SRC=$4
+RUNS=${5:-region sw lockstep}
+NAME=$(basename "$SRC" | sed 's/\.[a-z]*$//')
+ME=engines-$NAME
+W=$SCRATCH/$ME
+rm -rf "$W" && mkdir -p "$W" && W=$(realpath "$W") && cd "$W" || exit 1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+die() { echo "FAIL: $*"; exit 1; }
+
+src=$SRCDIR/$SRC
+[ -f "$src" ] || die "no $src"
+pkg=$(sed -n 's/.*real-pkg: *\([^ *]*\).*/\1/p' "$src" | head -n 1)
+xflags=$(sed -n 's/.*oracle-cflags: *\([^*]*\).*/\1/p' "$src" | head -n 1)
+libs=
+[ -n "$pkg" ] && { libs=$(pkg-config --cflags --libs "$pkg") ||
+	die "pkg-config $pkg: run tests/install-deps.sh"; }
+case $src in
+*.cc) cc=${CXX:-c++} ;;
+*) cc=${CC:-cc} ;;
+esac
+# shellcheck disable=SC2086
+$cc -O2 -g -fno-pie -no-pie -pthread $xflags -o "$NAME" "$src" $libs ||
+	die "cannot build $src"
+./"$NAME" >native.out 2>native.err
+native_rc=$?
+[ $native_rc -eq 77 ] && die "$NAME cannot run on this machine"
+start=work
+nm "$NAME" | grep -qw 'T work' || start=main
+
+# run ENGINE TAG [options]: cachetrace's files in TAG.ENGINE.*
+run() {
+	e=$1; tag=$2; shift 2
+	"$CT" --engine="$e" -o "$tag.$e.cg" "$@" -- ./"$NAME" \
+		>"$tag.$e.out" 2>"$tag.$e.err"
+	echo $? >"$tag.$e.rc"
+}
+
+# same TAG FILE-SUFFIX...: the step and emulate files of TAG are identical
+same() {
+	tag=$1; shift
+	for sfx in "$@"; do
+		a=$tag.step.$sfx; b=$tag.emulate.$sfx
+		if [ "$sfx" = cg ] || [ "$sfx" = callgrind ]; then
+			grep -v '^desc: Engine:' "$a" >a.tmp
+			grep -v '^desc: Engine:' "$b" >b.tmp
+			a=a.tmp; b=b.tmp
+		fi
+		if cmp -s "$a" "$b"; then
+			pass "$tag: $sfx identical"
+		else
+			fail "$tag: $sfx differs between the engines"
+			diff "$a" "$b" | head -n 10
+		fi
+	done
+}
+
+# target TAG ENGINE...: the program did what it does natively
+target() {
+	tag=$1; shift
+	for e in "$@"; do
+		rc=$(cat "$tag.$e.rc")
+		[ "$rc" = "$native_rc" ] && pass "$tag $e: exit $rc as natively" ||
+			{ fail "$tag $e: exit $rc, natively $native_rc"; tail -n 5 "$tag.$e.err"; }
+		cmp -s native.out "$tag.$e.out" && pass "$tag $e: output as natively" ||
+			fail "$tag $e: the program printed something else"
+	done
+}
+
+for r in $RUNS; do
+	case $r in
+	region)
+		for e in step emulate; do
+			run $e region --start=$start --call-stacks=yes \
+				--callgrind-out-file=region.$e.callgrind \
+				--folded-out-file=region.$e.folded \
+				--trace-mem=region.$e.mem
+		done
+		target region step emulate
+		same region cg callgrind folded mem
+		grep -Eq 'Engine: emulate: [1-9][0-9]* instructions emulated' \
+			region.emulate.err && pass "region: the summary names the engine" ||
+			fail "region: no engine line in the summary"
+		;;
+	emulated)
+		run emulate emulated --start=$start --call-stacks=yes \
+			--callgrind-out-file=emulated.callgrind
+		target emulated emulate
+		;;
+	flat)
+		for e in step emulate; do
+			run $e flat --start=$start
+		done
+		target flat step emulate
+		same flat cg
+		;;
+	whole)
+		for e in step emulate; do
+			run $e whole
+		done
+		target whole step emulate
+		same whole cg
+		;;
+	sw)
+		for e in step emulate; do
+			run $e sw --start=$start --breakpoints=sw \
+				--max-instructions=3000
+		done
+		same sw cg
+		;;
+	lockstep|lockstep-cap)
+		cap=
+		[ "$r" = lockstep-cap ] && cap=--max-instructions=150000
+		run lockstep lockstep --start=$start $cap
+		target lockstep lockstep
+		if grep -q 'Lockstep: [1-9][0-9]* instructions compared, 0 divergences' \
+			lockstep.lockstep.err; then
+			pass "lockstep: $(grep -o 'Lockstep: .*' lockstep.lockstep.err)"
+		else
+			fail "lockstep: $(grep -o 'Lockstep: .*' lockstep.lockstep.err)"
+			grep 'lockstep: divergence' lockstep.lockstep.err | head -n 3
+		fi
+		;;
+	*)
+		die "unknown run '$r'"
+		;;
+	esac
+done
+[ "$fails" -eq 0 ] && echo "$ME: all passed" && exit 0
+exit 1
