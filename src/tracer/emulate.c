@@ -501,6 +501,24 @@ static enum why after_fault(struct tracer *tr, struct emu *em,
 	return engine_prepare(&tr->eng, t) < 0 ? WHY_DECODE : WHY_FAULT;
 }
 
+/* The decoder's view while emulating: Unicorn's memory (code the
+ * emulator wrote is not in the target yet), else the target's. */
+static ssize_t mirror_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct emu *em = ctx;
+	/* Byte by byte at the end of a mapping: the instruction may be
+	 * shorter than the 15 bytes asked for. */
+	if (uc_mem_read(em->uc, addr, buf, len) == UC_ERR_OK)
+		return (ssize_t)len;
+	size_t n = 0;
+	while (n < len && uc_mem_read(em->uc, addr + n, (char *)buf + n, 1) ==
+	       UC_ERR_OK)
+		n++;
+	if (n)
+		return (ssize_t)n;
+	return tracee_read_mem(em->t->tid, addr, buf, len);
+}
+
 /* Emulate T from t->regs until a sync point.  On return the real thread
  * has T's state and t->insn is decoded at t->regs.rip (not executed). */
 static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
@@ -516,7 +534,10 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	em->deadline = now_seconds() + SLICE_SECONDS;
 	em->slices++;
 	emumem_activate(em->mem);
+	tr->eng.read_mem = mirror_read;
+	tr->eng.read_mem_ctx = em;
 	uc_err err = uc_emu_start(em->uc, t->regs.rip, NEVER, 0, 0);
+	tr->eng.read_mem = NULL;
 	emumem_deactivate(em->mem);
 	enum why why = em->why;
 	if (err != UC_ERR_OK || why == WHY_FAULT)
@@ -528,6 +549,8 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 		perror_msg("cannot give thread %d back to the CPU", t->tid);
 		why = WHY_ERROR;
 	}
+	debug_msg("emulate: thread %d slice to 0x%llx: why %d, err %d",
+		  t->tid, t->regs.rip, (int)why, (int)err);
 	if (why == WHY_ERROR && err != UC_ERR_OK)
 		error_msg("the emulator failed at 0x%llx: %s", t->regs.rip,
 			  uc_strerror(err));
@@ -679,6 +702,9 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 	if (t->insn->id == X86_INS_SYSCALL || t->inject)
 		release_others(tr, em);
 	note_fallback(em, t->insn);
+	debug_msg("emulate: thread %d steps 0x%llx %s (rax 0x%llx rdi 0x%llx "
+		  "rsi 0x%llx rdx 0x%llx)", t->tid, t->regs.rip, t->insn->text,
+		  t->regs.rax, t->regs.rdi, t->regs.rsi, t->regs.rdx);
 	t->emu_flags |= EF_ISSUED;
 	step_issue(tr, t);
 }
@@ -877,18 +903,18 @@ static bool ls_trap(struct tracer *tr, struct tracee *t)
 	struct emu_thread *et = t->emu;
 	const struct insn *in = t->insn;
 	bool injected = tracee_injected(t);
-	uint64_t pc = t->regs.rip;
 	if (!step_trap(tr, t))
 		return false;
-	if (et && et->armed && !injected) {
+	if (et && et->armed && et->faulted) {
+		/* The emulator stopped on a fault (a page its maps do not
+		 * have yet: the stack grew): the emulate engine runs such an
+		 * instruction on the CPU too.  Not compared. */
+		note_fallback(em, in);
+	} else if (et && et->armed && !injected) {
 		em->compared++;
 		em->emulated++;
 		em->t = t;
-		if (et->faulted)
-			report_divergence(tr, em, in, &t->regs,
-					  "the emulator faulted; rip", pc,
-					  t->regs.rip);
-		else {
+		{
 			compare_regs(tr, em, in, &et->after, &t->regs);
 			if (in->fpu)
 				compare_fp(tr, em, in, &et->fp, &t->regs);

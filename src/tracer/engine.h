@@ -39,6 +39,10 @@ struct engine {
 	struct symbols *syms;		/* for messages and the progress line */
 	struct tracee *current;		/* whose accesses the model sees now */
 	struct tracee *decoding;	/* whose memory and xstate decode reads */
+	/* While an emulator holds the thread, its memory is the truth: the
+	 * decoder reads through this (NULL: the target's). */
+	ssize_t (*read_mem)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void *read_mem_ctx;
 	pid_t target_pid;		/* decode reads its memory otherwise */
 
 	uint64_t max_steps;		/* per window; 0: no cap */

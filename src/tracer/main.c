@@ -116,7 +116,9 @@ static ssize_t read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct tracer *tr = (struct tracer *)((char *)ctx -
 					      offsetof(struct tracer, eng));
-	ssize_t n = tracee_read_mem(decoding_tid(ctx), addr, buf, len);
+	struct engine *e = ctx;
+	ssize_t n = e->read_mem ? e->read_mem(e->read_mem_ctx, addr, buf, len)
+				: tracee_read_mem(decoding_tid(ctx), addr, buf, len);
 	for (unsigned i = 0; n > 0 && i < N_INT3; i++)
 		breakpoint_shadow(tracer_int3(tr, i), addr, buf, (size_t)n);
 	return n;

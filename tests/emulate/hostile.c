@@ -1,0 +1,79 @@
+/* What an emulator gets wrong first: a write to a read-only page and a
+ * division by zero (the real CPU must take the fault, so that the kernel
+ * delivers SIGSEGV and SIGFPE to the handlers), code written and then run
+ * and rewritten (the emulator's translated code must not be stale), a
+ * stack grown by a deep recursion, and memory the kernel writes (read(2)
+ * from a pipe).  Prints what each part saw; the same natively and under
+ * every engine. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static sigjmp_buf env;
+static volatile sig_atomic_t segv, fpe;
+
+static void on_fault(int sig)
+{
+	if (sig == SIGSEGV)
+		segv++;
+	else
+		fpe++;
+	siglongjmp(env, 1);
+}
+
+__attribute__((noinline)) static long deep(long n)
+{
+	volatile char pad[256];
+	pad[0] = (char)n;
+	return n ? deep(n - 1) + pad[0] : 0;
+}
+
+__attribute__((noinline)) long work(void)
+{
+	long r = 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fault;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+
+	/* a write to a read-only page */
+	char *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro != MAP_FAILED && !sigsetjmp(env, 1))
+		*(volatile char *)ro = 1;
+	/* a division by zero */
+	volatile int zero = 0;
+	if (!sigsetjmp(env, 1))
+		r += 100 / zero;
+	/* code written, run, rewritten, run again */
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (code != MAP_FAILED) {
+		for (int v = 1; v <= 3; v++) {
+			unsigned char insns[] = { 0xb8, (unsigned char)v, 0, 0, 0, 0xc3 };
+			memcpy(code, insns, sizeof(insns));
+			r += 10 * ((int (*)(void))code)();
+		}
+	}
+	/* the stack grown by ~600 KiB */
+	r += deep(2400);
+	/* the kernel writes our memory */
+	int p[2];
+	char buf[16] = { 0 };
+	if (pipe(p) == 0) {
+		if (write(p[1], "kernel", 6) == 6 && read(p[0], buf, 6) == 6)
+			r += buf[0] + buf[5];
+		close(p[0]);
+		close(p[1]);
+	}
+	return r + 1000 * segv + 10000 * fpe;
+}
+
+int main(void)
+{
+	printf("%ld\n", work());
+	return 0;
+}
