@@ -73,6 +73,13 @@ struct step_events {
 	uint64_t ind_target;		/* its target: the pc after the step */
 	uint16_t n_acc;
 	struct mem_access acc[DECODE_MAX_ACCESSES];
+	/* VEX's &&-idiom merge (chase.c): instructions that did NOT run but
+	 * that Cachegrind counts, each one fetch into its own pc's row; the
+	 * last is a conditional branch with one Bc, taken as SPEC_TAKEN. */
+	uint8_t n_spec;			/* 0..VEX_SPEC_MAX */
+	bool spec_taken;
+	uint64_t spec_pc[3];
+	uint8_t spec_len[3];
 };
 
 /* How the decoder reads the target.  The tracer supplies these. */
@@ -119,6 +126,35 @@ int decode_step(struct decoder *d, const struct insn *insn,
 /* Put x87 arithmetic on the emulation allow-list (off: QEMU's status word
  * differs from the CPU's; lockstep shows where).  Before any decode. */
 void decode_allow_x87(struct decoder *d, bool on);
+/* ---- VEX's superblock chasing (src/decode/chase.c) ----
+ * valgrind's default --vex-guest-chase=yes: VEX follows one direct jmp or
+ * call into the next block, or merges an "A && B" pair of conditional
+ * branches.  decode_set_chase(d, true) makes decode_step follow the same
+ * superblocks (the speculative instructions come back in step_events'
+ * spec fields); off, superblocks end at every branch (chase=no). */
+#define VEX_GUEST_MAX_INSNS 60	/* instructions per superblock */
+#define VEX_SPEC_MAX 3		/* instructions per speculated block */
+void decode_set_chase(struct decoder *d, bool on);
+
+/* The superblock VEX builds from ENTRY, for tests and messages. */
+struct vex_superblock {
+	uint64_t entry;
+	uint32_t n_first;	/* instructions of the first block */
+	uint64_t first_last;	/* pc of its last instruction */
+	uint8_t kind;		/* enum vex_sb_kind */
+	uint64_t chase_to;	/* VEX_SB_CHASE: the block chased into */
+	uint32_t chase_max;	/* ... with at most this many instructions */
+	uint64_t spec;		/* VEX_SB_AND: the merged (guarded) block */
+	uint8_t n_spec;		/* its instructions, ending in a jcc */
+	uint64_t other;		/* the first branch's other destination */
+	bool spec_to_other_taken; /* the merged jcc's taken target is OTHER */
+};
+enum vex_sb_kind { VEX_SB_PLAIN, VEX_SB_CHASE, VEX_SB_AND };
+
+/* Fill SB with the superblock VEX builds from ENTRY (cached); false when
+ * the entry cannot be decoded.  Needs decode_set_chase(d, true). */
+bool decode_superblock(struct decoder *d, uint64_t entry,
+		       struct vex_superblock *sb);
 
 /* Number of distinct pcs cached (for memory accounting and tests). */
 size_t decode_cached_count(const struct decoder *d);

@@ -116,6 +116,8 @@ enum {
 	RF_CAS_EXIT = 1 << 4,	/* VEX casLE's restart exit: one Bc, not taken */
 	RF_BT_REG = 1 << 5,	/* bt family reg, reg: VEX goes through the stack */
 	RF_DEAD_LOAD = 1 << 6,	/* pop reg whose value VEX's iropt drops: no read */
+	RF_DEAD_IF_CHASED = 1 << 7, /* ... when the jmp/call after it is
+				 * chased in its superblock (chase.c) */
 };
 
 /* What an instruction does to rcx, for VEX's constant folding of a rep's
@@ -138,6 +140,9 @@ struct drec {
 	uint8_t level;		/* enter: nesting level */
 	uint8_t pop_reg;	/* pop reg: its encoding number (4: not a gpr) */
 	uint8_t rcx_effect;	/* enum rcx_effect */
+	uint8_t vex_end;	/* enum vex_end: how VEX's block ends here */
+	bool vex_guardable;	/* VEX could run it speculatively (chase.c) */
+	uint64_t target;	/* direct jmp/call/jcc: the destination */
 	/* gathers, scatters, masked moves */
 	bool evex;
 	uint8_t vidx;		/* VSIB index vector register number */
@@ -177,10 +182,14 @@ struct decoder {
 	uint32_t sb_insns;
 	bool sb_rcx_const;
 	bool allow_x87;		/* decode_allow_x87 */
+	/* VEX's superblock chasing (chase.c), NULL when off */
+	struct chase *chase;
 };
 
-/* valgrind's --vex-guest-max-insns default: a superblock's length. */
-#define VEX_MAX_INSNS 50
+/* valgrind's --vex-guest-max-insns default: a superblock's length.
+ * (valgrind's --help says 50; LibVEX_default_VexControl sets 60, and
+ * nothing in valgrind 3.19 changes it.) */
+#define VEX_MAX_INSNS VEX_GUEST_MAX_INSNS
 
 static const uint8_t gpr_slots[16] = {
 	SLOT(rax), SLOT(rcx), SLOT(rdx), SLOT(rbx), SLOT(rsp), SLOT(rbp),
@@ -256,13 +265,19 @@ static bool cs_gpr_any(x86_reg r, unsigned int *num, unsigned int *width)
  * few instructions: dead when one writes the whole register (64-bit, or
  * 32-bit which zero-extends) before any reads it, any partial write, any
  * control transfer or anything we cannot decode.  rsp and rbp are never
- * dead. */
-static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg)
+ * dead.  With chasing, VEX appends the block of a direct jmp or call to
+ * the superblock (chase.c): the scan follows one, and a register
+ * overwritten in the chased block before any read or branch sets
+ * *IF_CHASED (dead only when that superblock chases: `pop rax; pop rdx;
+ * jmp L` in libsqlite3's sqlite3Parser, L: mov rax, ...). */
+static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
+			   bool *if_chased)
 {
 	uint8_t buf[64];
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
 
+	*if_chased = false;
 	if (reg == 4 || reg == 5)
 		return false;
 	ssize_t got = d->target.read_mem(d->target.ctx, pc, buf, sizeof(buf));
@@ -271,8 +286,22 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg)
 	const uint8_t *p = buf;
 	size_t n = (size_t)got;
 	uint64_t addr = pc;
+	bool chased = false;
 	for (int k = 0; k < 8 && cs_disasm_iter(d->cs, &p, &n, &addr, d->ci); k++) {
 		const cs_detail *det = d->ci->detail;
+		const cs_x86 *x = &det->x86;
+		if (!chased && (d->ci->id == X86_INS_JMP || d->ci->id == X86_INS_CALL) &&
+		    x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
+			/* a call's push reads no general register but rsp */
+			addr = (uint64_t)x->operands[0].imm;
+			got = d->target.read_mem(d->target.ctx, addr, buf, sizeof(buf));
+			if (got <= 0)
+				return false;
+			p = buf;
+			n = (size_t)got;
+			chased = true;
+			continue;
+		}
 		for (uint8_t g = 0; g < det->groups_count; g++) {
 			uint8_t gr = det->groups[g];
 			if (gr == CS_GRP_JUMP || gr == CS_GRP_CALL || gr == CS_GRP_RET ||
@@ -287,8 +316,12 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg)
 			if (cs_gpr_any(rd[i], &num, &width) && num == reg)
 				return false;
 		for (uint8_t i = 0; i < nwr; i++) {
-			if (cs_gpr_any(wr[i], &num, &width) && num == reg)
-				return width >= 4;
+			if (cs_gpr_any(wr[i], &num, &width) && num == reg) {
+				if (width < 4 || !chased)
+					return width >= 4;
+				*if_chased = true;
+				return false;
+			}
 		}
 		/* rep prefixes and string instructions use registers that
 		 * Capstone 4 may not list: stop at them */
@@ -435,6 +468,8 @@ void decode_free(struct decoder *d)
 		cs_free(d->ci, 1);
 	cs_close(&d->cs);
 	free(d->xbuf);
+	if (d->chase)
+		chase_free(d->chase);
 	free(d);
 }
 
@@ -455,6 +490,8 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 	/* Rare (exec, munmap, text writes): drop the records in range and
 	 * rebuild the map from the rest, which keeps linear probing's chains
 	 * intact without tombstones. */
+	if (d->chase)
+		chase_clear(d->chase);	/* superblocks span many pcs */
 	for (uint32_t i = 0; i < d->n_recs; i++) {
 		struct drec *r = d->recs[i];
 		if (r->insn.pc >= start && r->insn.pc < end)
@@ -724,6 +761,10 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 	}
 	r->cls = s->cls;
 	set_branch(r, s, x);
+	if ((r->insn.branch == BR_JMP || r->insn.branch == BR_CALL ||
+	     r->insn.branch == BR_COND) && x->op_count > 0 &&
+	    x->operands[0].type == X86_OP_IMM)
+		r->target = (uint64_t)x->operands[0].imm;
 	if (memop >= 0)
 		tmpl_from_mem(&r->t, &x->operands[memop], next, addr32);
 	r->stack_size = x->prefix[2] == 0x66 ? 2 : 8;
@@ -819,6 +860,114 @@ static void build_from_fallback(struct drec *r, const struct fb_insn *fb,
 	}
 }
 
+/* How VEX's amd64 front end ends a block at this instruction, and whether
+ * its IR could be guarded (run speculatively: guest_generic_bb_to_IR.c's
+ * stmt_is_guardable: no load, store, dirty helper, CAS, fence, exit or
+ * trapping division). */
+static void vex_facts(struct drec *r)
+{
+	/* indirect jmp/call, ret, syscall, int: VEX_END_STOP */
+	static const uint8_t end_of[] = {
+		[BR_NONE] = VEX_END_NONE, [BR_COND] = VEX_END_COND,
+		[BR_JMP] = VEX_END_JMP, [BR_CALL] = VEX_END_CALL,
+		[BR_JMP_IND] = VEX_END_STOP, [BR_CALL_IND] = VEX_END_STOP,
+		[BR_RET] = VEX_END_STOP, [BR_OTHER] = VEX_END_STOP,
+	};
+	r->vex_end = r->insn.branch < sizeof(end_of) ? end_of[r->insn.branch] :
+		     VEX_END_STOP;
+	switch (r->insn.id) {
+	case X86_INS_PAUSE:	/* Ijk_Yield */
+	case X86_INS_HLT:
+	case X86_INS_UD2:
+	case X86_INS_INT3:
+	case X86_INS_INT:
+	case X86_INS_INTO:
+	case X86_INS_SYSCALL:
+	case X86_INS_SYSENTER:
+		r->vex_end = VEX_END_STOP;
+		break;
+	default:
+		break;
+	}
+	if (r->insn.rep || !r->insn.len)
+		r->vex_end = VEX_END_STOP;	/* jumps to itself or on */
+	bool mem = (r->flags & RF_MEM) && r->t.kind != ACC_PREFETCH;
+	r->vex_guardable = !r->insn.unknown && r->cls == SC_GEN && !mem &&
+			   !(r->flags & (RF_BT_REG | RF_CAS_EXIT));
+	switch (r->insn.id) {
+	case X86_INS_DIV:	/* Iop_DivMod*: primopMightTrap */
+	case X86_INS_IDIV:
+	case X86_INS_CPUID:	/* dirty helpers */
+	case X86_INS_RDTSC:
+	case X86_INS_RDTSCP:
+	case X86_INS_XGETBV:
+	case X86_INS_RDRAND:
+	case X86_INS_RDSEED:
+	case X86_INS_PCMPESTRI:
+	case X86_INS_PCMPESTRM:
+	case X86_INS_PCMPISTRI:
+	case X86_INS_PCMPISTRM:
+	case X86_INS_VPCMPESTRI:
+	case X86_INS_VPCMPESTRM:
+	case X86_INS_VPCMPISTRI:
+	case X86_INS_VPCMPISTRM:
+	case X86_INS_MFENCE:	/* IRStmt_MBE */
+	case X86_INS_LFENCE:
+	case X86_INS_SFENCE:
+		r->vex_guardable = false;
+		break;
+	default:
+		break;
+	}
+}
+
+bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi)
+{
+	const char *err;
+	const struct insn *in = decode_insn(d, pc, &err);
+	if (!in)
+		return false;
+	const struct drec *r = (const struct drec *)in;
+	vi->len = in->len;
+	vi->end = r->vex_end;
+	vi->guardable = r->vex_guardable;
+	vi->exit_inside = (r->flags & RF_CAS_EXIT) != 0;
+	vi->dead_if_chased = (r->flags & RF_DEAD_IF_CHASED) != 0;
+	vi->rcx_effect = r->rcx_effect == RCX_CONST ? VEX_RCX_CONST :
+			 r->rcx_effect == RCX_WRITE ? VEX_RCX_WRITE : VEX_RCX_NONE;
+	vi->rep = in->rep != 0;
+	vi->target = r->target;
+	return true;
+}
+
+bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp)
+{
+	uint64_t ret;
+	uint8_t call[5];
+
+	if (d->target.read_mem(d->target.ctx, rsp, &ret, sizeof(ret)) != sizeof(ret) ||
+	    d->target.read_mem(d->target.ctx, ret - 5, call, sizeof(call)) != sizeof(call))
+		return false;
+	int32_t rel;
+	memcpy(&rel, call + 1, sizeof(rel));
+	return call[0] == 0xe8 && ret + (uint64_t)(int64_t)rel == pc;
+}
+
+struct chase *decode_chase(struct decoder *d)
+{
+	return d->chase;
+}
+
+void decode_set_chase(struct decoder *d, bool on)
+{
+	if (on && !d->chase)
+		d->chase = chase_new();
+	else if (!on && d->chase) {
+		chase_free(d->chase);
+		d->chase = NULL;
+	}
+}
+
 const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 {
 	struct hashtab_probe probe;
@@ -849,9 +998,14 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		build_from_capstone(d, r, buf, (size_t)got);
 		allow_classify(&r->insn, d->ci, buf, (size_t)got, d->allow_x87);
 		r->rcx_effect = r->insn.rep ? RCX_WRITE : rcx_effect_of(d);
-		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8 &&
-		    pop_value_dead(d, pc + r->insn.len, r->pop_reg))
-			r->flags |= RF_DEAD_LOAD;
+		bool if_chased = false;
+		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8) {
+			if (pop_value_dead(d, pc + r->insn.len, r->pop_reg, &if_chased))
+				r->flags |= RF_DEAD_LOAD;
+			else if (if_chased)
+				r->flags |= RF_DEAD_IF_CHASED;
+		}
+		vex_facts(r);
 	} else {
 		struct fb_insn fb;
 		if (fallback_decode(buf, (size_t)got, &fb)) {
@@ -1322,12 +1476,21 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	ev->indirect = false;
 	ev->ind_target = 0;
 	ev->n_acc = 0;
+	ev->n_spec = 0;
 	if (d->snap_valid && d->snap_pc != insn->pc)
 		d->snap_valid = false;	/* not this step's: stale */
-	if (insn->unknown)
+	if (insn->unknown) {
+		if (d->chase)
+			chase_step(d, d->chase, before->fs_base, before->rsp,
+				   before->rip, after->rip, ev);
 		return 0;
+	}
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after, ev);
-	superblock_step(d, r, before, after, ev);
+	if (d->chase)
+		chase_step(d, d->chase, before->fs_base, before->rsp,
+			   before->rip, after->rip, ev);
+	else
+		superblock_step(d, r, before, after, ev);
 	return ret;
 }

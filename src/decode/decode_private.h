@@ -124,4 +124,46 @@ void allow_classify(struct insn *in, const cs_insn *ci, const uint8_t *buf,
 /* An SSE/AVX/MMX instruction (a group, or a vector register operand). */
 bool decode_is_simd(const cs_detail *det);
 
+/* ---- VEX's superblocks (chase.c) ---- */
+
+/* How VEX's amd64 front end ends a basic block at an instruction. */
+enum vex_end {
+	VEX_END_NONE,		/* the block goes on */
+	VEX_END_COND,		/* jcc, loop, jrcxz: Exit + fall-through */
+	VEX_END_JMP,		/* direct jmp: Ijk_Boring to a constant */
+	VEX_END_CALL,		/* direct call: Ijk_Call to a constant */
+	VEX_END_STOP,		/* anything else that stops (ret, indirect,
+				 * syscall, rep string, pause, int...) */
+};
+
+enum { VEX_RCX_NONE, VEX_RCX_WRITE, VEX_RCX_CONST };
+
+/* What the superblock builder needs of one instruction. */
+struct vex_insn {
+	uint64_t target;	/* VEX_END_COND/JMP/CALL: the destination */
+	uint8_t len;
+	uint8_t end;		/* enum vex_end */
+	uint8_t rcx_effect;	/* VEX_RCX_*: for the rep count rule */
+	bool rep;		/* a rep string instruction */
+	bool guardable;		/* register-only IR VEX can guard */
+	bool exit_inside;	/* a side exit inside it (locked RMW's CAS) */
+	bool dead_if_chased;	/* pop reg: its load is dead when the jmp or
+				 * call ending its block is chased */
+};
+
+/* The facts of the (cached) instruction at PC; false when undecodable. */
+bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi);
+
+struct chase;
+struct chase *decode_chase(struct decoder *d);
+struct chase *chase_new(void);
+void chase_free(struct chase *c);
+void chase_clear(struct chase *c);
+/* One executed instruction of THREAD (its fs_base; RSP before it) at PC,
+ * the next pc NEXT: follow VEX's superblock and adjust EV (decode_step). */
+void chase_step(struct decoder *d, struct chase *c, uint64_t thread,
+		uint64_t rsp, uint64_t pc, uint64_t next, struct step_events *ev);
+/* Does [RSP] hold a return address right after a call rel32 to PC? */
+bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp);
+
 #endif

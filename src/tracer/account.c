@@ -126,6 +126,25 @@ static void engine_switch_core(struct engine *e, struct tracee *t)
 	e->current = t;
 }
 
+/* VEX's "&&" merge (src/decode/chase.c): the instructions of the merged
+ * second block that did not run, which Cachegrind counts anyway: a fetch
+ * each, into its own pc's row, and the Bc of the last (its jcc). */
+static void account_vex_speculation(struct engine *e,
+				    const struct step_events *ev)
+{
+	for (unsigned i = 0; i < ev->n_spec; i++) {
+		struct insn sp = { .pc = ev->spec_pc[i], .len = ev->spec_len[i] };
+		uint64_t *row = engine_row(e, &sp);
+		cache_fetch(e->cm, sp.pc, sp.len ? sp.len : 1, row);
+		if (e->trace_mem)
+			trace_fetch(e->trace_mem, &sp);
+		if (e->bm && i + 1 == ev->n_spec)
+			branch_cond(e->bm, sp.pc, ev->spec_taken,
+				    row + e->bm_offset);
+		engine_commit(e, &sp);
+	}
+}
+
 void engine_account(struct engine *e, struct tracee *t,
 		    const struct user_regs_struct *after)
 {
@@ -184,6 +203,7 @@ void engine_account(struct engine *e, struct tracee *t,
 			e->bm->ops->ret(e->bm, in->pc, after->rip, brow);
 	}
 	engine_commit(e, in);
+	account_vex_speculation(e, ev);
 	if (e->cs)
 		callstack_step(e->cs, t->tid, in, &t->regs, after);
 	t->regs = *after;

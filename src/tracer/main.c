@@ -292,6 +292,7 @@ int main(int argc, char **argv)
 	 * allow-list (tests/emulate: lockstep must catch x87's PE flag). */
 	if (getenv("CACHETRACE_EMULATE_X87"))
 		decode_allow_x87(tr->eng.dec, true);
+	decode_set_chase(tr->eng.dec, tr->opt.vex_chase);
 	if (output_check(tr) < 0)
 		return 1;
 	if (tr->opt.trace_mem) {

@@ -51,6 +51,8 @@ static void usage(void)
 "  --cache-sim=yes|no      simulate caches [yes]\n"
 "  --branch-sim=yes|no     simulate branch prediction [yes]\n"
 "  --branch-model=NAME     branch predictor [cachegrind]\n"
+"  --vex-chase=yes|no      count as Cachegrind does with valgrind's default\n"
+"                          superblock chasing (--vex-guest-chase) [yes]\n"
 "  --cores=N               cores of multi-core models [the model's own:\n"
 "                          jaguar 8; hier, host 1, with --threads=all 8]\n"
 "Output:\n"
@@ -190,7 +192,7 @@ enum {
 	OPT_BRANCH_MODEL, OPT_CORES, OPT_THREADS, OPT_INTERVALS, OPT_CORE_MAP,
 	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
-	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML,
+	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
 	OPT_HELP, OPT_VERSION,
 };
 
@@ -218,6 +220,7 @@ static const struct option longopts[] = {
 	{ "toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL },
 	{ "trace-children", required_argument, NULL, OPT_TRACE_CHILDREN },
 	{ "forked-child", no_argument, NULL, OPT_FORKED_CHILD },
+	{ "vex-chase", required_argument, NULL, OPT_VEX_CHASE },
 	{ "intervals", required_argument, NULL, OPT_INTERVALS },
 	{ "stop-after", required_argument, NULL, OPT_MAX_INSNS },
 	{ "core-map", required_argument, NULL, OPT_CORE_MAP },
@@ -298,6 +301,8 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 	case OPT_TRACE_CHILDREN:
 		return parse_yes_no("--trace-children", v, &o->trace_children);
 	case OPT_FORKED_CHILD: o->forked_child = true; return 0;
+	case OPT_VEX_CHASE:
+		return parse_yes_no("--vex-chase", v, &o->vex_chase);
 	case OPT_STOP_WATCH: o->stop_watch = v; return 0;
 	case OPT_TOGGLE_SIGNAL:
 		if (parse_signal("--toggle-signal", v, &o->toggle_signal) < 0)
@@ -395,6 +400,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		.out = "cachegrind.out.%p",
 		.cfg = { .cache_sim = true, .branch_sim = true },
 		.intervals = 1,
+		.vex_chase = true,
 		.callgrind_out = "callgrind.out.%p",
 		.folded_event = "Ir",
 		.argv = argv,

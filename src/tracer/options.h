@@ -22,6 +22,8 @@ struct options {
 	unsigned intervals;		/* windows to trace; 0: no limit */
 	bool threads_all;		/* --threads=all */
 	bool sw_breakpoints;		/* --breakpoints=sw */
+	bool vex_chase;			/* --vex-chase: count as VEX's
+					 * superblock chasing does [yes] */
 	const char *engine;		/* --engine: step, emulate, lockstep */
 
 	/* Models. */

@@ -869,6 +869,202 @@ static void check_rep_const(struct decoder *d)
 	CHECK(n == 1, "rep entered alone: %u Bc, want 1", n);
 }
 
+/* VEX's superblocks with chasing (src/decode/chase.c), worked out by hand
+ * from valgrind 3.19's guest_generic_bb_to_IR.c (bb_to_IR,
+ * analyse_block_end). */
+static const uint8_t and_ft[] = {
+	0x85, 0xc0,			/* 00 test eax, eax */
+	0x74, 0x07,			/* 02 je 0x0b (A) */
+	0x83, 0xfa, 0x05,		/* 04 cmp edx, 5 (X: A's fall-through) */
+	0x75, 0x02,			/* 07 jne 0x0b */
+	0x31, 0xc0,			/* 09 xor eax, eax */
+	0xb8, 0x01, 0, 0, 0,		/* 0b mov eax, 1 (Y: 3 instructions, */
+	0x01, 0xd0,			/* 10 add eax, edx   cut by the spec */
+	0x01, 0xc8,			/* 12 add eax, ecx   limit: Uncond) */
+	0xc3,				/* 14 ret */
+};
+
+static bool sb_at(struct decoder *d, const uint8_t *code, size_t len, uint64_t base,
+		  uint64_t entry, struct vex_superblock *sb)
+{
+	cur_code = code;
+	cur_len = len;
+	cur_pc = base;
+	return CHECK(decode_superblock(d, entry, sb), "chase: no superblock at %#" PRIx64,
+		     entry);
+}
+
+/* One step at PC to NEXT (registers do not matter to these instructions). */
+static void step_to(struct decoder *d, uint64_t pc, uint64_t next, struct step_events *ev)
+{
+	const char *err = NULL;
+	struct user_regs_struct b = { .rsp = RSP, .rip = pc }, a = b;
+	a.rip = next;
+	const struct insn *in = decode_insn(d, pc, &err);
+	if (CHECK(in, "chase: decode %#" PRIx64, pc))
+		CHECK(decode_step(d, in, &b, &a, ev) == 0, "chase: step");
+}
+
+static void check_chase(void)
+{
+	struct decode_target t = { .read_mem = fake_read, .read_xstate = fake_xstate };
+	const char *err = NULL;
+	struct decoder *d = decode_new(&t, &err);
+	struct vex_superblock sb;
+	struct step_events ev;
+	const uint64_t B = 0xc00000;
+
+	if (!CHECK(d, "chase: decode_new: %s", err))
+		return;
+	decode_set_chase(d, true);
+	/* A && B with X on A's fall-through: X's jcc goes to A's taken
+	 * target Y (idiom 2 after VEX's swap); Y is a 3-instruction cut
+	 * block, so it definitely does not jump back to X */
+	if (sb_at(d, and_ft, sizeof(and_ft), B, B, &sb)) {
+		CHECK(sb.kind == VEX_SB_AND && sb.n_first == 2 && sb.first_last == B + 2,
+		      "and/ft: kind %u n_first %u", sb.kind, sb.n_first);
+		CHECK(sb.spec == B + 4 && sb.n_spec == 2 && sb.other == B + 0xb &&
+		      sb.spec_to_other_taken, "and/ft: spec %#" PRIx64 " n %u other %#"
+		      PRIx64, sb.spec, sb.n_spec, sb.other);
+	}
+	/* A went to Y: no Bc for A, X's two instructions counted, X's Bc
+	 * taken (its taken target is Y) */
+	step_to(d, B, B + 2, &ev);
+	step_to(d, B + 2, B + 0xb, &ev);
+	CHECK(ev.n_cond == 0 && ev.n_spec == 2 && ev.spec_pc[0] == B + 4 &&
+	      ev.spec_pc[1] == B + 7 && ev.spec_len[0] == 3 && ev.spec_len[1] == 2 &&
+	      ev.spec_taken, "and/ft to Y: n_cond %u n_spec %u", ev.n_cond, ev.n_spec);
+	/* A went to X: no Bc for A, nothing speculative; X's jcc as usual */
+	step_to(d, B, B + 2, &ev);
+	step_to(d, B + 2, B + 4, &ev);
+	CHECK(ev.n_cond == 0 && ev.n_spec == 0, "and/ft to X: n_cond %u n_spec %u",
+	      ev.n_cond, ev.n_spec);
+	step_to(d, B + 4, B + 7, &ev);
+	step_to(d, B + 7, B + 9, &ev);
+	CHECK(ev.n_cond == 1 && !ev.cond_taken[0] && ev.n_spec == 0,
+	      "and/ft X's jcc: n_cond %u", ev.n_cond);
+	/* entered at X (a new superblock): X alone, a plain block */
+	if (sb_at(d, and_ft, sizeof(and_ft), B, B + 4, &sb))
+		CHECK(sb.kind == VEX_SB_PLAIN && sb.n_first == 2, "and/ft at X: kind %u",
+		      sb.kind);
+
+	/* X on A's taken side (idiom 0/1): A jne 0x0e, Y at the
+	 * fall-through, X's je goes back to Y */
+	static const uint8_t and_sx[] = {
+		0x85, 0xc0,			/* 00 test eax, eax */
+		0x75, 0x0a,			/* 02 jne 0x0e (A) */
+		0xb8, 0x01, 0, 0, 0,		/* 04 mov eax, 1 (Y) */
+		0x01, 0xd0,			/* 09 add eax, edx */
+		0x01, 0xc8,			/* 0b add eax, ecx */
+		0xc3,				/* 0d ret */
+		0x83, 0xfa, 0x05,		/* 0e cmp edx, 5 (X) */
+		0x74, 0xf1,			/* 11 je 0x04 */
+		0xc3,				/* 13 ret */
+	};
+	if (sb_at(d, and_sx, sizeof(and_sx), B + 0x100, B + 0x100, &sb))
+		CHECK(sb.kind == VEX_SB_AND && sb.spec == B + 0x10e && sb.n_spec == 2 &&
+		      sb.other == B + 0x104 && sb.spec_to_other_taken,
+		      "and/sx: kind %u spec %#" PRIx64, sb.kind, sb.spec);
+
+	/* X loads: not guardable, no merge */
+	static const uint8_t and_load[] = {
+		0x85, 0xc0, 0x74, 0x07,
+		0x83, 0x3f, 0x05,		/* 04 cmp dword [rdi], 5 */
+		0x75, 0x02, 0x31, 0xc0,
+		0xb8, 0x01, 0, 0, 0, 0x01, 0xd0, 0x01, 0xc8, 0xc3,
+	};
+	if (sb_at(d, and_load, sizeof(and_load), B + 0x200, B + 0x200, &sb))
+		CHECK(sb.kind == VEX_SB_PLAIN, "and/load: kind %u, want plain", sb.kind);
+	/* Y ends in a ret within 3 instructions: "Other", which might jump
+	 * anywhere (X too): no merge */
+	static const uint8_t and_ret[] = {
+		0x85, 0xc0, 0x74, 0x07, 0x83, 0xfa, 0x05, 0x75, 0x02, 0x31, 0xc0,
+		0xc3,				/* 0b ret (Y) */
+	};
+	if (sb_at(d, and_ret, sizeof(and_ret), B + 0x300, B + 0x300, &sb))
+		CHECK(sb.kind == VEX_SB_PLAIN, "and/ret: kind %u, want plain", sb.kind);
+	/* X's block has 3 instructions before its jcc: cut, no Cond */
+	static const uint8_t and_long[] = {
+		0x85, 0xc0, 0x74, 0x0b,		/* 02 je 0x0f */
+		0x01, 0xd0, 0x01, 0xd0,		/* 04 add eax, edx (twice) */
+		0x83, 0xfa, 0x05,		/* 08 cmp edx, 5 */
+		0x75, 0x02, 0x31, 0xc0,		/* 0b jne 0x0f */
+		0xb8, 0x01, 0, 0, 0, 0x01, 0xd0, 0x01, 0xc8, 0xc3,
+	};
+	if (sb_at(d, and_long, sizeof(and_long), B + 0x400, B + 0x400, &sb))
+		CHECK(sb.kind == VEX_SB_PLAIN, "and/long: kind %u, want plain", sb.kind);
+
+	/* one direct jmp is chased, and the rep count set before it is
+	 * still a constant: the first trap has no Bc */
+	static const uint8_t chase_rep[] = {
+		0xb9, 0x05, 0, 0, 0,		/* 00 mov ecx, 5 */
+		0xeb, 0x02,			/* 05 jmp 0x09 */
+		0x90, 0x90,
+		0xf3, 0xaa,			/* 09 rep stosb */
+	};
+	if (sb_at(d, chase_rep, sizeof(chase_rep), B + 0x500, B + 0x500, &sb))
+		CHECK(sb.kind == VEX_SB_CHASE && sb.chase_to == B + 0x509 &&
+		      sb.chase_max == VEX_GUEST_MAX_INSNS - 2,
+		      "chase: kind %u to %#" PRIx64, sb.kind, sb.chase_to);
+	{
+		struct user_regs_struct b = { .rsp = RSP, .rdi = RDI, .rcx = 5 }, a;
+		unsigned int pcs[3] = { 0x500, 0x505, 0x509 }, next[3] = { 0x505, 0x509, 0x509 };
+		for (int i = 0; i < 3; i++) {
+			const struct insn *in = decode_insn(d, B + pcs[i], &err);
+			if (!CHECK(in, "chase rep: decode"))
+				break;
+			b.rip = B + pcs[i];
+			a = b;
+			a.rip = B + next[i];
+			if (in->rep)
+				a.rcx = 4;
+			CHECK(decode_step(d, in, &b, &a, &ev) == 0, "chase rep: step");
+		}
+		CHECK(ev.n_cond == 0, "chase rep: %u Bc on the first trap, want 0", ev.n_cond);
+	}
+	/* a window starting at a function (the return address on the stack
+	 * follows a call rel32 to it): VEX chased the call from the caller's
+	 * block, so the callee's first block merges nothing */
+	{
+		static uint8_t callee[0x48];
+		memcpy(callee, and_ft, sizeof(and_ft));
+		callee[0x20] = 0xe8;		/* 20 call 0x00 (rel32 -0x25) */
+		int32_t rel = -0x25;
+		memcpy(callee + 0x21, &rel, 4);
+		uint64_t ret = B + 0x725;	/* 40: the return address */
+		memcpy(callee + 0x40, &ret, 8);
+		struct decoder *d2 = decode_new(&t, &err);
+		if (CHECK(d2, "callee: decode_new")) {
+			decode_set_chase(d2, true);
+			cur_code = callee;
+			cur_len = sizeof(callee);
+			cur_pc = B + 0x700;
+			struct user_regs_struct b = { .rsp = B + 0x740, .rip = B + 0x700 }, a;
+			const struct insn *in = decode_insn(d2, B + 0x700, &err);
+			a = b;
+			a.rip = B + 0x702;
+			CHECK(in && decode_step(d2, in, &b, &a, &ev) == 0, "callee: step");
+			in = decode_insn(d2, B + 0x702, &err);
+			b.rip = B + 0x702;
+			a.rip = B + 0x70b;
+			CHECK(in && decode_step(d2, in, &b, &a, &ev) == 0, "callee: step");
+			CHECK(ev.n_cond == 1 && ev.cond_taken[0] && ev.n_spec == 0,
+			      "callee: n_cond %u n_spec %u, want 1 0", ev.n_cond, ev.n_spec);
+			decode_free(d2);
+		}
+	}
+	/* a 58-instruction first block leaves 2 of the 60: nothing chased */
+	static uint8_t long_block[58 + 2];
+	memset(long_block, 0x90, 58);
+	long_block[57] = 0xeb;		/* jmp +0 as the 58th */
+	long_block[58] = 0x00;
+	long_block[59] = 0x90;
+	if (sb_at(d, long_block, sizeof(long_block), B + 0x600, B + 0x600, &sb))
+		CHECK(sb.kind == VEX_SB_PLAIN && sb.n_first == 58,
+		      "budget: kind %u n_first %u", sb.kind, sb.n_first);
+	decode_free(d);
+}
+
 /* The emulation allow-list (src/decode/allow.c): what the emulate engine
  * may run in Unicorn.  Bytes assembled with GNU as; expectations from the
  * encodings (VEX/EVEX prefix bytes) and the list's rules. */
@@ -940,6 +1136,7 @@ int main(void)
 	check_rep_const(d);
 	check_allow(d);
 	decode_free(d);
+	check_chase();
 	printf("%zu rows\n", n);
 	return test_summary("test-decode");
 }

@@ -17,8 +17,12 @@ oracle_init cg-diff "$@"
 own=$(own_functions | awk '{ print $3 }' | tr '\n' ' ')
 [ -n "$own" ] || die "no functions of $PROG.c found by nm -l"
 
-run_cachegrind vg.cg
-run_cachetrace ct.cg
+# VG_OPTS, CT_OPTS: extra options of each (--vex-guest-chase=no and
+# --vex-chase=no for the run without chasing)
+# shellcheck disable=SC2086
+run_cachegrind vg.cg ${VG_OPTS:-}
+# shellcheck disable=SC2086
+run_cachetrace ct.cg ${CT_OPTS:-}
 
 fail=0
 if ! awk -f "$ORACLE_DIR/cg-summary.awk" ct.cg >summary.txt; then

@@ -14,13 +14,13 @@
 # Ir Dr Dw Bc Bi.  (A function also run outside work() cannot be compared
 # per function without a window oracle: tests/oracle/region.sh does that.)
 #
-# Cachegrind runs with --vex-guest-chase=no: with chasing VEX builds
-# superblocks across branches and, for the "A && B" idiom of two
-# conditional branches sharing a destination, runs the second block
-# speculatively (its Ir counted although it did not run, the first
-# branch's Bc gone).  That depends on which superblock a branch lands in,
-# which no per-instruction rule can reproduce (README, "How the counts
-# relate to Cachegrind's").  LD_BIND_NOW=1 on both sides: lazy binding
+# Cachegrind runs with valgrind's default settings, chasing included:
+# cachetrace follows VEX's superblocks (--vex-chase=yes, its default;
+# src/decode/chase.c), where the "A && B" idiom of two conditional
+# branches sharing a destination runs the second block speculatively (its
+# Ir counted although it did not run, the first branch's Bc gone).
+# VG_CHASE=--vex-guest-chase=no CT_OPTS=--vex-chase=no compares without
+# chasing on both sides.  LD_BIND_NOW=1 on both sides: lazy binding
 # inside work() would run ld.so's resolver at different first calls.
 #
 # Every function that still differs must be listed in known-differences.txt
@@ -49,13 +49,14 @@ vg() {	# OUT ARGS...
 	out=$1; shift
 	# shellcheck disable=SC2086
 	GLIBC_TUNABLES=$ORACLE_TUNABLES valgrind -q --tool=cachegrind \
-		--vex-guest-chase=no --cache-sim=yes --branch-sim=yes $CACHE_OPTS \
+		${VG_CHASE:-} --cache-sim=yes --branch-sim=yes $CACHE_OPTS \
 		--cachegrind-out-file="$out" ./"$PROG" "$@" >vg.stdout 2>vg.stderr ||
 		die "valgrind failed: $(cat vg.stderr)"
 }
 vg vg.cg
 vg vg0.cg 0
-run_cachetrace ct.cg --start=work
+# shellcheck disable=SC2086
+run_cachetrace ct.cg --start=work ${CT_OPTS:-}
 cmp -s native.out ct.stdout || die "the traced run printed other output"
 
 # Functions with Ir > 0 in a profile.
