@@ -62,6 +62,7 @@ enum why {
 	WHY_STOP,		/* the window's stop event */
 	WHY_DECODE,		/* the next instruction cannot be read */
 	WHY_ERROR,		/* Unicorn failed */
+	WHY_GONE,		/* the thread died meanwhile (killed) */
 };
 
 /* Lockstep, per thread: what the emulator made of the instruction the
@@ -550,7 +551,15 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	else if (why == WHY_NONE)
 		why = WHY_ERROR;
 	em->pending = false;
-	if (sync_out(em, t, &t->regs) < 0 && why != WHY_ERROR) {
+	bool synced = sync_out(em, t, &t->regs) == 0;
+	struct user_regs_struct r;
+	if ((!synced || why == WHY_DECODE || why == WHY_ERROR) &&
+	    tracee_getregs(t->tid, &r) == -ESRCH) {
+		/* Killed while we emulated it: its exit event follows and
+		 * ends the window. */
+		return WHY_GONE;
+	}
+	if (!synced && why != WHY_ERROR) {
 		perror_msg("cannot give thread %d back to the CPU", t->tid);
 		why = WHY_ERROR;
 	}
@@ -686,6 +695,8 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 			window_end(tr, t, NULL);
 			tracer_restart(tr, t, window_after(tr, t));
 			return;
+		case WHY_GONE:
+			return;		/* its exit event is on its way */
 		case WHY_DECODE:
 		case WHY_ERROR:
 			release_others(tr, em);

@@ -61,8 +61,37 @@ void window_sync_dr(struct tracer *tr, struct tracee *t)
 		t->dr_mask = want;
 }
 
+/* Threads stopped for an int3 step-over or an emulated slice whose wait
+ * status was kept for later: at the release it is read as tracee_stop_all
+ * reads the ones it takes (a SIGTRAP one byte past our int3 must be
+ * rewound, a signal delivered at the detach). */
+static void settle_deferred(struct tracer *tr)
+{
+	struct tracee *next;
+	for (struct tracee *t = tr->tracees; t; t = next) {
+		next = t->next;
+		if (!t->has_deferred)
+			continue;
+		int status = t->deferred_status;
+		t->has_deferred = false;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (t->tid == tr->target_pid)
+				tr->target_status = status;
+			tracee_remove(tr, t->tid);
+			continue;
+		}
+		unsigned event = (unsigned)status >> 16;
+		int sig = WSTOPSIG(status);
+		if (event == 0 && sig == SIGTRAP)
+			t->flags |= TF_TRAPPED;
+		else if (event == 0 && !t->pending_sig)
+			t->pending_sig = sig;
+	}
+}
+
 void window_release(struct tracer *tr)
 {
+	settle_deferred(tr);
 	tracee_stop_all(tr);
 	for (struct tracee *t = tr->tracees; t; t = t->next) {
 		if (!tracee_trapped(t))
