@@ -228,13 +228,6 @@ static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr,
 	return vma_map(m, v) == 0;
 }
 
-static bool same_vma(const struct vma *a, const struct vma *b)
-{
-	return a->start == b->start && a->end == b->end &&
-	       a->offset == b->offset && a->inode == b->inode &&
-	       !memcmp(a->perms, b->perms, 4);
-}
-
 static char *read_maps(struct emumem *m)
 {
 	char path[64];
@@ -258,6 +251,25 @@ static char *read_maps(struct emumem *m)
 	close(fd);
 	m->maps_buf[len] = 0;
 	return m->maps_buf;
+}
+
+/* Append the piece [start, end) of kernel VMA KV, not mapped yet. */
+static struct vma *add_piece(struct vma *out, size_t *n, size_t *cap,
+			     const struct vma *kv, uint64_t start, uint64_t end)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		out = xreallocarray(out, *cap, sizeof(*out));
+	}
+	struct vma *p = &out[(*n)++];
+	*p = *kv;
+	p->start = start;
+	p->end = end;
+	if (kv->inode)
+		p->offset = kv->offset + (start - kv->start);
+	p->buf = NULL;
+	p->state = NULL;
+	return out;
 }
 
 int emumem_refresh_maps(struct emumem *m)
@@ -295,23 +307,49 @@ int emumem_refresh_maps(struct emumem *m)
 			break;
 		line = eol + 1;
 	}
-	/* Keep the mirror of every VMA that did not change. */
+	/* Keep the mirror of every old entry that lies inside a new VMA of
+	 * the same mapping (permissions, file, offset): a VMA that grew (the
+	 * stack downwards, the heap with brk) keeps its pages, and only the
+	 * part that is new becomes an entry of its own.  Our entries are
+	 * thus pieces of the kernel's VMAs. */
+	struct vma *out = NULL;
+	size_t no = 0, ocap = 0;
 	size_t j = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		struct vma *o = &m->v[i];
-		while (j < nn && nv[j].start < o->start)
+	bool *kept = xcalloc(m->n ? m->n : 1, sizeof(*kept));
+	for (size_t k = 0; k < nn; k++) {
+		const struct vma *kv = &nv[k];
+		uint64_t at = kv->start;
+		while (j < m->n && m->v[j].end <= kv->start)
 			j++;
-		if (j < nn && same_vma(o, &nv[j])) {
-			nv[j].buf = o->buf;
-			nv[j].state = o->state;
-		} else {
-			vma_unmap(m, o);
+		for (size_t i = j; i < m->n && m->v[i].start < kv->end; i++) {
+			const struct vma *o = &m->v[i];
+			if (o->start < kv->start || o->end > kv->end ||
+			    memcmp(o->perms, kv->perms, 4) || o->inode != kv->inode ||
+			    (kv->inode && o->offset - kv->offset != o->start - kv->start) ||
+			    o->special != kv->special)
+				continue;
+			if (at < o->start)
+				out = add_piece(out, &no, &ocap, kv, at, o->start);
+			if (no == ocap) {
+				ocap = ocap ? 2 * ocap : 64;
+				out = xreallocarray(out, ocap, sizeof(*out));
+			}
+			out[no++] = *o;
+			kept[i] = true;
+			at = o->end;
 		}
+		if (at < kv->end)
+			out = add_piece(out, &no, &ocap, kv, at, kv->end);
 	}
+	for (size_t i = 0; i < m->n; i++)
+		if (!kept[i])
+			vma_unmap(m, &m->v[i]);
+	free(kept);
+	free(nv);
 	free(m->v);
-	m->v = nv;
-	m->n = nn;
-	m->cap = ncap;
+	m->v = out;
+	m->n = no;
+	m->cap = ocap;
 	return 0;
 }
 
