@@ -51,6 +51,9 @@ struct emumem {
 	/* The pages made dirty since the last write-back, in order; when
 	 * more, every state table is scanned. */
 	struct { uint32_t vma; uint32_t pg; } dirty[DIRTY_LOG];
+	uint8_t *orig;		/* each logged page as it was before the
+				 * emulator's first write: only the bytes it
+				 * changed are written back */
 	unsigned n_dirty;
 	bool dirty_overflow;
 	char *maps_buf;
@@ -132,6 +135,8 @@ static void segv_handler(int sig, siginfo_t *si, void *uctx)
 		}
 	}
 	if (write) {
+		if (m->n_dirty < DIRTY_LOG)
+			memcpy(m->orig + ((size_t)m->n_dirty << PG_SHIFT), p, PG);
 		mprotect(p, PG, PROT_READ | PROT_WRITE);
 		v->state[pg] = PG_DIRTY;
 		if (m->n_dirty < DIRTY_LOG) {
@@ -358,8 +363,15 @@ struct emumem *emumem_new(uc_engine *uc, pid_t pid)
 	struct emumem *m = xcalloc(1, sizeof(*m));
 	m->uc = uc;
 	m->pid = pid;
+	m->orig = mmap(NULL, (size_t)DIRTY_LOG << PG_SHIFT, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->orig == MAP_FAILED) {
+		free(m);
+		return NULL;
+	}
 	if (uc_hook_add(uc, &m->unmapped_hook, UC_HOOK_MEM_UNMAPPED,
 			(void *)on_unmapped, m, 1, 0) != UC_ERR_OK) {
+		munmap(m->orig, (size_t)DIRTY_LOG << PG_SHIFT);
 		free(m);
 		return NULL;
 	}
@@ -374,6 +386,7 @@ void emumem_free(struct emumem *m)
 		vma_unmap(m, &m->v[i]);
 	free(m->v);
 	free(m->maps_buf);
+	munmap(m->orig, (size_t)DIRTY_LOG << PG_SHIFT);
 	free(m);
 }
 
@@ -420,6 +433,50 @@ static int write_run(struct emumem *m, struct vma *v, size_t first,
 	return 0;
 }
 
+/* Write back the bytes of page PG of V that differ from ORIG, its
+ * content before the emulator wrote to it: another thread or the kernel
+ * may have written the rest of the page meanwhile. */
+static int write_diff(struct emumem *m, struct vma *v, size_t pg,
+		      const uint8_t *orig)
+{
+	uint8_t *p = v->buf + (pg << PG_SHIFT);
+	uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
+	for (unsigned i = 0; i < m->n_bp; i++)
+		if (m->bp_addr[i] >= addr && m->bp_addr[i] < addr + PG)
+			return write_run(m, v, pg, pg + 1);	/* keeps our int3 */
+	struct iovec local[64], remote[64];
+	unsigned n = 0;
+	ssize_t want = 0;
+	for (size_t at = 0; at < PG; ) {
+		if (p[at] == orig[at]) {
+			at++;
+			continue;
+		}
+		size_t end = at + 1;
+		/* a run, gaps of under 16 equal bytes included */
+		for (size_t same = 0; end < PG && same < 16; end++)
+			same = p[end] == orig[end] ? same + 1 : 0;
+		while (end > at + 1 && p[end - 1] == orig[end - 1])
+			end--;
+		if (n == 64)
+			return write_run(m, v, pg, pg + 1);
+		local[n] = (struct iovec){ p + at, end - at };
+		remote[n] = (struct iovec){ (void *)(uintptr_t)(addr + at), end - at };
+		want += (ssize_t)(end - at);
+		n++;
+		at = end;
+	}
+	if (n && process_vm_writev(m->pid, local, n, remote, n, 0) != want) {
+		perror_msg("cannot write the emulator's memory back to "
+			   "0x%" PRIx64, addr);
+		return -EIO;
+	}
+	mprotect(p, PG, PROT_READ);
+	v->state[pg] = PG_PRESENT;
+	m->writes++;
+	return 0;
+}
+
 int emumem_writeback(struct emumem *m)
 {
 	int rc = 0;
@@ -428,7 +485,8 @@ int emumem_writeback(struct emumem *m)
 			struct vma *v = &m->v[m->dirty[i].vma];
 			size_t pg = m->dirty[i].pg;
 			if (v->state[pg] == PG_DIRTY &&
-			    write_run(m, v, pg, pg + 1) < 0)
+			    write_diff(m, v, pg, m->orig +
+				       ((size_t)i << PG_SHIFT)) < 0)
 				rc = -1;
 		}
 		m->n_dirty = 0;

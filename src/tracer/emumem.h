@@ -5,9 +5,10 @@
  * buffer starts PROT_NONE: the host MMU does the bookkeeping.  A first
  * access faults into our SIGSEGV handler, which reads the page from the
  * target (process_vm_readv), our int3s shadowed, and makes it read-only;
- * a first write faults again and marks the page dirty.  At a sync point
- * the dirty pages are written back (process_vm_writev) and made
- * read-only again; pages that the kernel, the real CPU or another thread
+ * a first write faults again, keeps a copy of the page as it was and
+ * marks it dirty.  At a sync point the bytes the emulator changed are
+ * written back (process_vm_writev; whole pages past the first 256) and
+ * the pages made read-only again; pages that the kernel, the real CPU or another thread
  * may have changed are invalidated (PROT_NONE, read again on the next
  * touch).  Unicorn enforces the VMA's own permissions, so a write to a
  * read-only page or a fetch from a non-executable one stops the
