@@ -294,11 +294,35 @@ void tracee_stop_all(struct tracer *tr)
 	}
 }
 
+/* T is in the delivery stop of a SIGTRAP: if the kernel sent it for our
+ * int3 (si_code SI_KERNEL, rip one byte past one of our int3 addresses),
+ * T must go back to execute the original instruction, which the int3
+ * (taken out by now) replaced.  The int3 was hit just as we stopped T, its
+ * signal still queued: dropped without the rewind, T resumed in the
+ * middle of the instruction and died of SIGILL (faults-sw-threads, about
+ * one run in ten). */
+static void rewind_our_int3(struct tracer *tr, struct tracee *t)
+{
+	siginfo_t si;
+	struct user_regs_struct r;
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0 ||
+	    si.si_code != SI_KERNEL || tracee_getregs(t->tid, &r) < 0)
+		return;
+	for (unsigned i = 0; i < N_INT3; i++) {
+		const struct breakpoint *bp = tracer_int3(tr, i);
+		if (bp->addr && r.rip == bp->addr + 1) {
+			r.rip = bp->addr;
+			tracee_setregs(t->tid, &r);
+			return;
+		}
+	}
+}
+
 /* A thread single-stepped into a syscall has a SIGTRAP queued when it
  * leaves the syscall (the kernel's syscall-exit step report), even when we
  * interrupted it there: detached, that SIGTRAP would kill it.  Let it
  * reach the signal-delivery stop and drop the signal there. */
-static void drop_queued_step_trap(struct tracee *t)
+static void drop_queued_step_trap(struct tracer *tr, struct tracee *t)
 {
 	for (int tries = 0; tries < 4; tries++) {
 		siginfo_t si[8];
@@ -318,6 +342,8 @@ static void drop_queued_step_trap(struct tracee *t)
 		if (tracee_wait(t->tid, &status) < 0 || !WIFSTOPPED(status))
 			return;
 		int sig = WSTOPSIG(status);
+		if (((unsigned)status >> 16) == 0 && sig == SIGTRAP)
+			rewind_our_int3(tr, t);
 		if (((unsigned)status >> 16) == 0 && sig != SIGTRAP &&
 		    !t->pending_sig)
 			t->pending_sig = sig;	/* another one: keep it */
@@ -329,7 +355,7 @@ void tracee_detach_all(struct tracer *tr)
 	struct tracee *next;
 	for (struct tracee *t = tr->tracees; t; t = next) {
 		next = t->next;
-		drop_queued_step_trap(t);
+		drop_queued_step_trap(tr, t);
 		ptrace(PTRACE_DETACH, t->tid, NULL,
 		       (void *)(long)t->pending_sig);
 		tracee_remove(tr, t->tid);
