@@ -103,11 +103,9 @@ struct emu {
 	bool maps_stale;		/* /proc/PID/maps */
 	bool fp_valid;
 	struct user_fpregs_struct fp;	/* as Unicorn has it (if fp_valid) */
-	bool others_held;		/* other threads stopped for us */
 
-	/* lockstep: the one instruction being emulated; the outcome goes
-	 * to its thread's record (struct emu_thread) */
-	bool ls_armed;
+	/* lockstep: the outcome of the one instruction being emulated,
+	 * copied to its thread's record (struct emu_thread) */
 	struct user_regs_struct ls_after;
 
 	uint64_t compared, divergences;
@@ -304,15 +302,13 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 		stop(em, WHY_DECODE);
 		return;
 	}
-	if (!t->insn->emulable || (em->lockstep && em->ls_armed)) {
+	if (!t->insn->emulable) {
 		stop(em, WHY_FALLBACK);
 		return;
 	}
 	if (t->insn->fpu)
 		em->fp_dirty = true;
 	em->pending = true;
-	if (em->lockstep)
-		em->ls_armed = true;
 }
 
 static void on_intr(uc_engine *uc, uint32_t intno, void *ctx)
@@ -483,13 +479,6 @@ static void hold_others(struct tracer *tr, struct emu *em, struct tracee *t)
 			em->mem_stale = true;	/* they ran */
 			break;
 		}
-	em->others_held = true;
-}
-
-static void release_others(struct tracer *tr, struct emu *em)
-{
-	em->others_held = false;
-	window_replay_deferred(tr);
 }
 
 /* Account the hooked instruction that completed before a fault on the
@@ -604,7 +593,7 @@ static void after_real_step(struct emu *em, const struct insn *in,
 					ev->acc[i].size);
 	/* A fault the real CPU took may have grown the stack or met a
 	 * mapping made since. */
-	if (!emumem_can_map(em->mem, after->rip) || em->maps_stale)
+	if (!emumem_can_map(em->mem, after->rip))
 		em->maps_stale = true;
 }
 
@@ -660,7 +649,7 @@ static void emu_end_window(struct tracer *tr, struct tracee *t)
 	if (em && em->t == t)
 		em->t = NULL;
 	if (em)
-		release_others(tr, em);
+		window_replay_deferred(tr);	/* the others run on */
 	step_engine.end_window(tr, t);
 }
 
@@ -695,7 +684,7 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 		enum why why = slice(tr, em, t);
 		switch (why) {
 		case WHY_STOP:
-			release_others(tr, em);
+			window_replay_deferred(tr);
 			window_end(tr, t, NULL);
 			tracer_restart(tr, t, window_after(tr, t));
 			return;
@@ -703,7 +692,7 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 			return;		/* its exit event is on its way */
 		case WHY_DECODE:
 		case WHY_ERROR:
-			release_others(tr, em);
+			window_replay_deferred(tr);
 			if (tracee_leads(t))
 				window_end(tr, t, why == WHY_DECODE ?
 					   "the next instruction could not be read" :
@@ -712,7 +701,7 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 			tracer_restart(tr, t, RESTART_CONT);
 			return;
 		case WHY_BUDGET:
-			release_others(tr, em);	/* a sync point */
+			window_replay_deferred(tr);	/* a sync point */
 			real = true;
 			break;
 		case WHY_FAULT:
@@ -724,7 +713,7 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 		}
 	}
 	if (t->insn->id == X86_INS_SYSCALL || t->inject)
-		release_others(tr, em);
+		window_replay_deferred(tr);
 	note_fallback(em, t->insn);
 	debug_msg("emulate: thread %d steps 0x%llx %s (rax 0x%llx rdi 0x%llx "
 		  "rsi 0x%llx rdx 0x%llx)", t->tid, t->regs.rip, t->insn->text,
@@ -897,7 +886,6 @@ static void ls_emulate(struct tracer *tr, struct emu *em, struct tracee *t)
 	}
 	set_int3s(tr, em);
 	em->pending = false;
-	em->ls_armed = false;
 	em->why = WHY_NONE;
 	em->deadline = now_seconds() + 3600;
 	emumem_activate(em->mem);
@@ -965,18 +953,13 @@ static bool ls_trap(struct tracer *tr, struct tracee *t)
 	after_real_step(em, in, &t->regs, injected);
 	if (et && et->faulted)
 		em->maps_stale = true;
-	release_others(tr, em);
+	window_replay_deferred(tr);
 	return true;
-}
-
-static int ls_begin_window(struct tracer *tr, struct tracee *t)
-{
-	return emu_begin_window(tr, t);
 }
 
 const struct engine_ops lockstep_engine = {
 	.name = "lockstep",
-	.begin_window = ls_begin_window,
+	.begin_window = emu_begin_window,
 	.run = ls_run,
 	.trap = ls_trap,
 	.end_window = emu_end_window,
@@ -999,7 +982,7 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 	if (bad)
 		fprintf(f, ", %" PRIu64 " unreadable", bad);
 	fputc('\n', f);
-	if (em->lockstep && tr->engine == &lockstep_engine)
+	if (em->lockstep)
 		fprintf(f, "%sLockstep: %" PRIu64 " instructions compared, %"
 			PRIu64 " divergence%s\n", prefix, em->compared,
 			em->divergences, em->divergences == 1 ? "" : "s");
