@@ -123,6 +123,13 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		const struct user_regs_struct *after,
 		struct step_events *ev);
 
+/* LANDED is where INSN can take a thread from BEFORE in one step: the
+ * fall through, its branch target, the return address, or its own pc
+ * (nothing completed).  Indirect jumps and calls, int, iret and the like
+ * are not checked.  False means the CPU ran more than INSN. */
+bool decode_lands_ok(struct decoder *d, const struct insn *insn,
+		     const struct user_regs_struct *before, uint64_t landed);
+
 /* Put x87 arithmetic on the emulation allow-list (off: QEMU's status word
  * differs from the CPU's; lockstep shows where).  Before any decode. */
 void decode_allow_x87(struct decoder *d, bool on);

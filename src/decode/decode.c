@@ -478,6 +478,41 @@ void decode_allow_x87(struct decoder *d, bool on)
 	d->allow_x87 = on;
 }
 
+bool decode_lands_ok(struct decoder *d, const struct insn *in,
+		     const struct user_regs_struct *before, uint64_t landed)
+{
+	const struct drec *r = (const struct drec *)in;
+	uint64_t next = in->pc + in->len, ret;
+
+	/* Unknown length; nothing completed (a system call interrupted and
+	 * restarted, a rep between iterations); the fall through. */
+	if (!in->len || landed == in->pc)
+		return true;
+	switch (in->branch) {
+	case BR_NONE:
+		/* A step inside a transaction aborts it: to the fallback. */
+		return landed == next || in->id == X86_INS_XBEGIN ||
+		       in->id == X86_INS_XEND || in->id == X86_INS_XABORT;
+	case BR_COND:
+		return landed == next || landed == r->target || !r->target;
+	case BR_JMP:
+	case BR_CALL:
+		return landed == r->target || !r->target;
+	case BR_RET:
+		if (d->target.read_mem(d->target.ctx, before->rsp, &ret,
+				       sizeof(ret)) != sizeof(ret))
+			return true;
+		return landed == ret;
+	case BR_OTHER:
+		/* A system call returns to the next instruction, except
+		 * rt_sigreturn, which goes where the signal frame says. */
+		return in->id != X86_INS_SYSCALL || landed == next ||
+		       before->rax == 15 /* rt_sigreturn */;
+	default:
+		return true;	/* through a register or memory */
+	}
+}
+
 size_t decode_cached_count(const struct decoder *d)
 {
 	return d->n_recs;

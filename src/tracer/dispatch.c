@@ -120,6 +120,14 @@ static enum restart stepped_trap(struct tracer *tr, struct tracee *t,
 {
 	if (!tr->engine->trap(tr, t))
 		return RESTART_NONE;	/* dying: its exit event follows */
+	if (t->win.lost) {
+		/* It ran instructions we did not see (step.c): this window
+		 * and any other end here. */
+		window_end_all(tr, t->win.lost);
+		if (tracee_stepping(t))
+			tr->engine->end_window(tr, t);
+		return window_after(tr, t);
+	}
 	if (ending) {
 		t->flags &= ~TF_ENDING;
 		tr->engine->end_window(tr, t);

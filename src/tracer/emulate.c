@@ -11,6 +11,7 @@
  *   allow-list, the slice stops before it.  So the two engines cannot
  *   disagree on Cachegrind's rules: only the registers come from
  *   elsewhere.
+ * - cpuid is executed by the supervisor (cpuid.c), never stepped.
  * - A slice ends at a fallback instruction, at a fault (the real CPU takes
  *   it, so the kernel delivers the real signal), at the stop event, and
  *   after 10 ms.  The thread's registers, x87/SSE state and dirty pages
@@ -664,6 +665,17 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 			t->emu_flags &= ~EF_REAL_NEXT;
 			real = true;
 		}
+		if (!(t->emu_flags & EF_ISSUED)) {
+			enum super_outcome so = step_in_supervisor(tr, t);
+			if (so == SUPER_ENDED) {
+				window_replay_deferred(tr);
+				return;
+			}
+			if (so == SUPER_DONE) {
+				real = false;
+				continue;
+			}
+		}
 		if (t->emu_flags & EF_ISSUED) {
 			/* A clone event took our step: the thread is still
 			 * inside the system call (rax is not its result
@@ -907,10 +919,20 @@ static void ls_run(struct tracer *tr, struct tracee *t)
 	struct emu *em = tr->emu;
 	if (!t->emu)
 		t->emu = xcalloc(1, sizeof(*t->emu));
-	if (!step_prepare(tr, t))
+	enum super_outcome so;
+	do {
+		if (!step_prepare(tr, t))
+			return;
+		so = step_in_supervisor(tr, t);
+	} while (so == SUPER_DONE);
+	if (so == SUPER_ENDED)
 		return;
+	/* Inside a system call (the exec stop that begins a whole run):
+	 * the step finishes it first, which the emulator cannot. */
+	bool in_syscall = t->emu_flags & EF_ISSUED;
+	t->emu_flags &= ~EF_ISSUED;
 	t->emu->armed = false;
-	if (t->insn->emulable && !t->inject) {
+	if (t->insn->emulable && !t->inject && !in_syscall) {
 		/* Nothing else runs between the emulation and the step. */
 		hold_others(tr, em, t);
 		ls_emulate(tr, em, t);
@@ -1026,4 +1048,49 @@ bool emu_diverged(const struct tracer *tr)
 uint64_t emu_emulated(const struct tracer *tr)
 {
 	return tr->emu ? tr->emu->emulated : 0;
+}
+
+/* ---- the self-test (cachetrace --check) ---- */
+
+int emu_selftest(char *why, size_t len)
+{
+	/* mov ecx, 1000; xor eax, eax; 1: add rax, rcx; dec rcx; jnz 1b;
+	 * mov [rip + 0x100], rax */
+	static const uint8_t code[] = {
+		0xb9, 0xe8, 0x03, 0x00, 0x00, 0x31, 0xc0, 0x48, 0x01, 0xc8,
+		0x48, 0xff, 0xc9, 0x75, 0xf8, 0x48, 0x89, 0x05, 0x00, 0x01,
+		0x00, 0x00,
+	};
+	const uint64_t base = 0x10000;
+	uint64_t rax = 0, stored = 0;
+	uc_engine *uc;
+	uc_err err = uc_open(UC_ARCH_X86, UC_MODE_64, &uc);
+	if (err != UC_ERR_OK) {
+		snprintf(why, len, "uc_open: %s", uc_strerror(err));
+		return -1;
+	}
+	err = uc_mem_map(uc, base, 4096, UC_PROT_ALL);
+	if (err == UC_ERR_OK)
+		err = uc_mem_write(uc, base, code, sizeof(code));
+	if (err == UC_ERR_OK)
+		err = uc_emu_start(uc, base, base + sizeof(code), 0, 0);
+	if (err == UC_ERR_OK)
+		err = uc_reg_read(uc, UC_X86_REG_RAX, &rax);
+	if (err == UC_ERR_OK)
+		err = uc_mem_read(uc, base + sizeof(code) + 0x100, &stored, 8);
+	uc_close(uc);
+	if (err != UC_ERR_OK) {
+		snprintf(why, len, "%s", uc_strerror(err));
+		return -1;
+	}
+	/* 1 + 2 + ... + 1000 */
+	if (rax != 500500 || stored != 500500) {
+		snprintf(why, len, "a loop summing 1..1000 gave %" PRIu64
+			 " (stored %" PRIu64 "), not 500500", rax, stored);
+		return -1;
+	}
+	unsigned major, minor;
+	uc_version(&major, &minor);
+	snprintf(why, len, "Unicorn %u.%u", major, minor);
+	return 0;
 }

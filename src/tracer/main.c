@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "hostenv.h"
 #include "outfile.h"
 
 volatile sig_atomic_t interrupted_by;
@@ -255,6 +256,15 @@ int main(int argc, char **argv)
 	int rc = options_parse(&tr->opt, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	char herr[256];
+	if (hostenv_check(herr, sizeof(herr))) {
+		error_msg("%s", herr);
+		return 2;
+	}
+	if (tr->opt.check)
+		return check_host(tr);
+	if (hostcaps_apply(tr) < 0)
+		return 1;
 	if (setup_models(tr) < 0)
 		return 1;
 	/* CACHETRACE_ENGINE: the default engine (the test suite runs its

@@ -76,7 +76,9 @@ static void usage(void)
 "  --stop-watch=EXPR       end after an instruction writes (:rw accesses) it\n"
 "  --toggle-signal=SIG     each SIG sent to cachetrace starts or stops a\n"
 "                          window, wherever the target is\n"
-"  --breakpoints=hw|sw     debug registers [hw] or int3 for --start\n"
+"  --breakpoints=hw|sw     debug registers [hw] or int3 for --start (hw\n"
+"                          falls back to sw where debug registers do not\n"
+"                          fire: see --check)\n"
 "Attach:\n"
 "  -p, --pid=PID           attach to a running process (every thread),\n"
 "                          trace its windows, detach; it runs on\n"
@@ -85,6 +87,9 @@ static void usage(void)
 "  --trace-children=yes|no follow fork/vfork (a profile per process: -o\n"
 "                          needs %%p) and exec (the new image's profile\n"
 "                          is FILE.exec1, .exec2...) [no]\n"
+"  --check                 what this host gives a tracer, and what\n"
+"                          cachetrace does about it; exit 1 if it cannot\n"
+"                          trace here\n"
 "  -d, --debug             debugging messages\n"
 "  --help, --version\n");
 }
@@ -193,7 +198,7 @@ enum {
 	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
 	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
-	OPT_HELP, OPT_VERSION,
+	OPT_CHECK, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option longopts[] = {
@@ -231,6 +236,7 @@ static const struct option longopts[] = {
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "debug", no_argument, NULL, 'd' },
+	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -295,6 +301,7 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->pid = (pid_t)n;
 		return 0;
 	case OPT_BREAKPOINTS:
+		o->breakpoints_given = true;
 		return parse_choice("--breakpoints", v, "hw", "sw",
 				    &o->sw_breakpoints);
 	case OPT_START_WATCH: o->start_watch = v; return 0;
@@ -343,6 +350,7 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->cfg.cores = (unsigned)n;
 		return 0;
 	case 'q': o->quiet = true; return 0;
+	case OPT_CHECK: o->check = true; return 0;
 	case 'd': debug_flag = 1; return 0;
 	case OPT_HELP:
 		usage();
@@ -362,6 +370,9 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 /* The options that involve others. */
 static int check_options(const struct options *o, int argc, int first)
 {
+	if (o->check)
+		return first < argc || o->pid ? error_usage("--check looks at "
+			"this host only: no program, no -p") : 0;
 	if (o->pid && first < argc)
 		return error_usage("-p and a program to launch exclude each "
 				   "other");

@@ -22,6 +22,7 @@ struct options {
 	unsigned intervals;		/* windows to trace; 0: no limit */
 	bool threads_all;		/* --threads=all */
 	bool sw_breakpoints;		/* --breakpoints=sw */
+	bool breakpoints_given;		/* --breakpoints= was on the line */
 	bool vex_chase;			/* --vex-chase: count as VEX's
 					 * superblock chasing does [yes] */
 	const char *engine;		/* --engine: step, emulate, lockstep */
@@ -41,6 +42,7 @@ struct options {
 	bool call_stacks_given;		/* --call-stacks= was on the line */
 	const char *html;		/* --html: the HTML report too */
 	bool quiet;
+	bool check;			/* --check: probe the host, no target */
 
 	/* The target. */
 	pid_t pid;			/* -p; 0: launch argv[first...] */

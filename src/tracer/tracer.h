@@ -56,6 +56,8 @@ struct tracee {
 		uint64_t entry_sp;
 		uint64_t steps;		/* its own steps in the window */
 		bool watch_hit;		/* it wrote the --stop-watch range */
+		const char *lost;	/* a step ran an instruction unseen:
+					 * the window ends, with this reason */
 	} win;
 	unsigned emu_flags;		/* the emulate engine's (emulate.c) */
 	struct emu_thread *emu;		/* lockstep's, per thread (emulate.c) */
@@ -144,10 +146,30 @@ struct pending_output {
 	size_t len;
 };
 
+/* Where a single step over an instruction lands (hostprobe.c). */
+enum landing {
+	LANDING_UNKNOWN,	/* not probed, or elsewhere */
+	LANDING_PRECISE,	/* on the next instruction */
+	LANDING_LATE,		/* one instruction later: the next ran unseen */
+};
+
+/* What the host gives a tracer, probed once (hostprobe.c); the rest of
+ * the tracer reads these and guesses nothing. */
+struct hostcaps {
+	bool probed;
+	double seconds;			/* the probe's cost */
+	int ptrace_err;			/* 0, or why PTRACE_TRACEME failed */
+	bool vm_readv;			/* process_vm_readv reads a tracee */
+	bool hwbp, hwbp_forced;		/* an execute debug register traps */
+	enum landing cpuid, rdtsc, syscall;
+	bool cpuid_forced;
+};
+
 /* The run: everything the supervisor knows, passed to every function of
  * the tracer as its first argument. */
 struct tracer {
 	struct options opt;
+	struct hostcaps host;		/* hostprobe.c */
 
 	/* The target. */
 	pid_t target_pid;
@@ -167,6 +189,7 @@ struct tracer {
 	struct emu *emu;		/* the emulate/lockstep engines' state */
 	const char **event_names;
 	unsigned n_events;
+	uint64_t n_cpuid;		/* cpuids executed for the target */
 
 	/* Start and stop events. */
 	struct breakpoint start_bp, entry_bp;
@@ -324,6 +347,21 @@ int launch_check_elf(const char *path, const char *what);
 /* The ptrace options of every tracee. */
 long launch_trace_options(const struct tracer *tr);
 
+/* cpuid.c: T's next instruction is one the supervisor executes for it
+ * (cpuid).  SUPER_NO: it is not (step it); SUPER_DONE: executed and
+ * accounted, T still stopped at the next one; SUPER_ENDED: that was the
+ * end of T's window, T restarted. */
+enum super_outcome { SUPER_NO, SUPER_DONE, SUPER_ENDED };
+enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t);
+
+/* hostprobe.c: run the probes (once; forced answers applied). */
+void hostcaps_probe(struct hostcaps *hc);
+const char *hostcaps_landing_name(enum landing l);
+/* The start events as this host allows them: where the debug registers
+ * do not fire, --start becomes an int3 with a note, and --start-watch or
+ * an explicit --breakpoints=hw an error.  -1 after a message. */
+int hostcaps_apply(struct tracer *tr);
+
 /* attach.c: seize every thread of PID and stop them all.  0, or -1 after
  * a one-line message, the target left untouched. */
 int attach(struct tracer *tr, pid_t pid);
@@ -400,6 +438,13 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix);
 /* Lockstep found the emulator and the CPU disagreeing. */
 bool emu_diverged(const struct tracer *tr);
 uint64_t emu_emulated(const struct tracer *tr);
+/* Run a small program in Unicorn: 0 (WHY names the version), or -1 and
+ * the reason in WHY. */
+int emu_selftest(char *why, size_t len);
+
+/* check.c: cachetrace --check.  The exit status: 0 when tracing works
+ * here (with fallbacks), 1 when it cannot. */
+int check_host(struct tracer *tr);
 
 /* output.c */
 /* Before anything runs: every output name can be written, the folded

@@ -1,0 +1,195 @@
+/* cachetrace --check: one line for each thing this host must give a
+ * tracer, with what cachetrace does about it, then a verdict.
+ *
+ * Exit status 0 when tracing works here (with the fallbacks named), 1 when
+ * it cannot (ptrace refused).  README's troubleshooting starts here. */
+#include "tracer.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "hostenv.h"
+
+/* An integer from a one-line file, or -1. */
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	long v = -1;
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* A field of /proc/self/status ("CapEff:", "Seccomp:") as a number in
+ * BASE, or -1. */
+static long long status_field(const char *name, int base)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long long v = -1;
+	size_t n = strlen(name);
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n))
+			v = strtoll(line + n, NULL, base);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Who -p may attach to, from Yama's ptrace_scope and our capabilities. */
+static void describe_attach(char *buf, size_t len)
+{
+	long scope = read_long("/proc/sys/kernel/yama/ptrace_scope");
+	long long caps = status_field("CapEff:", 16);
+	bool cap = caps >= 0 && (caps >> 19) & 1;	/* CAP_SYS_PTRACE */
+	const char *who;
+	if (scope == 3)
+		who = "no process (Yama ptrace_scope 3: attaching is off until "
+		      "reboot)";
+	else if (cap)
+		who = "any process (CAP_SYS_PTRACE)";
+	else if (scope == 2)
+		who = "no process (Yama ptrace_scope 2 needs CAP_SYS_PTRACE: "
+		      "run as root)";
+	else if (scope == 1)
+		who = "only its own children (Yama ptrace_scope 1: run as root, "
+		      "or sysctl kernel.yama.ptrace_scope=0)";
+	else
+		who = "any process of this user";
+	snprintf(buf, len, "%s", who);
+}
+
+static void line(const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void line(const char *what, const char *fmt, ...)
+{
+	va_list ap;
+	printf("%-22s ", what);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void check_steps(const struct hostcaps *hc)
+{
+	const struct { const char *name; enum landing l; } s[] = {
+		{ "cpuid", hc->cpuid }, { "rdtsc", hc->rdtsc },
+		{ "syscall", hc->syscall },
+	};
+	char buf[256] = "";
+	size_t used = 0;
+	bool all = true;
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		all &= s[i].l == LANDING_PRECISE;
+	if (all) {
+		line("single steps:", "precise over cpuid, rdtsc and syscall");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]) && used < sizeof(buf);
+	     i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used,
+					 "%s%s %s%s", i ? ", " : "", s[i].name,
+					 hostcaps_landing_name(s[i].l),
+					 i == 0 && hc->cpuid_forced ?
+					 " (forced)" : "");
+	line("single steps:", "%s; cachetrace executes cpuid itself, and a "
+	     "step that runs more than one instruction ends its window with "
+	     "an error", buf);
+}
+
+/* TEMPORARY until the geometry chain lands (cache_geom_host). */
+static int cache_geom_host(struct cache_geom *i1, struct cache_geom *d1,
+			   struct cache_geom *ll, const char **source)
+{
+	*source = "from /sys/devices/system/cpu/cpu0/cache";
+	return cache_geom_from_sysfs(i1, d1, ll);
+}
+
+static void check_geometry(void)
+{
+	struct cache_geom i1, d1, ll;
+	const char *source;
+	if (cache_geom_host(&i1, &d1, &ll, &source) < 0) {
+		line("cache geometry:", "unknown");
+		return;
+	}
+	line("cache geometry:", "%s: I1 %" PRIu64 ",%u,%u D1 %" PRIu64
+	     ",%u,%u LL %" PRIu64 ",%u,%u (--I1/--D1/--LL override)", source,
+	     i1.size, i1.assoc, i1.line, d1.size, d1.assoc, d1.line, ll.size,
+	     ll.assoc, ll.line);
+}
+
+static bool check_pinning(void)
+{
+	cpu_set_t saved, one;
+	int cpu = sched_getcpu();
+	if (sched_getaffinity(0, sizeof(saved), &saved) < 0 || cpu < 0) {
+		line("CPU pinning:", "unavailable (%s): stepping runs unpinned, "
+		     "about 3x slower", strerror(errno));
+		return false;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	bool ok = sched_setaffinity(0, sizeof(one), &one) == 0;
+	sched_setaffinity(0, sizeof(saved), &saved);
+	if (ok)
+		line("CPU pinning:", "works (%d CPUs allowed): the tracer and "
+		     "the stepped thread share one CPU while stepping",
+		     CPU_COUNT(&saved));
+	else
+		line("CPU pinning:", "refused (%s): stepping runs unpinned, "
+		     "about 3x slower", strerror(errno));
+	return ok;
+}
+
+int check_host(struct tracer *tr)
+{
+	struct hostcaps *hc = &tr->host;
+	char buf[256];
+	hostcaps_probe(hc);
+	if (hc->ptrace_err) {
+		long long seccomp = status_field("Seccomp:", 10);
+		line("ptrace:", "refused (%s)%s", strerror(hc->ptrace_err),
+		     seccomp == 2 ? ": a seccomp filter (a container's?) is in "
+		     "force" : "");
+	} else {
+		describe_attach(buf, sizeof(buf));
+		line("ptrace:", "allowed: launching works; -p may attach to %s",
+		     buf);
+		line("process_vm_readv:", hc->vm_readv ? "works" :
+		     "refused: memory is read a word at a time "
+		     "(PTRACE_PEEKDATA), slower");
+		line("hardware breakpoints:", hc->hwbp ?
+		     "fire%s: --start uses the debug registers" :
+		     "do not fire%s (the debug registers are accepted but "
+		     "never trap): --start uses an int3 (--breakpoints=sw), "
+		     "--start-watch is refused",
+		     hc->hwbp_forced ? " (forced)" : "");
+		check_steps(hc);
+	}
+	check_geometry();
+	if (emu_selftest(buf, sizeof(buf)) == 0)
+		line("emulator:", "%s runs the self-test program", buf);
+	else
+		line("emulator:", "fails its self-test (%s): use --engine=step",
+		     buf);
+	check_pinning();
+	if (hc->ptrace_err) {
+		printf("cachetrace cannot trace on this host: ptrace is "
+		       "refused\n");
+		return 1;
+	}
+	printf("cachetrace can trace on this host\n");
+	return 0;
+}

@@ -1,0 +1,116 @@
+/* Instructions the supervisor executes for the target instead of
+ * single-stepping them: cpuid.
+ *
+ * Why: under some hypervisors a PTRACE_SINGLESTEP over cpuid traps one
+ * instruction late (the hypervisor emulates cpuid and loses the pending
+ * debug trap), so the next instruction runs unseen: measured on an AMD
+ * EPYC guest of "PVM", where glibc's loader then stored cpuid's answer
+ * behind the emulator's back and exited ("CPU ISA level is lower than
+ * required").  Unicorn's own cpuid answers QEMU's CPU, not the host's.
+ *
+ * The rules:
+ * - cpuid runs here, on the CPU the thread is pinned to with us (leaf 1's
+ *   APIC id and leaf 0xb's x2APIC id are per CPU); eax and ecx are the
+ *   thread's; rax, rbx, rcx and rdx get the answer zero-extended, as the
+ *   CPU writes them, and rip moves past the instruction.  Flags and memory
+ *   are untouched, as by the CPU.  This is what valgrind does: its cpuid
+ *   is a helper that runs the host's cpuid.
+ * - It is accounted like any instruction (one fetch, no data access).
+ * - Not when a signal is to be delivered with the thread's next restart
+ *   (the real step delivers it, nothing executes), and not when the
+ *   thread is still inside a system call (its first real step finishes
+ *   the call): the caller decides (SUPER_NO).
+ * - CACHETRACE_CPUID_ON_CPU=1 (tests only) steps cpuid on the CPU again,
+ *   so that the suite can show what the landing check (step.c) does when
+ *   a host's step is late; with CACHETRACE_HOST=cpuid-step=late the
+ *   lost trap is imitated on any host (step_issue). */
+#include "tracer.h"
+
+#include <capstone/capstone.h>
+#include <cpuid.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+/* The CPU thread TID last ran on (/proc's stat field 39), or -1. */
+static int thread_cpu(pid_t pid, pid_t tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* Fields after the command (which may hold spaces) start at ") ". */
+	char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 39; field++)
+		p = strchr(p + 1, ' ');
+	return p ? atoi(p + 1) : -1;
+}
+
+/* cpuid(LEAF, SUBLEAF) on CPU (-1: wherever we are), our affinity kept. */
+static void cpuid_on(int cpu, unsigned leaf, unsigned subleaf,
+		     unsigned out[4])
+{
+	cpu_set_t saved, one;
+	bool moved = false;
+	if (cpu >= 0 && sched_getcpu() != cpu &&
+	    sched_getaffinity(0, sizeof(saved), &saved) == 0) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		moved = sched_setaffinity(0, sizeof(one), &one) == 0;
+	}
+	__cpuid_count(leaf, subleaf, out[0], out[1], out[2], out[3]);
+	if (moved)
+		sched_setaffinity(0, sizeof(saved), &saved);
+}
+
+static bool cpuid_by_supervisor(const struct tracee *t)
+{
+	static int on_cpu = -1;
+	if (on_cpu < 0)
+		on_cpu = getenv("CACHETRACE_CPUID_ON_CPU") != NULL;
+	return t->insn && t->insn->id == X86_INS_CPUID && !t->inject &&
+	       !on_cpu;
+}
+
+enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t)
+{
+	/* Inside a system call (orig_rax is its number): the real step
+	 * finishes it before anything else runs. */
+	if (!cpuid_by_supervisor(t) || (long long)t->regs.orig_rax >= 0)
+		return SUPER_NO;
+	int cpu = t->pinned ? tr->pin_cpu : thread_cpu(tr->target_pid, t->tid);
+	unsigned out[4];
+	cpuid_on(cpu, (unsigned)t->regs.rax, (unsigned)t->regs.rcx, out);
+	struct user_regs_struct after = t->regs;
+	after.rax = out[0];
+	after.rbx = out[1];
+	after.rcx = out[2];
+	after.rdx = out[3];
+	after.rip += t->insn->len;
+	int rc = tracee_setregs(t->tid, &after);
+	if (rc < 0) {
+		/* Dying (ESRCH): its exit event follows; let the real step
+		 * find that out. */
+		debug_msg("cpuid for thread %d: setregs: %s", t->tid,
+			  strerror(-rc));
+		return SUPER_NO;
+	}
+	debug_msg("cpuid(0x%x, 0x%x) for thread %d on CPU %d: %08x %08x %08x "
+		  "%08x", (unsigned)t->regs.rax, (unsigned)t->regs.rcx, t->tid,
+		  cpu, out[0], out[1], out[2], out[3]);
+	tr->n_cpuid++;
+	engine_account(&tr->eng, t, &after);
+	if (tracee_leads(t) && engine_at_stop(&tr->eng, t)) {
+		window_end(tr, t, NULL);
+		tracer_restart(tr, t, window_after(tr, t));
+		return SUPER_ENDED;
+	}
+	return SUPER_DONE;
+}

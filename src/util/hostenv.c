@@ -1,0 +1,79 @@
+/* CACHETRACE_HOST: the host probes' answers, forced (include/hostenv.h).
+ * Each key and the values it takes; the probes live where their answers
+ * are used (src/tracer/hostprobe.c, src/cachemodel). */
+#include "hostenv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *key;
+	const char *values[3];
+} known[] = {
+	{ "hwbp", { "yes", "no" } },		  /* debug registers fire */
+	{ "cpuid-step", { "precise", "late" } },  /* a step over cpuid */
+	{ "sysfs-cache", { "no" } },		  /* /sys has no caches */
+	{ "cpuid-cache", { "no" } },		  /* CPUID has no cache leaves */
+};
+
+const char *hostenv_get(const char *key, char *buf, size_t len)
+{
+	const char *s = getenv("CACHETRACE_HOST");
+	size_t klen = strlen(key);
+
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+
+		if (n > klen && !strncmp(s, key, klen) && s[klen] == '=') {
+			size_t vlen = n - klen - 1;
+
+			if (vlen >= len)
+				vlen = len - 1;
+			memcpy(buf, s + klen + 1, vlen);
+			buf[vlen] = '\0';
+			return buf;
+		}
+		s += n;
+		s += *s == ',';
+	}
+	return NULL;
+}
+
+bool host_forced(const char *key, const char *value)
+{
+	char buf[32];
+
+	return hostenv_get(key, buf, sizeof(buf)) && !strcmp(buf, value);
+}
+
+const char *hostenv_check(char *err, size_t len)
+{
+	const char *s = getenv("CACHETRACE_HOST");
+
+	while (s && *s) {
+		size_t n = strcspn(s, ","), k = strcspn(s, "=");
+		bool ok = false;
+
+		for (size_t i = 0; !ok && k < n &&
+		     i < sizeof(known) / sizeof(known[0]); i++) {
+			if (strlen(known[i].key) != k ||
+			    strncmp(known[i].key, s, k))
+				continue;
+			for (unsigned j = 0; j < 3 && known[i].values[j]; j++)
+				ok |= strlen(known[i].values[j]) == n - k - 1 &&
+				      !strncmp(known[i].values[j], s + k + 1,
+					       n - k - 1);
+		}
+		if (!ok) {
+			snprintf(err, len, "CACHETRACE_HOST: '%.*s' is not a "
+				 "forced probe answer (hwbp=yes|no, "
+				 "cpuid-step=precise|late, sysfs-cache=no, "
+				 "cpuid-cache=no)", (int)n, s);
+			return err;
+		}
+		s += n;
+		s += *s == ',';
+	}
+	return NULL;
+}
