@@ -81,9 +81,9 @@ static bool cpuid_by_supervisor(const struct tracee *t)
 
 enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t)
 {
-	/* Inside a system call (orig_rax is its number): the real step
-	 * finishes it before anything else runs. */
-	if (!cpuid_by_supervisor(t) || (long long)t->regs.orig_rax >= 0)
+	/* Inside a system call (the window began at its stop): the real
+	 * step finishes it before anything else runs. */
+	if (!cpuid_by_supervisor(t) || t->in_syscall)
 		return SUPER_NO;
 	int cpu = t->pinned ? tr->pin_cpu : thread_cpu(tr->target_pid, t->tid);
 	unsigned out[4];

@@ -26,6 +26,7 @@
 #include <sys/ptrace.h>
 
 #include "error.h"
+#include "hostenv.h"
 #include "tracer.h"
 
 static int step_begin_window(struct tracer *tr, struct tracee *t)
@@ -36,6 +37,9 @@ static int step_begin_window(struct tracer *tr, struct tracee *t)
 	t->flags |= TF_STEPPING;
 	t->insn = NULL;
 	t->win.lost = NULL;
+	/* Stopped inside a system call (an exec, a thread interrupted while
+	 * blocked): orig_rax is its number until a real step finishes it. */
+	t->in_syscall = (long long)t->regs.orig_rax >= 0;
 	tracee_pin(tr, t);
 	return 0;
 }
@@ -81,8 +85,10 @@ bool step_prepare(struct tracer *tr, struct tracee *t)
 static void imitate_late_cpuid(struct tracer *tr, struct tracee *t)
 {
 	int status;
-	if (t->insn->id != X86_INS_CPUID || t->inject ||
-	    tr->host.cpuid != LANDING_LATE || !tr->host.cpuid_forced)
+	static int forced = -1;
+	if (forced < 0)
+		forced = host_forced("cpuid-step", "late");
+	if (!forced || t->insn->id != X86_INS_CPUID || t->inject)
 		return;
 	if (tracee_restart(t, PTRACE_SINGLESTEP, 0) == 0)
 		tracee_wait(t->tid, &status);
@@ -138,6 +144,7 @@ static void check_landing(struct tracer *tr, struct tracee *t,
 
 bool step_trap(struct tracer *tr, struct tracee *t)
 {
+	t->in_syscall = false;
 	int code = tracee_si_code(t->tid);
 	/* A signal with a handler was delivered: the kernel reports the
 	 * handler's entry with si_code SIGTRAP before running anything. */

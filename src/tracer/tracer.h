@@ -61,6 +61,8 @@ struct tracee {
 	} win;
 	unsigned emu_flags;		/* the emulate engine's (emulate.c) */
 	struct emu_thread *emu;		/* lockstep's, per thread (emulate.c) */
+	bool in_syscall;		/* its window began inside a system call
+					 * that no real step has finished yet */
 	int deferred_status;		/* a wait status taken while stopping
 					 * the others for an int3 step-over */
 	bool has_deferred;
