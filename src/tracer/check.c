@@ -167,9 +167,10 @@ int check_host(struct tracer *tr)
 		describe_attach(buf, sizeof(buf));
 		line("ptrace:", "allowed: launching works; -p may attach to %s",
 		     buf);
-		line("process_vm_readv:", hc->vm_readv ? "works" :
-		     "refused: memory is read a word at a time "
-		     "(PTRACE_PEEKDATA), slower");
+		line("process_vm_readv:", hc->vm_readv && hostcaps_vm_rw() ?
+		     "works" : "refused (a seccomp filter?): memory is read a "
+		     "word at a time, and the step engine runs the windows "
+		     "(the emulator needs it)");
 		line("hardware breakpoints:", hc->hwbp ?
 		     "fire%s: --start uses the debug registers" :
 		     "do not fire%s (the debug registers are accepted but "

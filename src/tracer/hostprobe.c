@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,11 +155,12 @@ static void run_probe(struct hostcaps *hc)
 		waitpid(pid, &status, __WALL);
 		return;
 	}
-	/* process_vm_readv, as the decoder and the emulator read. */
-	char buf[16];
-	hc->vm_readv = tracee_read_mem(pid, (uintptr_t)ct_probe_code, buf,
-				       sizeof(buf)) == (ssize_t)sizeof(buf) &&
-		       (unsigned char)buf[0] == 0xcc;
+	/* process_vm_readv, as the emulator reads its pages. */
+	unsigned char byte = 0;
+	struct iovec local = { &byte, 1 };
+	struct iovec remote = { (void *)(uintptr_t)ct_probe_code, 1 };
+	hc->vm_readv = process_vm_readv(pid, &local, 1, &remote, 1, 0) == 1 &&
+		       byte == 0xcc;
 	hc->cpuid = landing_of(probe_step(pid, ct_probe_cpuid, 0),
 			       ct_probe_after_cpuid, ct_probe_rdtsc);
 	hc->rdtsc = landing_of(probe_step(pid, ct_probe_rdtsc, 0),
@@ -235,4 +237,17 @@ int hostcaps_apply(struct tracer *tr)
 		error_msg("note: %s: --start=%s is an int3 "
 			  "(--breakpoints=sw)", why, o->start);
 	return 0;
+}
+
+bool hostcaps_vm_rw(void)
+{
+	/* A seccomp filter (a container's) refuses the calls whatever the
+	 * target: try them on ourselves. */
+	static volatile char cell = 1;
+	char byte = 2;
+	struct iovec local = { &byte, 1 };
+	struct iovec remote = { (void *)&cell, 1 };
+	return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == 1 &&
+	       process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1 &&
+	       cell == 2;
 }

@@ -286,6 +286,20 @@ int main(int argc, char **argv)
 			error_msg("note: --threads=all runs on the step engine");
 		eng = "step";
 	}
+	if (strcmp(eng, "step") && !hostcaps_vm_rw()) {
+		/* The emulator mirrors the target's memory with these. */
+		if (tr->opt.engine) {
+			error_msg("--engine=%s: process_vm_readv/writev are "
+				  "refused here (a seccomp filter?): use "
+				  "--engine=step", eng);
+			return 1;
+		}
+		if (!tr->opt.quiet)
+			error_msg("note: process_vm_readv/writev are refused "
+				  "here (a seccomp filter?): the step engine "
+				  "runs the windows");
+		eng = "step";
+	}
 	tr->engine = !strcmp(eng, "step") ? &step_engine :
 		     !strcmp(eng, "lockstep") ? &lockstep_engine :
 						&emulate_engine;

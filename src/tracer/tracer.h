@@ -363,6 +363,9 @@ const char *hostcaps_landing_name(enum landing l);
  * do not fire, --start becomes an int3 with a note, and --start-watch or
  * an explicit --breakpoints=hw an error.  -1 after a message. */
 int hostcaps_apply(struct tracer *tr);
+/* process_vm_readv and process_vm_writev work (no seccomp filter refuses
+ * them): the emulator's memory needs them. */
+bool hostcaps_vm_rw(void);
 
 /* attach.c: seize every thread of PID and stop them all.  0, or -1 after
  * a one-line message, the target left untouched. */

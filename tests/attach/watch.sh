@@ -34,6 +34,38 @@ expect() {	# expect WHAT FN IR
 		fail "$1: $2 Ir $got, expected $3"
 }
 
+. "$SRCDIR/tests/host.sh"
+if ! host_hwbp "$CT"; then
+	# No debug register fires here (or CACHETRACE_HOST=hwbp=no): every
+	# data start event is refused at once, with the reason, before the
+	# program runs; never a wait for a trap that cannot come.
+	echo "note: the debug registers do not fire on this host: testing the fallback (--start-watch refused)"
+	for w in counter counter:4:w; do
+		rm -f p.cg
+		start=$(date +%s)
+		"$CT" -q --start-watch=$w --stop=tail -o p.cg -- ./$P \
+			>tgt.out 2>ct.err
+		rc=$? secs=$(( $(date +%s) - start ))
+		[ $rc = 1 ] && pass "--start-watch=$w: exit 1" ||
+			fail "--start-watch=$w: exit $rc"
+		[ "$(wc -l <ct.err)" = 1 ] &&
+		    grep -q "start-watch needs a hardware watchpoint.*do not fire" ct.err &&
+			pass "--start-watch=$w: one line: $(cat ct.err)" ||
+			{ fail "--start-watch=$w: message"; cat ct.err; }
+		[ $secs -le 5 ] && pass "--start-watch=$w: refused at once" ||
+			fail "--start-watch=$w: took $secs s"
+		[ ! -e p.cg ] && [ ! -s tgt.out ] &&
+			pass "--start-watch=$w: no profile, the program not run" ||
+			fail "--start-watch=$w: a profile or the program's output"
+	done
+	# --stop-watch needs no debug register: it still ends a window.
+	run "stop-watch (sw)" --start=main --stop-watch=done
+	expect "stop-watch (sw)" after "$after"
+	expect "stop-watch (sw)" set_done 1
+	expect "stop-watch (sw)" tail 0
+	finish
+fi
+
 run "start-watch" --start-watch=counter --stop=tail
 expect "start-watch" before 0
 expect "start-watch" set_counter 1
