@@ -142,6 +142,8 @@ struct pending_output {
 	char *name;			/* the file; "-" for stdout */
 	char *buf;
 	size_t len;
+	bool memory_only;		/* an input of another (--html's), not
+					 * written: NAME is only its label */
 };
 
 /* The run: everything the supervisor knows, passed to every function of
