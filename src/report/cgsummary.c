@@ -165,21 +165,27 @@ static void sum_cache(const struct sum_out *o, const uint64_t *v)
 		  (double)v[EV_DLmw] * 100.0 / (double)dw_a, "%  )\n");
 }
 
-/* The branch block; as cg_fini, zero branch counts become 1 first. */
+/* The branch block.  cg_fini turns a zero branch count into 1 before it
+ * prints the counts, so that a run without indirect branches shows "1 ind"
+ * and one that traced nothing "Branches: 2 (1 cond + 1 ind)" under "I
+ * refs: 0" (issue 17).  We print the counts and only divide by 1 where a
+ * count is zero, as for the cache rates. */
 static void sum_branches(const struct sum_out *o, const uint64_t *v)
 {
-	uint64_t bc_b = v[EV_Bc] ? v[EV_Bc] : 1;
-	uint64_t bi_b = v[EV_Bi] ? v[EV_Bi] : 1;
-	uint64_t b_b = bc_b + bi_b;
+	uint64_t b = v[EV_Bc] + v[EV_Bi];
 	uint64_t b_mp = v[EV_Bcm] + v[EV_Bim];
+	double b_a = b ? (double)b : 1.0;
+	double bc_a = v[EV_Bc] ? (double)v[EV_Bc] : 1.0;
+	double bi_a = v[EV_Bi] ? (double)v[EV_Bi] : 1.0;
 
 	fprintf(o->out, "%s\n", o->prefix);
-	sum_split(o, "Branches:      ", b_b, bc_b, " cond + ", bi_b, " ind)\n");
+	sum_split(o, "Branches:      ", b, v[EV_Bc], " cond + ", v[EV_Bi],
+		  " ind)\n");
 	sum_split(o, "Mispredicts:   ", b_mp, v[EV_Bcm], " cond + ", v[EV_Bim],
 		  " ind)\n");
-	sum_rates(o, "Mispred rate:  ", (double)b_mp * 100.0 / (double)b_b,
-		  (double)v[EV_Bcm] * 100.0 / (double)bc_b,
-		  (double)v[EV_Bim] * 100.0 / (double)bi_b, "%   )\n");
+	sum_rates(o, "Mispred rate:  ", (double)b_mp * 100.0 / b_a,
+		  (double)v[EV_Bcm] * 100.0 / bc_a,
+		  (double)v[EV_Bim] * 100.0 / bi_a, "%   )\n");
 }
 
 void cgout_print_summary(FILE *out, const char *prefix, unsigned n_events,

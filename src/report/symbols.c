@@ -21,6 +21,9 @@
  *   symbols are truncated where the next one starts.  Non-default versions
  *   ("memcpy@GLIBC_2.2.5") are shown without their suffix, default ones
  *   keep it.  _start and __libc_start_call_main are "(below main)".
+ *   Where we differ on purpose: a function symbol without a size (_init,
+ *   frame_dummy...) names its pcs up to the next symbol or its section's
+ *   end; valgrind ignores it and shows those pcs as ??? (issue 17).
  * test-cgnames checks all this against Cachegrind's own profile; the one
  * difference left is in ld.so, where at 2 addresses valgrind keeps the
  * previous row's file across a file switch (3 of ~4100 cost centres).
@@ -162,32 +165,116 @@ bool symtab_is_func_sym(const GElf_Sym *sym)
 		&& sym->st_shndx != SHN_UNDEF;
 }
 
+/* The end (a process address) of the section holding a symbol, or 0. */
+static uint64_t section_end(Elf *elf, GElf_Word shndx, Dwarf_Addr bias)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf && shndx != SHN_UNDEF && shndx < SHN_LORESERVE ?
+		elf_getscn(elf, shndx) : NULL;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
+		return 0;
+	return sh.sh_addr + sh.sh_size + bias;
+}
+
+static void add_fsym(struct modinfo *m, size_t *cap, struct fsym f)
+{
+	if (m->n_syms == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		m->syms = xreallocarray(m->syms, *cap, sizeof(*m->syms));
+	}
+	m->syms[m->n_syms++] = f;
+}
+
+/* The first start of a symbol of T (sorted, N) above ADDR, or LIMIT. */
+static uint64_t next_start(const struct fsym *t, size_t n, uint64_t addr,
+			   uint64_t limit)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && t[lo].addr < limit ? t[lo].addr : limit;
+}
+
+/* Function symbols without a size (crti's _init and _fini, crtstuff's
+ * frame_dummy, deregister_tm_clones, __do_global_dtors_aux: assembly or
+ * compiler-made code) cover their pcs up to the next function symbol or
+ * the end of their section.  valgrind drops them (its profiles show those
+ * pcs as ??? and as bare addresses); issue 17 asks for their names, as the
+ * symbol table has them.  Run after canonicalise: a sized symbol keeps
+ * every pc it covers. */
+static void add_sizeless(struct modinfo *m, size_t *cap, struct fsym *z,
+			 size_t nz)
+{
+	size_t n = m->n_syms;
+
+	qsort(z, nz, sizeof(*z), cmp_fsym);
+	for (size_t i = 0; i < nz; i++) {
+		/* z[i].size holds its section's end until here */
+		uint64_t end = next_start(m->syms, n, z[i].addr, z[i].size);
+		const struct fsym *cover = NULL;
+
+		for (size_t k = 0; k < n && m->syms[k].addr <= z[i].addr; k++)
+			if (z[i].addr - m->syms[k].addr < m->syms[k].size)
+				cover = &m->syms[k];
+		if (cover || (i && z[i - 1].addr == z[i].addr))
+			continue;	/* named already, or an alias */
+		end = next_start(z, nz, z[i].addr, end);
+		if (end > z[i].addr)
+			add_fsym(m, cap, (struct fsym){ .addr = z[i].addr,
+				 .size = end - z[i].addr, .name = z[i].name });
+	}
+	if (m->n_syms > n)
+		qsort(m->syms, m->n_syms, sizeof(*m->syms), cmp_fsym);
+}
+
 void symtab_build_syms(struct modinfo *m)
 {
 	int n = dwfl_module_getsymtab(m->mod);
-	size_t cap = 0;
+	size_t cap = 0, nz = 0, capz = 0;
+	struct fsym *z = NULL;		/* the sizeless ones */
 
 	m->syms_built = true;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
 		const char *name = dwfl_module_getsym_info(m->mod, i, &sym,
-				&addr, NULL, NULL, NULL);
+				&addr, &shndx, &elf, &bias);
 
 		if (!name || !symtab_is_func_sym(&sym))
 			continue;
 		m->n_funcs++;
-		if (!*name || sym.st_size == 0)
+		if (!*name)
 			continue;
-		if (m->n_syms == cap) {
-			cap = cap ? cap * 2 : 256;
-			m->syms = xreallocarray(m->syms, cap, sizeof(*m->syms));
+		if (sym.st_size) {
+			add_fsym(m, &cap, (struct fsym){
+				.addr = addr, .size = sym.st_size, .name = name,
+			});
+			continue;
 		}
-		m->syms[m->n_syms++] = (struct fsym){
-			.addr = addr, .size = sym.st_size, .name = name,
-		};
+		uint64_t end = section_end(elf, shndx, bias);
+		if (end <= addr)
+			continue;
+		if (nz == capz) {
+			capz = capz ? capz * 2 : 16;
+			z = xreallocarray(z, capz, sizeof(*z));
+		}
+		z[nz++] = (struct fsym){ .addr = addr, .size = end, .name = name };
 	}
 	m->n_syms = canonicalise(m->syms, m->n_syms);
+	if (nz)
+		add_sizeless(m, &cap, z, nz);
+	free(z);
 }
 
 static const struct fsym *find_fsym(struct modinfo *m, uint64_t pc)

@@ -425,6 +425,13 @@ static size_t unwind(struct callstack *cs, struct thread *t, uint64_t rip,
 	return n;
 }
 
+/* F is a thread's bottom frame found by the first unwind in code
+ * without a symbol. */
+static bool bare_root(const struct frame *f)
+{
+	return !f->edge && f->sp == NO_SP && f->node->func->own_name;
+}
+
 /* Make T's shadow stack agree with an unwind: keep the frames that
  * match from the outermost, pop the rest, push the new ones. */
 static void resync(struct callstack *cs, struct thread *t, uint64_t rip)
@@ -432,6 +439,20 @@ static void resync(struct callstack *cs, struct thread *t, uint64_t rip)
 	static struct uframe u[MAX_UNWIND];
 	size_t n = unwind(cs, t, rip, u, MAX_UNWIND), m = 0, j = 0;
 
+	/* A bare root (the code the thread began in, without a symbol: the
+	 * dynamic loader's _start in a whole run) is the bottom of the
+	 * stack for good, as Callgrind's first function is: no unwind
+	 * shows it again once its code has called on (unwind drops it as
+	 * a pc in no function) or jumped away (to the program's _start,
+	 * with the stack reset).  Popping it split the run into roots whose
+	 * inclusive costs did not add up (issue 17).  An unwind that finds
+	 * only bare code finds the root's own code (_dl_start_user after
+	 * _dl_start returned). */
+	if (t->depth && bare_root(&t->frames[0])) {
+		m = 1;
+		if (n == 1 && (!u[0].func || u[0].func->own_name))
+			j = 1;
+	}
 	while (m < t->depth && j < n) {
 		const struct frame *f = &t->frames[m];
 		if (u[j].func && f->node->func == u[j].func &&

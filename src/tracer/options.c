@@ -68,8 +68,9 @@ static void usage(void)
 "  --folded-out-file=FILE  folded stacks (flame graphs) of --folded-event\n"
 "  --folded-event=EV       [Ir]\n"
 "  --html=FILE             also write the report as one HTML page (as\n"
-"                          cachetrace-annotate --html); turns on\n"
-"                          --call-stacks unless --call-stacks=no\n"
+"                          cachetrace-annotate --html); keeps call\n"
+"                          stacks for it unless --call-stacks=no (their\n"
+"                          file only if asked for)\n"
 "  -q, --quiet             no progress line, no summary\n"
 "  --start-watch=EXPR      begin after an instruction writes EXPR: symbol or\n"
 "                          0xADDR, then :LEN (1,2,4,8) and :w or :rw\n"
@@ -395,7 +396,7 @@ static int check_options(const struct options *o, int argc, int first)
 				   "output file name (-o), one per process");
 	if (o->trace_children && o->html && !strstr(o->html, "%p"))
 		return error_usage("--trace-children=yes needs %%p in --html");
-	if (o->trace_children && o->call_stacks &&
+	if (o->trace_children && o->callgrind_file &&
 	    !strstr(o->callgrind_out, "%p"))
 		return error_usage("--trace-children=yes needs %%p in "
 				   "--callgrind-out-file");
@@ -425,7 +426,10 @@ int options_parse(struct options *o, int argc, char **argv)
 			return rc;
 	}
 	o->first = optind;
-	/* The report's call tree, callers and flame graph need the stacks. */
+	/* The report's call tree, callers and flame graph need the stacks;
+	 * their Callgrind file is then only the page's input, not written
+	 * unless asked for (issue 17: a stray callgrind.out.PID). */
+	o->callgrind_file = o->call_stacks;
 	if (o->html && !o->call_stacks_given)
 		o->call_stacks = true;
 	return check_options(o, argc, optind);

@@ -40,6 +40,9 @@ struct options {
 	bool call_stacks;
 	const char *callgrind_out, *folded_out, *folded_event;
 	bool call_stacks_given;		/* --call-stacks= was on the line */
+	bool callgrind_file;		/* write the Callgrind file: asked for
+					 * (--call-stacks=yes, an out file),
+					 * not only turned on by --html */
 	const char *html;		/* --html: the HTML report too */
 	bool quiet;
 	bool check;			/* --check: probe the host, no target */

@@ -47,7 +47,7 @@ int output_check(struct tracer *tr)
 	pid_t pid = getpid();
 	if (check_name("-o", o->out, pid) < 0)
 		return -1;
-	if (o->call_stacks &&
+	if (o->callgrind_file &&
 	    check_name("--callgrind-out-file", o->callgrind_out, pid) < 0)
 		return -1;
 	if (o->folded_out &&
@@ -115,6 +115,8 @@ void output_commit(struct tracer *tr)
 {
 	for (unsigned i = 0; i < tr->n_pending; i++) {
 		struct pending_output *p = &tr->pending[i];
+		if (p->memory_only)
+			continue;
 		struct outfile *of = outfile_open(p->name);
 		bool ok = of != NULL;
 		if (ok && fwrite(p->buf, 1, p->len, outfile_stream(of)) !=
@@ -245,8 +247,11 @@ static int render_call_stacks(struct tracer *tr)
 	const struct options *o = &tr->opt;
 	struct callstack *cs = tr->eng.cs;
 	char err[256];
-	char *name = cgout_expand_name(o->callgrind_out, tr->target_pid, err,
-				       sizeof(err));
+	/* Kept for --html only: labelled with the flat profile's name, the
+	 * file the user has. */
+	char *name = o->callgrind_file ?
+		cgout_expand_name(o->callgrind_out, tr->target_pid, err,
+				  sizeof(err)) : xstrdup(tr->out_name);
 	int at = -1;
 	if (!name) {
 		error_msg("--callgrind-out-file=%s: %s", o->callgrind_out, err);
@@ -254,6 +259,7 @@ static int render_call_stacks(struct tracer *tr)
 	} else {
 		at = tr->n_pending;
 		FILE *m = pending_open(tr, name);
+		tr->pending[at].memory_only = !o->callgrind_file;
 		callgrind_write(callstack_profile(cs), m,
 				(const char *const *)tr->desc_lines,
 				tr->cmd_line, tr->event_names);

@@ -146,6 +146,8 @@ struct pending_output {
 	char *name;			/* the file; "-" for stdout */
 	char *buf;
 	size_t len;
+	bool memory_only;		/* an input of another (--html's), not
+					 * written: NAME is only its label */
 };
 
 /* Where a single step over an instruction lands (hostprobe.c). */

@@ -402,7 +402,7 @@ def tracer():
     la = 1 + next(i for i, s in enumerate(text) if '/* LOOP-A */' in s)
     lb = 1 + next(i for i, s in enumerate(text) if '/* LOOP-B */' in s)
     p = subprocess.run([cachetrace, '--threads=all', '--start=work', '--model=jaguar', '--cores=2',
-                        '--html=r%p.html', '-o', 'p.out', '--', './falseshare', 'shared'],
+                        '--html=r%p.html', '--call-stacks=yes', '-o', 'p.out', '--', './falseshare', 'shared'],
                        cwd=w, capture_output=True)
     pages = [f for f in os.listdir(w) if f.startswith('r') and f.endswith('.html')]
     cg = [f for f in os.listdir(w) if f.startswith('callgrind.out.')]

@@ -13,7 +13,8 @@ expect "--trace-mem=/dev/full: status" $? 1
 grep -q "No space left" w.err || fail "--trace-mem=/dev/full: no message"
 run --call-stacks=yes --callgrind-out-file=/dev/full -o c.cg
 expect "--callgrind-out-file=/dev/full: status" $? 1
-run --call-stacks=yes --folded-out-file=/dev/full -o c.cg
+run --call-stacks=yes --callgrind-out-file=c.callgrind \
+	--folded-out-file=/dev/full -o c.cg
 expect "--folded-out-file=/dev/full: status" $? 1
 # A full filesystem: the old profile stays whole, no temporary file left.
 mkdir full

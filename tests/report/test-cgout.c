@@ -323,16 +323,26 @@ static void test_cgout_summary(void)
 		"LL misses:             3  (  2 rd   + 1 wr)\n"
 		"LL miss rate:        0.0% (0.0%     + 33.3%  )\n";
 
-	/* by hand, cg_fini's quirk: a zero branch count is shown as 1 */
+	/* by hand: no indirect branch is "0 ind", not cg_fini's "1 ind"
+	 * (issue 17); the rates 1 / 4 and 0 / 1 */
 	static const uint64_t t6[] = { 10, 4, 1, 0, 0 };
 	static const char w6[] =
 		"I   refs:      10\n"
 		"\n"
-		"Branches:       5  (4 cond + 1 ind)\n"
+		"Branches:       4  (4 cond + 0 ind)\n"
 		"Mispredicts:    1  (1 cond + 0 ind)\n"
-		"Mispred rate:  20.0% (25.0%     + 0.0%   )\n";
+		"Mispred rate:  25.0% (25.0%     + 0.0%   )\n";
+	/* by hand: nothing traced (a start event that never came) */
+	static const uint64_t t7[] = { 0, 0, 0, 0, 0 };
+	static const char w7[] =
+		"I   refs:      0\n"
+		"\n"
+		"Branches:      0  (0 cond + 0 ind)\n"
+		"Mispredicts:   0  (0 cond + 0 ind)\n"
+		"Mispred rate:  0.0% (0.0%     + 0.0%   )\n";
 
 	check_summary("zero indirect branches", "", 5, br, t6, w6);
+	check_summary("nothing traced", "", 5, br, t7, w7);
 	check_summary("full summary", "==4800== ", 14, all, t1, w1);
 	check_summary("branch summary", "==10007== ", 5, br, t2, w2);
 	check_summary("Ir summary", "==10003== ", 1, br, t2, w3);

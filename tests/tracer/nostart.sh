@@ -1,0 +1,26 @@
+#!/bin/sh
+# A start event that never comes (issue 17): the target never calls the
+# start function, nothing is traced, and every count of the summary is 0
+# (it printed "Branches: 2 (1 cond + 1 ind)" under "I refs: 0", Cachegrind's
+# cg_fini showing a zero branch count as 1).  --breakpoints=sw: hardware
+# breakpoints do not fire on every host, and the run must reach its exit.
+. "$(dirname "$0")/lib.sh"
+build loop
+
+# loop 0: main never calls work().
+"$CT" --breakpoints=sw --start=work -o p.out -- ./loop 0 >run.out 2>run.err
+rc=$?
+[ $rc -eq 0 ] && pass "exit 0" || { fail "exit $rc"; cat run.err; }
+grep -q 'exited before the start event' run.err &&
+	pass "says the start event never came" || fail "no word of the start event"
+# The summary's counts and rates, the ==PID== prefix aside.
+sed -n 's/^==[0-9]*== //p' run.err | sed -n '/^I   refs:/,/^Mispred rate:/p' >summary
+grep -q '^I   refs: *0$' summary && pass "I refs 0" || fail "I refs: $(grep 'I   refs' summary)"
+grep -q '^Branches: *0  (0 cond + 0 ind)$' summary && pass "Branches 0" ||
+	fail "$(grep Branches summary)"
+nonzero=$(sed 's/^[^:]*://' summary | grep -o '[0-9][0-9.,]*' | grep -v -x -e 0 -e '0\.0*' | sort -u | tr '\n' ' ')
+[ -z "$nonzero" ] && pass "every count and rate is 0 ($(wc -l <summary) lines)" ||
+	fail "non-zero numbers in the summary: $nonzero"
+grep -q '^summary: 0\( 0\)*$' p.out && pass "the profile's summary is 0" ||
+	fail "profile: $(grep '^summary' p.out)"
+finish
