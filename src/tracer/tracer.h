@@ -14,6 +14,9 @@
  *   output.c    the profiles and the summary
  *   engine.h    the engine interface; step.c the single-step engine,
  *               account.c what every engine feeds the models
+ *   cpuid.c     what the supervisor executes for the target (cpuid)
+ *   hostprobe.c what the host gives (probed once, forceable); check.c
+ *               cachetrace --check
  *   callstack.c call stacks while stepping */
 #ifndef CT_TRACER_H
 #define CT_TRACER_H
