@@ -89,6 +89,10 @@ extern const struct engine_ops lockstep_engine;
 bool step_prepare(struct tracer *tr, struct tracee *t);
 /* PTRACE_SINGLESTEP T, delivering t->inject. */
 void step_issue(struct tracer *tr, struct tracee *t);
+/* A real step of T landed at AFTER's rip: where t->insn can go?  Else the
+ * CPU ran instructions unseen: an error, and t->win.lost ends the window. */
+void step_check_landing(struct tracer *tr, struct tracee *t,
+			const struct user_regs_struct *after);
 /* Account the step T trapped from (step_engine.trap). */
 bool step_trap(struct tracer *tr, struct tracee *t);
 

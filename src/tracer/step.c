@@ -15,7 +15,7 @@
  * - cpuid is never stepped: the supervisor executes it (cpuid.c).
  * - Every step's landing is checked against where the instruction can
  *   go; a step that ran more than one instruction ends the window with an
- *   error (check_landing).
+ *   error (step_check_landing).
  * - The debug registers of a stepped thread are off (its own window must
  *   not trap on them); the thread and the tracer are pinned to one CPU. */
 #include "engine.h"
@@ -70,6 +70,11 @@ bool step_prepare(struct tracer *tr, struct tracee *t)
 			return true;
 		if (window_step_over_int3(tr, t, bp) < 0)
 			return false;
+		if (t->win.lost) {
+			window_end_all(tr, t->win.lost);
+			tracer_restart(tr, t, window_after(tr, t));
+			return false;
+		}
 		if (tracee_leads(t) && engine_at_stop(e, t)) {
 			window_end(tr, t, NULL);
 			tracer_restart(tr, t, window_after(tr, t));
@@ -124,8 +129,8 @@ static void step_run(struct tracer *tr, struct tracee *t)
  * call the kernel restarts)?  Else the CPU ran something we did not see
  * (a host whose single step traps late): the window ends with an error
  * naming the instruction, never a silently short profile. */
-static void check_landing(struct tracer *tr, struct tracee *t,
-			  const struct user_regs_struct *after)
+void step_check_landing(struct tracer *tr, struct tracee *t,
+			const struct user_regs_struct *after)
 {
 	const struct insn *in = t->insn;
 	if (decode_lands_ok(tr->eng.dec, in, &t->regs, after->rip))
@@ -166,7 +171,7 @@ bool step_trap(struct tracer *tr, struct tracee *t)
 		engine_moved(&tr->eng, t, &after);
 		return true;
 	}
-	check_landing(tr, t, &after);
+	step_check_landing(tr, t, &after);
 	engine_account(&tr->eng, t, &after);
 	return true;
 }

@@ -190,8 +190,10 @@ static int int3_step_done(struct tracer *tr, struct tracee *t, int status,
 			t->regs = after;
 		else if (moved)
 			engine_moved(&tr->eng, t, &after);
-		else
+		else {
+			step_check_landing(tr, t, &after);
 			engine_account(&tr->eng, t, &after);
+		}
 		return 0;
 	}
 	if (event == 0) {
