@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "hostenv.h"
 #include "outfile.h"
 
 volatile sig_atomic_t interrupted_by;
@@ -73,7 +74,9 @@ static void install_signal_handlers(struct tracer *tr)
 
 static int setup_models(struct tracer *tr)
 {
-	char err[256], note[256] = "";
+	/* The note can hold three sentences: the geometry's source, a cache
+	 * CPUID left out and the LL tweak. */
+	char err[256], note[640] = "";
 	struct cache_model *cm;
 	struct branch_model *bm;
 	/* A model whose core count is free gives each thread a core of its
@@ -255,6 +258,12 @@ int main(int argc, char **argv)
 	int rc = options_parse(&tr->opt, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	/* A misspelt forced answer would test the real host instead. */
+	char herr[256];
+	if (host_forced_check(herr, sizeof(herr)) < 0) {
+		error_msg("%s", herr);
+		return 2;
+	}
 	if (setup_models(tr) < 0)
 		return 1;
 	/* CACHETRACE_ENGINE: the default engine (the test suite runs its
