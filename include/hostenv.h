@@ -1,22 +1,22 @@
-/* CACHETRACE_HOST: the answers of the host probes, forced for tests (as
- * CRIU's kerndat answers can be).  The variable is a comma-separated list
- * of KEY=VALUE, e.g. CACHETRACE_HOST=sysfs-cache=no,cpuid-cache=no; a
- * probe whose key is absent asks the host.
+/* Forcing the answers of the host probes, for tests (CRIU's kerndat keeps
+ * its answers in one place; so do we, and each can be forced).
  *
- * Keys: sysfs-cache=no (act as if /sys/devices/system/cpu/cpu0/cache did
- * not exist), cpuid-cache=no (act as if CPUID had no cache leaves),
- * hwbp=no (hardware breakpoints never fire), cpuid-step=late (a
- * single-step over cpuid lands one instruction late). */
+ * CACHETRACE_HOST is a comma-separated list of KEY=VALUE, for example
+ * "hwbp=no,sysfs-cache=no".  The keys are listed in hostenv.c; a probe
+ * that is forced is not run. */
 #ifndef CT_HOSTENV_H
 #define CT_HOSTENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* 1 when CACHETRACE_HOST holds KEY=VALUE, else 0. */
-int host_forced(const char *key, const char *value);
-
-/* 0 when every item of CACHETRACE_HOST (unset or empty: none) is
- * KEY=VALUE with a known KEY; else -1 and a one-line message in ERR. */
-int host_forced_check(char *err, size_t errlen);
+/* The value CACHETRACE_HOST gives KEY, copied into BUF; NULL when it
+ * does not name KEY. */
+const char *hostenv_get(const char *key, char *buf, size_t len);
+/* CACHETRACE_HOST says KEY=VALUE. */
+bool host_forced(const char *key, const char *value);
+/* NULL when CACHETRACE_HOST is well formed: every item KEY=VALUE with a
+ * known key and one of its values; else a one-line reason in ERR. */
+const char *hostenv_check(char *err, size_t len);
 
 #endif

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "error.h"
-#include "hostenv.h"
 #include "outfile.h"
 
 volatile sig_atomic_t interrupted_by;
@@ -258,12 +257,6 @@ int main(int argc, char **argv)
 	int rc = options_parse(&tr->opt, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	/* A misspelt forced answer would test the real host instead. */
-	char herr[256];
-	if (host_forced_check(herr, sizeof(herr)) < 0) {
-		error_msg("%s", herr);
-		return 2;
-	}
 	if (setup_models(tr) < 0)
 		return 1;
 	/* CACHETRACE_ENGINE: the default engine (the test suite runs its

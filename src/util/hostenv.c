@@ -1,63 +1,79 @@
-/* CACHETRACE_HOST=KEY=VALUE,...: forced answers of the host probes.
- * Read at each call, not cached: the probes run a few times per run and a
- * test may change the variable between calls of the unit under test. */
+/* CACHETRACE_HOST: the host probes' answers, forced (include/hostenv.h).
+ * Each key and the values it takes; the probes live where their answers
+ * are used (src/tracer/hostprobe.c, src/cachemodel). */
 #include "hostenv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define HOSTENV_VAR "CACHETRACE_HOST"
-
-/* Every key some probe reads; hostenv.h says what each one means. */
-static const char *const known_keys[] = {
-	"sysfs-cache", "cpuid-cache", "hwbp", "cpuid-step",
+static const struct {
+	const char *key;
+	const char *values[3];
+} known[] = {
+	{ "hwbp", { "yes", "no" } },		  /* debug registers fire */
+	{ "cpuid-step", { "precise", "late" } },  /* a step over cpuid */
+	{ "sysfs-cache", { "no" } },		  /* /sys has no caches */
+	{ "cpuid-cache", { "no" } },		  /* CPUID has no cache leaves */
 };
 
-/* Does the item S (LEN bytes, no comma) equal "KEY=VALUE"? */
-static int item_is(const char *s, size_t len, const char *key,
-		   const char *value)
+const char *hostenv_get(const char *key, char *buf, size_t len)
 {
-	size_t kl = strlen(key), vl = strlen(value);
-
-	return len == kl + 1 + vl && !memcmp(s, key, kl) && s[kl] == '=' &&
-	       !memcmp(s + kl + 1, value, vl);
-}
-
-int host_forced(const char *key, const char *value)
-{
-	const char *s = getenv(HOSTENV_VAR);
+	const char *s = getenv("CACHETRACE_HOST");
+	size_t klen = strlen(key);
 
 	while (s && *s) {
-		size_t len = strcspn(s, ",");
+		size_t n = strcspn(s, ",");
 
-		if (item_is(s, len, key, value))
-			return 1;
-		s += len + (s[len] == ',');
-	}
-	return 0;
-}
+		if (n > klen && !strncmp(s, key, klen) && s[klen] == '=') {
+			size_t vlen = n - klen - 1;
 
-int host_forced_check(char *err, size_t errlen)
-{
-	const char *s = getenv(HOSTENV_VAR);
-
-	while (s && *s) {
-		size_t len = strcspn(s, ","), klen = strcspn(s, "=,");
-		size_t i, n = sizeof(known_keys) / sizeof(known_keys[0]);
-
-		for (i = 0; i < n; i++)
-			if (klen == strlen(known_keys[i]) &&
-			    !memcmp(s, known_keys[i], klen))
-				break;
-		if (klen >= len || i == n) {
-			snprintf(err, errlen, HOSTENV_VAR ": '%.*s' is not "
-				 "KEY=VALUE with a known KEY (sysfs-cache, "
-				 "cpuid-cache, hwbp, cpuid-step)",
-				 (int)(len > 40 ? 40 : len), s);
-			return -1;
+			if (vlen >= len)
+				vlen = len - 1;
+			memcpy(buf, s + klen + 1, vlen);
+			buf[vlen] = '\0';
+			return buf;
 		}
-		s += len + (s[len] == ',');
+		s += n;
+		s += *s == ',';
 	}
-	return 0;
+	return NULL;
+}
+
+bool host_forced(const char *key, const char *value)
+{
+	char buf[32];
+
+	return hostenv_get(key, buf, sizeof(buf)) && !strcmp(buf, value);
+}
+
+const char *hostenv_check(char *err, size_t len)
+{
+	const char *s = getenv("CACHETRACE_HOST");
+
+	while (s && *s) {
+		size_t n = strcspn(s, ","), k = strcspn(s, "=");
+		bool ok = false;
+
+		for (size_t i = 0; !ok && k < n &&
+		     i < sizeof(known) / sizeof(known[0]); i++) {
+			if (strlen(known[i].key) != k ||
+			    strncmp(known[i].key, s, k))
+				continue;
+			for (unsigned j = 0; j < 3 && known[i].values[j]; j++)
+				ok |= strlen(known[i].values[j]) == n - k - 1 &&
+				      !strncmp(known[i].values[j], s + k + 1,
+					       n - k - 1);
+		}
+		if (!ok) {
+			snprintf(err, len, "CACHETRACE_HOST: '%.*s' is not a "
+				 "forced probe answer (hwbp=yes|no, "
+				 "cpuid-step=precise|late, sysfs-cache=no, "
+				 "cpuid-cache=no)", (int)n, s);
+			return err;
+		}
+		s += n;
+		s += *s == ',';
+	}
+	return NULL;
 }
