@@ -240,7 +240,7 @@ unsigned cpuid_cache_read(cpuid_fn *cpuid, void *ctx, struct cpuid_caches *c)
 		if (c->n_levels)
 			c->source = "CPUID 0x80000005/6";
 	}
-	if (!c->n_levels)
+	if (!c->n_levels)	/* nothing read: nothing worth a note either */
 		c->skipped[0] = '\0';
 	return c->n_levels;
 }
