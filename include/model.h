@@ -103,6 +103,8 @@ struct cache_model {
 	unsigned n_cores;		/* the cores it simulates; 0 or 1: one.
 					 * Without --cores the tracer spreads
 					 * threads over these */
+	char geom_source[128];		/* where its geometry came from, for
+					 * cache_geom_source(); "" unknown */
 };
 
 struct branch_model_ops {
@@ -130,9 +132,9 @@ struct branch_model {
 
 /* Registry: build the models CFG asks for.  MODEL_NAME NULL means the
  * default ("cachegrind").  Geometry left at size 0 in CFG is filled from
- * /sys/devices/system/cpu/cpu0/cache first (LL = the last level; a level
- * whose set count is not a power of two is adjusted as Cachegrind does,
- * with a note in *note).  Returns 0, or -1 with a one-line message in ERR.
+ * the host by cache_geom_host (LL = the last level; a level whose set
+ * count is not a power of two is adjusted as Cachegrind does, with a note
+ * in *note; a source other than /sys is said in *note too).  Returns 0, or -1 with a one-line message in ERR.
  * With cache_sim off the cache model counts Ir only (events "Ir"); with
  * branch_sim off *bm is NULL. */
 int model_create(const char *model_name, struct model_config *cfg,
@@ -148,6 +150,30 @@ int cache_geom_parse(const char *s, struct cache_geom *g, char *err,
  * message.  Returns NULL or a static/ERR-backed message. */
 const char *cache_geom_check(const char *name, const struct cache_geom *g,
 			     char *err, size_t errlen);
+
+/* Where a geometry came from, as the profile's desc: lines and the notes
+ * say it: given on the command line, or one of cache_geom_host's. */
+#define CACHE_GEOM_GIVEN "given"
+#define CACHE_GEOM_SYSFS "/sys/devices/system/cpu/cpu0/cache"
+#define CACHE_GEOM_DEFAULTS "Cachegrind's defaults"
+
+/* The host's I1, D1 and LL from the first source that has them:
+ * /sys/devices/system/cpu/cpu0/cache, else CPUID (Intel leaf 4; AMD leaf
+ * 0x8000001D, else 0x80000005/6), else Cachegrind's defaults (I1 and D1
+ * 32768,8,64, LL 8388608,16,64).  The LL is as the host gives it: its
+ * set count may need Cachegrind's LL tweak.  CACHETRACE_HOST's
+ * sysfs-cache=no and cpuid-cache=no skip a source (hostenv.h).  *SOURCE
+ * (when SOURCE is not NULL) names the one used, a static string:
+ * CACHE_GEOM_SYSFS, "CPUID leaf 4", "CPUID leaf 0x8000001D", "CPUID
+ * 0x80000005/6" or CACHE_GEOM_DEFAULTS.  Returns 0 when the geometry is
+ * the host's, 1 when it is the defaults. */
+int cache_geom_host(struct cache_geom *i1, struct cache_geom *d1,
+		    struct cache_geom *ll, const char **source);
+/* Where M's geometry came from, for the profile's desc: lines, e.g.
+ * "CPUID leaf 4", "given", "--LL given, the rest from
+ * /sys/devices/system/cpu/cpu0/cache"; "" for a model made without
+ * model_create. */
+const char *cache_geom_source(const struct cache_model *m);
 
 /* Read the host's caches: L1i, L1d, last level.  Returns 0 or -1. */
 int cache_geom_from_sysfs(struct cache_geom *i1, struct cache_geom *d1,

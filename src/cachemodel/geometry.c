@@ -1,7 +1,8 @@
 /* Cache geometry: parsing --I1/--D1/--LL values, checking them as
  * Cachegrind's cg_arch.c check_cache does, reading the host's caches from
- * sysfs, and Cachegrind's LL "tweak" for hosts whose last level has a set
- * count that is not a power of two.
+ * sysfs, the host's chain (sysfs, else CPUID through cpuid_cache.c, else
+ * Cachegrind's defaults), and Cachegrind's LL "tweak" for hosts whose last
+ * level has a set count that is not a power of two.
  *
  * Limits follow Cachegrind, which keeps these numbers in an Int: a given
  * value above INT32_MAX is "too large" rather than silently wrapped. */
@@ -13,7 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SYSFS_CACHE_DIR "/sys/devices/system/cpu/cpu0/cache"
+#include "hostenv.h"
+
+#define SYSFS_CACHE_DIR CACHE_GEOM_SYSFS
 #define MIN_LINE_SIZE 16	/* smaller lets one insn straddle 3 lines */
 #define MAX_CACHE_INDEX 64
 
@@ -283,4 +286,63 @@ int cache_geom_from_sysfs(struct cache_geom *i1, struct cache_geom *d1,
 			  struct cache_geom *ll)
 {
 	return cache_geom_from_dir(SYSFS_CACHE_DIR, i1, d1, ll);
+}
+
+/* Cachegrind's defaults when it cannot detect the caches (cg_arch.c). */
+static const struct cache_geom default_i1 = { 32768, 8, 64 };
+static const struct cache_geom default_d1 = { 32768, 8, 64 };
+static const struct cache_geom default_ll = { 8388608, 16, 64 };
+
+int cache_geom_probe(const char *dir, cpuid_fn *cpuid, void *ctx,
+		     struct cache_geom *i1, struct cache_geom *d1,
+		     struct cache_geom *ll, const char **source,
+		     char *skipped, size_t skippedlen)
+{
+	struct cpuid_caches c;
+
+	if (skipped && skippedlen)
+		skipped[0] = '\0';
+	if (dir && cache_geom_from_dir(dir, i1, d1, ll) == 0) {
+		*source = CACHE_GEOM_SYSFS;
+		return 0;
+	}
+	if (cpuid && cpuid_cache_read(cpuid, ctx, &c) &&
+	    cpuid_cache_geoms(&c, i1, d1, ll) == 0) {
+		*source = c.source;
+		if (skipped && skippedlen)
+			snprintf(skipped, skippedlen, "%s", c.skipped);
+		return 0;
+	}
+	*i1 = default_i1;
+	*d1 = default_d1;
+	*ll = default_ll;
+	*source = CACHE_GEOM_DEFAULTS;
+	return 1;
+}
+
+const char *host_sysfs_cache_dir(void)
+{
+	return host_forced("sysfs-cache", "no") ? NULL : SYSFS_CACHE_DIR;
+}
+
+cpuid_fn *host_cpuid_fn(void)
+{
+	return host_forced("cpuid-cache", "no") ? NULL : cpuid_host;
+}
+
+int cache_geom_host(struct cache_geom *i1, struct cache_geom *d1,
+		    struct cache_geom *ll, const char **source)
+{
+	const char *src;
+	int rc = cache_geom_probe(host_sysfs_cache_dir(), host_cpuid_fn(),
+				  NULL, i1, d1, ll, &src, NULL, 0);
+
+	if (source)
+		*source = src;
+	return rc;
+}
+
+const char *cache_geom_source(const struct cache_model *m)
+{
+	return m ? m->geom_source : "";
 }

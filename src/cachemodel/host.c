@@ -1,10 +1,14 @@
-/* The `host` model: `hier` built from the machine's own caches in
- * /sys/devices/system/cpu/cpu0/cache, every level the kernel lists.
+/* The `host` model: `hier` built from the machine's own caches, every
+ * level the host lists: from /sys/devices/system/cpu/cpu0/cache, else from
+ * CPUID (cpuid_cache.c, whose rules apply then), else an error asking for
+ * --model=hier --cache=... (there are no defaults to fall back on for a
+ * whole hierarchy).
  *
  * Rules: levels sorted by level number, at level 1 the instruction cache
  * before the data cache; names L1I, L1D, L2, L3...; share = the number of
- * cpus in shared_cpu_list (capped by --cores, as every share); 0 ways
- * (fully associative) means size / line ways.  A level whose set count is
+ * cpus in shared_cpu_list, or CPUID's count of logical processors sharing
+ * the cache (capped by --cores, as every share); 0 ways (fully
+ * associative) means size / line ways.  A level whose set count is
  * not a power of two goes through Cachegrind's LL tweak (fewer sets, more
  * ways).  Inclusion is not in sysfs: every level is non-inclusive (nine),
  * LRU, write-back, write-allocate.  Cores: --cores, else with
@@ -16,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SYSFS_CACHE_DIR "/sys/devices/system/cpu/cpu0/cache"
 #define MAX_INDEX 64
 
 /* "0-3,8-11" -> 8. */
@@ -112,19 +115,72 @@ int host_levels_from_dir(const char *dir, struct hier_level_spec *out,
 	return (int)n;
 }
 
+int host_levels_probe(const char *dir, cpuid_fn *cpuid, void *ctx,
+		      struct hier_level_spec *out, unsigned max,
+		      const char **source, char *err, size_t errlen)
+{
+	struct cpuid_caches c;
+	char sysfs_err[256] = "";
+	int n;
+
+	if (dir) {
+		n = host_levels_from_dir(dir, out, max, sysfs_err,
+					 sizeof(sysfs_err));
+		if (n > 0) {
+			*source = CACHE_GEOM_SYSFS;
+			return n;
+		}
+	}
+	if (cpuid && cpuid_cache_read(cpuid, ctx, &c)) {
+		if (c.n_levels > max) {
+			snprintf(err, errlen, "%s: too many levels", c.source);
+			return -1;
+		}
+		for (unsigned i = 0; i < c.n_levels; i++) {
+			struct cache_geom g = { c.levels[i].size,
+						c.levels[i].assoc,
+						c.levels[i].line };
+
+			/* As for sysfs: hier takes power-of-two sets. */
+			cache_geom_tweak_ll(&g);
+			out[i] = c.levels[i];
+			out[i].size = g.size;
+			out[i].assoc = g.assoc;
+		}
+		*source = c.source;
+		return (int)c.n_levels;
+	}
+	/* An unreadable directory is worth naming; an absent one is the
+	 * host's normal state on some VMs (DESIGN.md, "Hosts differ"). */
+	if (dir && strncmp(sysfs_err, "no caches in ", 13))
+		snprintf(err, errlen, "%s, and no cache information in CPUID: "
+			 "give --model=hier --cache=LEVEL,...", sysfs_err);
+	else
+		snprintf(err, errlen, "no cache information in "
+			 CACHE_GEOM_SYSFS " nor in CPUID: give --model=hier "
+			 "--cache=LEVEL,...");
+	return -1;
+}
+
 struct cache_model *host_cache_new(const struct model_config *cfg, bool sim,
 				   char *err, size_t errlen)
 {
 	struct hier_level_spec levels[16];
+	struct cache_model *m;
+	const char *source;
 	int n;
 
 	if (!sim)
 		return cg_cache_new(cfg, false, err, errlen);
-	n = host_levels_from_dir(SYSFS_CACHE_DIR, levels, 16, err, errlen);
+	n = host_levels_probe(host_sysfs_cache_dir(), host_cpuid_fn(), NULL,
+			      levels, 16, &source, err, errlen);
 	if (n < 0)
 		return NULL;
-	return hier_new(levels, (unsigned)n,
-			hier_default_cores(cfg, HIER_THREAD_CORES),
-			model_option_bool(cfg, "nt-bypass", false), "host",
-			err, errlen);
+	m = hier_new(levels, (unsigned)n,
+		     hier_default_cores(cfg, HIER_THREAD_CORES),
+		     model_option_bool(cfg, "nt-bypass", false), "host",
+		     err, errlen);
+	if (m)
+		snprintf(m->geom_source, sizeof(m->geom_source), "%s", source);
+	return m;
 }

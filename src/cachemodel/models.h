@@ -38,6 +38,50 @@ struct hier_level_spec {
 	uint64_t seed;		/* random replacement; 0 = the default */
 };
 
+/* cpuid_cache.c: the caches as CPUID describes them (the rules are at the
+ * top of that file).  The cpuid instruction as a function: LEAF and
+ * SUBLEAF in, EAX EBX ECX EDX out; CTX is the caller's (the unit tests'
+ * recorded tables).  cpuid_host is the real instruction. */
+typedef void cpuid_fn(uint32_t leaf, uint32_t subleaf, uint32_t out[4],
+		      void *ctx);
+void cpuid_host(uint32_t leaf, uint32_t subleaf, uint32_t out[4], void *ctx);
+
+#define CPUID_MAX_LEVELS 16
+struct cpuid_caches {
+	const char *source;	/* "CPUID leaf 4", "CPUID leaf 0x8000001D",
+				 * "CPUID 0x80000005/6"; NULL: none */
+	unsigned n_levels;
+	/* Sorted by level, then instruction, data, unified; sizes as
+	 * CPUID gives them (no tweak); share_given, share 0 = all. */
+	struct hier_level_spec levels[CPUID_MAX_LEVELS];
+	unsigned level_of[CPUID_MAX_LEVELS];	/* 1 for L1... */
+	char skipped[160];	/* a cache left out and why, or "" */
+};
+/* Read C through CPUID; returns C->n_levels (0: no cache information). */
+unsigned cpuid_cache_read(cpuid_fn *cpuid, void *ctx, struct cpuid_caches *c);
+/* I1, D1 and LL from C's levels: LL is the highest level above 1 that is
+ * unified or data (unified first at equal levels), as for sysfs.  0, or
+ * -1 when one of them is missing. */
+int cpuid_cache_geoms(const struct cpuid_caches *c, struct cache_geom *i1,
+		      struct cache_geom *d1, struct cache_geom *ll);
+
+/* The host probes as CACHETRACE_HOST leaves them (hostenv.h): the sysfs
+ * cache directory, NULL under sysfs-cache=no; the cpuid instruction, NULL
+ * under cpuid-cache=no. */
+const char *host_sysfs_cache_dir(void);
+cpuid_fn *host_cpuid_fn(void);
+
+/* geometry.c: cache_geom_host's chain with its probes given: DIR laid out
+ * as /sys/devices/system/cpu/cpu0/cache (NULL: skipped), then CPUID
+ * through CPUID (NULL: skipped), then Cachegrind's defaults.  The LL is
+ * as the host gives it (no tweak).  *SOURCE: one of the names of
+ * cache_geom_host; SKIPPED (when not NULL): CPUID's note on a cache it
+ * left out, or "".  Returns 0 from the host, 1 with the defaults. */
+int cache_geom_probe(const char *dir, cpuid_fn *cpuid, void *ctx,
+		     struct cache_geom *i1, struct cache_geom *d1,
+		     struct cache_geom *ll, const char **source,
+		     char *skipped, size_t skippedlen);
+
 /* Parse "NAME:SIZE:ASSOC:LINE[:FLAG...],..." into at most MAX levels. */
 int hier_parse_spec(const char *spec, struct hier_level_spec *out,
 		    unsigned max, unsigned *n_out, char *err, size_t errlen);
@@ -83,6 +127,15 @@ struct cache_model *jaguar_cache_new(const struct model_config *cfg, bool sim,
  * (all levels, share from shared_cpu_list); returns the level count or -1. */
 int host_levels_from_dir(const char *dir, struct hier_level_spec *out,
 			 unsigned max, char *err, size_t errlen);
+
+/* The host model's levels by the chain of cache_geom_host: DIR laid out
+ * as /sys/devices/system/cpu/cpu0/cache (NULL: skipped), else CPUID
+ * through CPUID (NULL: skipped), each level's set count made a power of
+ * two as Cachegrind's LL tweak does.  Returns the level count, *SOURCE
+ * naming where they came from, or -1 with a message in ERR. */
+int host_levels_probe(const char *dir, cpuid_fn *cpuid, void *ctx,
+		      struct hier_level_spec *out, unsigned max,
+		      const char **source, char *err, size_t errlen);
 
 /* tage's sizes, from --branch-opts=KEY=N,... */
 struct tage_params {

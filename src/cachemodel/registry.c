@@ -2,11 +2,13 @@
  *
  * Geometry: a level given explicitly (size != 0) is checked and a bad one
  * is an error, never adjusted (as Cachegrind treats --I1/--D1/--LL).  A
- * level left at 0 comes from the host's sysfs, standing in for
- * Cachegrind's CPUID detection: its LL goes through Cachegrind's
- * maybe_tweak_LLc (with a note, like Cachegrind's warning), a host I1/D1
- * the simulator cannot take is an error asking for --I1/--D1.  When sysfs
- * cannot be read, Cachegrind's x86 defaults are used, with a note. */
+ * level left at 0 comes from the host (cache_geom_host): sysfs, which is
+ * right where it exists (DESIGN.md), else CPUID as Cachegrind itself
+ * reads it, else Cachegrind's x86 defaults.  A host LL goes through
+ * Cachegrind's maybe_tweak_LLc (with a note, like Cachegrind's warning), a
+ * host I1/D1 the simulator cannot take is an error asking for --I1/--D1.
+ * A source other than sysfs gets a note, and every model says its source
+ * in geom_source, which the profile's desc: lines show. */
 #include "model.h"
 #include "models.h"
 
@@ -49,11 +51,6 @@ static const struct branch_model_entry branch_models[] = {
 
 #define N_CACHE_MODELS (sizeof(cache_models) / sizeof(cache_models[0]))
 
-/* Cachegrind's defaults when it cannot detect the caches (cg_arch.c). */
-static const struct cache_geom default_i1 = { 32768, 8, 64 };
-static const struct cache_geom default_d1 = { 32768, 8, 64 };
-static const struct cache_geom default_ll = { 8388608, 16, 64 };
-
 /* Append one sentence to NOTE, "; "-separated, staying one line. */
 static void note_add(char *note, size_t notelen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -77,43 +74,90 @@ static void note_add(char *note, size_t notelen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int fill_geometry(struct model_config *cfg, char *err, size_t errlen,
-			 char *note, size_t notelen)
+/* "--I1, --LL given, the rest from SOURCE" into BUF: where CFG's
+ * geometry came from, GIVEN_* saying which levels were on the command
+ * line. */
+static void describe_source(char *buf, size_t len, bool given_i1,
+			    bool given_d1, bool given_ll, const char *source)
+{
+	if (given_i1 && given_d1 && given_ll)
+		snprintf(buf, len, CACHE_GEOM_GIVEN);
+	else if (!given_i1 && !given_d1 && !given_ll)
+		snprintf(buf, len, "%s", source);
+	else
+		snprintf(buf, len, "%s%s%s%s%s given, the rest from %s",
+			 given_i1 ? "--I1" : "",
+			 given_i1 && (given_d1 || given_ll) ? ", " : "",
+			 given_d1 ? "--D1" : "",
+			 given_d1 && given_ll ? ", " : "",
+			 given_ll ? "--LL" : "", source);
+}
+
+/* Fill CFG's levels left at size 0 from the host (cache_geom_host's
+ * chain), check all three, and say in SOURCE_DESC where they came from.
+ * TELL: the model simulates this geometry (or the host's own levels,
+ * which come from the same chain), so a source other than sysfs and an
+ * adjusted LL are worth a note. */
+static int fill_geometry(struct model_config *cfg, bool tell,
+			 char *source_desc, size_t desclen,
+			 char *err, size_t errlen, char *note, size_t notelen)
 {
 	struct cache_geom host_i1, host_d1, host_ll;
-	const char *bad;
-	bool need = !cfg->i1.size || !cfg->d1.size || !cfg->ll.size;
+	const char *bad, *source = CACHE_GEOM_GIVEN;
+	bool given_i1 = cfg->i1.size, given_d1 = cfg->d1.size;
+	bool given_ll = cfg->ll.size;
 
-	if (need && cache_geom_from_sysfs(&host_i1, &host_d1, &host_ll) < 0) {
-		host_i1 = default_i1;
-		host_d1 = default_d1;
-		host_ll = default_ll;
-		note_add(note, notelen, "cannot read the host's caches from "
-			 "/sys/devices/system/cpu/cpu0/cache, using Cachegrind's "
-			 "defaults I1 32768,8,64 D1 32768,8,64 LL 8388608,16,64");
-	} else if (need && !cfg->ll.size) {
-		struct cache_geom old = host_ll;
+	if (!given_i1 || !given_d1 || !given_ll) {
+		const char *dir = host_sysfs_cache_dir();
+		char skipped[160];
+		int rc = cache_geom_probe(dir, host_cpuid_fn(), NULL, &host_i1,
+					  &host_d1, &host_ll, &source, skipped,
+					  sizeof(skipped));
 
-		if (cache_geom_tweak_ll(&host_ll))
-			note_add(note, notelen, "host LL cache %" PRIu64 " B, %"
-				 PRIu32 " B, %" PRIu32 "-way simulated as %"
-				 PRIu64 " B, %" PRIu32 " B, %" PRIu32
-				 "-way (a power-of-two set count, as Cachegrind)",
-				 old.size, old.line, old.assoc, host_ll.size,
-				 host_ll.line, host_ll.assoc);
+		if (tell && strcmp(source, CACHE_GEOM_SYSFS)) {
+			const char *forced = dir ? "" :
+				" (CACHETRACE_HOST=sysfs-cache=no)";
+
+			if (rc == 0)
+				note_add(note, notelen, "no cache information "
+					 "in " CACHE_GEOM_SYSFS "%s: the caches "
+					 "are from %s", forced, source);
+			else
+				note_add(note, notelen, "no cache information "
+					 "in " CACHE_GEOM_SYSFS "%s nor in CPUID: "
+					 "using Cachegrind's defaults I1 "
+					 "32768,8,64 D1 32768,8,64 LL "
+					 "8388608,16,64", forced);
+			if (skipped[0])
+				note_add(note, notelen, "%s", skipped);
+		}
+		if (!given_ll && rc == 0) {
+			struct cache_geom old = host_ll;
+
+			if (cache_geom_tweak_ll(&host_ll) && tell)
+				note_add(note, notelen, "host LL cache %" PRIu64
+					 " B, %" PRIu32 " B, %" PRIu32 "-way "
+					 "simulated as %" PRIu64 " B, %" PRIu32
+					 " B, %" PRIu32 "-way (a power-of-two "
+					 "set count, as Cachegrind)", old.size,
+					 old.line, old.assoc, host_ll.size,
+					 host_ll.line, host_ll.assoc);
+		}
 	}
+	describe_source(source_desc, desclen, given_i1, given_d1, given_ll,
+			source);
 
-	if (!cfg->i1.size) {
+	if (!given_i1) {
 		cfg->i1 = host_i1;
 		if ((bad = cache_geom_check("host I1", &cfg->i1, err, errlen)))
 			goto host_bad;
 	}
-	if (!cfg->d1.size) {
+	if (!given_d1) {
 		cfg->d1 = host_d1;
 		if ((bad = cache_geom_check("host D1", &cfg->d1, err, errlen)))
 			goto host_bad;
 	}
-	if (!cfg->ll.size) {
+	if (!given_ll) {
 		cfg->ll = host_ll;
 		if ((bad = cache_geom_check("host LL", &cfg->ll, err, errlen)))
 			goto host_bad;
@@ -128,8 +172,8 @@ host_bad:
 	{
 		size_t used = strlen(err);
 
-		snprintf(err + used, errlen - used,
-			 " (give its geometry with --I1/--D1/--LL)");
+		snprintf(err + used, errlen - used, " (from %s; give its "
+			 "geometry with --I1/--D1/--LL)", source);
 	}
 	return -1;
 }
@@ -142,6 +186,8 @@ int model_create(const char *model_name, struct model_config *cfg,
 	const struct branch_model_entry *be = NULL;
 	const char *bname = cfg->branch_model ? cfg->branch_model :
 		branch_models[0].name;
+	char source[sizeof((*cm)->geom_source)];
+	bool own_levels;
 
 	*cm = NULL;
 	*bm = NULL;
@@ -188,11 +234,21 @@ int model_create(const char *model_name, struct model_config *cfg,
 			 "--branch-model=tage");
 		return -1;
 	}
-	if (fill_geometry(cfg, err, errlen, note, notelen) < 0)
+	/* jaguar's levels are its own, hier's with --cache given; the
+	 * others simulate I1/D1/LL or the host's levels. */
+	own_levels = cfg->cache_sim && (!strcmp(e->name, "jaguar") ||
+		(!strcmp(e->name, "hier") && model_option(cfg, "cache")));
+	if (fill_geometry(cfg, !own_levels, source, sizeof(source), err,
+			  errlen, note, notelen) < 0)
 		return -1;
 	*cm = e->create(cfg, cfg->cache_sim, err, errlen);
 	if (!*cm)
 		return -1;
+	/* A model that knows better (host) has said it already. */
+	if (!(*cm)->geom_source[0])
+		snprintf((*cm)->geom_source, sizeof((*cm)->geom_source), "%s",
+			 !own_levels ? source : !strcmp(e->name, "jaguar") ?
+			 "the jaguar model's own" : "given (--cache)");
 	if (cfg->branch_sim) {
 		*bm = be->create(cfg, err, errlen);
 		if (!*bm) {

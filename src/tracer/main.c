@@ -74,7 +74,9 @@ static void install_signal_handlers(struct tracer *tr)
 
 static int setup_models(struct tracer *tr)
 {
-	char err[256], note[256] = "";
+	/* The note can hold three sentences: the geometry's source, a cache
+	 * CPUID left out and the LL tweak. */
+	char err[256], note[640] = "";
 	struct cache_model *cm;
 	struct branch_model *bm;
 	/* A model whose core count is free gives each thread a core of its

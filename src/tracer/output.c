@@ -205,6 +205,10 @@ static void collect_desc(struct tracer *tr)
 	if (!m)
 		error_msg_and_die("out of memory");
 	cache_describe(tr->eng.cm, m);
+	/* After the cache lines, which stay Cachegrind's own. */
+	if (cache_geom_source(tr->eng.cm)[0])
+		fprintf(m, "desc: Geometry:        %s\n",
+			cache_geom_source(tr->eng.cm));
 	describe_region(tr, m);
 	if (o->max_insns)
 		fprintf(m, "desc: Window limit:    %" PRIu64 " instructions\n",
