@@ -151,6 +151,11 @@ int cache_geom_parse(const char *s, struct cache_geom *g, char *err,
 const char *cache_geom_check(const char *name, const struct cache_geom *g,
 			     char *err, size_t errlen);
 
+/* Cachegrind's cg_arch.c maybe_tweak_LLc: make LL's set count a power of
+ * two by rounding it down and raising the associativity to keep about the
+ * size.  Returns true when G changed. */
+bool cache_geom_tweak_ll(struct cache_geom *g);
+
 /* Where a geometry came from, as the profile's desc: lines and the notes
  * say it: given on the command line, or one of cache_geom_host's. */
 #define CACHE_GEOM_GIVEN "given"

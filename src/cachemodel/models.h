@@ -18,11 +18,6 @@ struct cache_model *cg_cache_new(const struct model_config *cfg, bool sim,
 /* Cachegrind's branch predictor (cg_branchpred.c). */
 struct branch_model *cg_branch_new(char *err, size_t errlen);
 
-/* Cachegrind's cg_arch.c maybe_tweak_LLc: make LL's set count a power of
- * two by rounding it down and raising the associativity to keep about the
- * size.  Returns true when G changed. */
-bool cache_geom_tweak_ll(struct cache_geom *g);
-
 /* One level of the `hier` model, as parsed from --cache=SPEC (hier.c). */
 struct hier_level_spec {
 	char name[12];		/* letters and digits: event name prefix */

@@ -108,26 +108,24 @@ static void check_steps(const struct hostcaps *hc)
 	     "an error", buf);
 }
 
-/* TEMPORARY until the geometry chain lands (cache_geom_host). */
-static int cache_geom_host(struct cache_geom *i1, struct cache_geom *d1,
-			   struct cache_geom *ll, const char **source)
-{
-	*source = "from /sys/devices/system/cpu/cpu0/cache";
-	return cache_geom_from_sysfs(i1, d1, ll);
-}
-
 static void check_geometry(void)
 {
 	struct cache_geom i1, d1, ll;
-	const char *source;
-	if (cache_geom_host(&i1, &d1, &ll, &source) < 0) {
-		line("cache geometry:", "unknown");
-		return;
-	}
-	line("cache geometry:", "%s: I1 %" PRIu64 ",%u,%u D1 %" PRIu64
-	     ",%u,%u LL %" PRIu64 ",%u,%u (--I1/--D1/--LL override)", source,
-	     i1.size, i1.assoc, i1.line, d1.size, d1.assoc, d1.line, ll.size,
-	     ll.assoc, ll.line);
+	const char *source, *why = "";
+	bool defaults = cache_geom_host(&i1, &d1, &ll, &source) == 1;
+	if (defaults)
+		why = " (neither /sys nor CPUID describes the caches)";
+	else if (strcmp(source, CACHE_GEOM_SYSFS))
+		why = " (no " CACHE_GEOM_SYSFS ")";
+	struct cache_geom sim = ll;
+	char tweak[96] = "";
+	if (cache_geom_tweak_ll(&sim))
+		snprintf(tweak, sizeof(tweak), ", simulated as %" PRIu64 ",%u,%u",
+			 sim.size, sim.assoc, sim.line);
+	line("cache geometry:", "from %s%s: I1 %" PRIu64 ",%u,%u D1 %" PRIu64
+	     ",%u,%u LL %" PRIu64 ",%u,%u%s; --I1/--D1/--LL override", source,
+	     why, i1.size, i1.assoc, i1.line, d1.size, d1.assoc, d1.line,
+	     ll.size, ll.assoc, ll.line, tweak);
 }
 
 static bool check_pinning(void)
