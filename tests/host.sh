@@ -7,3 +7,20 @@
 host_hwbp() {
 	"$1" --check 2>/dev/null | grep -q '^hardware breakpoints: *fire'
 }
+
+# The breakpoint modes to test here: "hw sw" where the debug registers
+# fire, else "auto sw": auto is no --breakpoints option at all, which this
+# host turns into an int3 with a note (the fallback is what is tested, and
+# the test says so).
+host_bp_modes() {
+	if host_hwbp "$1"; then
+		echo "hw sw"
+	else
+		echo "note: the debug registers do not fire on this host: the hw runs test the fallback (no --breakpoints: an int3)" >&2
+		echo "auto sw"
+	fi
+}
+# bp_opt MODE: the option for a mode of host_bp_modes.
+bp_opt() {
+	[ "$1" = auto ] || echo "--breakpoints=$1"
+}

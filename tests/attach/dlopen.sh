@@ -8,6 +8,8 @@
 # start was never reached; a library dlclose'd before the end keeps its
 # names; a forked child unharmed; other threads loading and unloading libraries meanwhile.
 . "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/host.sh"
+BP_MODES=$(host_bp_modes "$CT")
 command -v valgrind >/dev/null || { echo "valgrind is needed"; exit 1; }
 CACHE_OPTS="--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
 AGG=$SRCDIR/tests/oracle/cg-aggregate.awk
@@ -61,8 +63,8 @@ launch() {
 	[ "$(cat "$out.stdout")" = "$EXPECT" ] || fail "$what: the target's output changed"
 }
 
-for bp in hw sw; do
-	launch "launched, $bp" launch.$bp --breakpoints=$bp \
+for bp in $BP_MODES; do
+	launch "launched, $bp" launch.$bp $(bp_opt $bp) \
 		--start=libfoo.so:foo_work $CACHE_OPTS -- ./"$DRV" ./libfoo.so
 	grep -q "waiting for a library to be loaded" launch.$bp.stderr ||
 		fail "launched, $bp: no note that cachetrace waits for the library"
@@ -72,7 +74,7 @@ for bp in hw sw; do
 	./"$DRV" ./libfoo.so go.$bp >attach.$bp.stdout 2>&1 &
 	DPID=$!
 	for i in $(seq 1 100); do grep -q ready attach.$bp.stdout && break; sleep 0.1; done
-	"$CT" -p $DPID --breakpoints=$bp --start=libfoo.so:foo_work $CACHE_OPTS \
+	"$CT" -p $DPID $(bp_opt $bp) --start=libfoo.so:foo_work $CACHE_OPTS \
 		-o attach.$bp 2>attach.$bp.stderr &
 	CTPID=$!
 	for i in $(seq 1 100); do
@@ -93,8 +95,8 @@ done
 # dlclose'd before the end (--intervals=0: traced until the target exits,
 # and a dlopen of libm after may map over its addresses): its pcs keep the
 # names they had when the loader was about to unload it.
-for bp in hw sw; do
-	launch "dlclose'd, $bp" close.$bp --breakpoints=$bp --intervals=0 \
+for bp in $BP_MODES; do
+	launch "dlclose'd, $bp" close.$bp $(bp_opt $bp) --intervals=0 \
 		--start=libfoo.so:foo_work $CACHE_OPTS -- ./"$DRV" ./libfoo.so - close
 	check "dlclose'd, $bp" close.$bp
 done
@@ -102,9 +104,9 @@ done
 # A fork before the dlopen: the child's copy of the text loses our int3s
 # (with sw the one on the loader's hook: the child's own dlopen would die
 # of SIGTRAP), the parent is traced as before.
-for bp in hw sw; do
+for bp in $BP_MODES; do
 	out=fork.$bp
-	"$CT" --breakpoints=$bp --start=libfoo.so:foo_work $CACHE_OPTS -o $out \
+	"$CT" $(bp_opt $bp) --start=libfoo.so:foo_work $CACHE_OPTS -o $out \
 		-- ./"$DRV" ./libfoo.so - fork >$out.stdout 2>$out.stderr
 	rc=$?
 	[ $rc -eq 0 ] || fail "fork, $bp: exit status $rc: $(head -c 500 $out.stderr)"
@@ -118,8 +120,8 @@ done
 # Threads: two dlopen/dlclose libm in a loop while a third loads libfoo
 # (hook hits in several threads at once; with int3s each stepped over with
 # the others stopped, and the start's int3 set from a stopped thread).
-for bp in hw sw; do
-	timeout 120 "$CT" --breakpoints=$bp --start=libfoo.so:foo_work $CACHE_OPTS \
+for bp in $BP_MODES; do
+	timeout 120 "$CT" $(bp_opt $bp) --start=libfoo.so:foo_work $CACHE_OPTS \
 		-o thr.$bp -- ./"$THR" ./libfoo.so >thr.$bp.stdout 2>thr.$bp.stderr
 	rc=$?
 	[ $rc -eq 0 ] || fail "threads, $bp: exit status $rc: $(head -c 500 thr.$bp.stderr)"
@@ -135,8 +137,8 @@ done
 
 # A library never loaded: the note, the target unharmed, the profile says
 # the start was never reached.
-for bp in hw sw; do
-	launch "never loaded, $bp" never.$bp --breakpoints=$bp \
+for bp in $BP_MODES; do
+	launch "never loaded, $bp" never.$bp $(bp_opt $bp) \
 		--start=libnever.so:foo_work -- ./"$DRV" ./libfoo.so
 	grep -q "note: libnever.so:foo_work is not in .* waiting for a library" never.$bp.stderr ||
 		fail "never loaded, $bp: no 'not in' note: $(head -c 500 never.$bp.stderr)"

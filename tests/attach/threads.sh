@@ -5,6 +5,8 @@
 # --intervals=6 gives 6 windows whose work Ir equals Cachegrind's work Ir
 # for the whole run, and nothing but work is counted.
 . "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/host.sh"
+BP_MODES=$(host_bp_modes "$CT")
 T=th$$
 build threads $T
 ./$T alt 3 >native.out || fail "native run"
@@ -24,9 +26,9 @@ check_profile() {	# check_profile FILE WHAT
 		fail "$2: summary Ir $tot, expected $want (work only)"
 }
 
-for bp in hw sw; do
-	what="launch --breakpoints=$bp"
-	"$CT" -q --breakpoints=$bp --start=work --intervals=6 -o p.cg \
+for bp in $BP_MODES; do
+	what="launch $(bp_opt $bp)"
+	"$CT" -q $(bp_opt $bp) --start=work --intervals=6 -o p.cg \
 		-- ./$T alt 3 >tgt.out 2>ct.err &
 	CTPID=$!
 	wait_ct 120 || fail "$what: hung, killed after 120 s"
@@ -38,14 +40,14 @@ for bp in hw sw; do
 	rm -f p.cg
 done
 
-for bp in hw sw; do
-	what="attach --breakpoints=$bp"
+for bp in $BP_MODES; do
+	what="attach $(bp_opt $bp)"
 	rm -f req p.cg; mkfifo req
 	./$T alt 3 -w <req >tgt.out &
 	tpid=$!
 	exec 3>req
 	for i in $(seq 1 50); do grep -q ready tgt.out && break; sleep 0.1; done
-	"$CT" -q -p $tpid --breakpoints=$bp --start=work --intervals=6 \
+	"$CT" -q -p $tpid $(bp_opt $bp) --start=work --intervals=6 \
 		-o p.cg 2>ct.err &
 	CTPID=$!
 	wait_traced $tpid || fail "$what: never attached"

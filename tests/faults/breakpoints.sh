@@ -4,11 +4,13 @@
 # target; a debug register there would never fire and cachetrace would
 # wait forever); the attached target is left untouched and running.
 . "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/host.sh"
+BP_MODES=$(host_bp_modes "$CT")
 data=0x$(nm "$T" | awk '$3 == "table" {print $1}')
 start_target loop || finish
-for bp in hw sw; do
+for bp in $BP_MODES; do
 	for loc in handle_request+2 "$data" 0x10; do
-		timeout 20 "$CT" $G -p "$TP" --start="$loc" --breakpoints=$bp \
+		timeout 20 "$CT" $G -p "$TP" --start="$loc" $(bp_opt $bp) \
 			-o b.cg 2> b.err
 		expect "$bp --start=$loc: status" $? 1
 		[ -s b.err ] || fail "$bp --start=$loc: no message"

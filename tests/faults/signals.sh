@@ -6,12 +6,14 @@
 # death that leaves the target stopped; -o FIFO without a reader never
 # freezes the target.
 . "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/host.sh"
+BP_MODES=$(host_bp_modes "$CT")
 start_target loop || finish
 # A background job of a script starts with SIGINT and SIGQUIT ignored:
 # cachetrace handles them all the same.
 for sig in QUIT USR1 USR2 ALRM TERM HUP INT XCPU PROF; do
-	for bp in hw sw; do
-		"$CT" $G -p "$TP" --start=work --intervals=0 --breakpoints=$bp \
+	for bp in $BP_MODES; do
+		"$CT" $G -p "$TP" --start=work --intervals=0 $(bp_opt $bp) \
 			-o s.cg 2> s.err &
 		C=$!
 		sleep 0.7
