@@ -248,34 +248,6 @@ unsigned cpuid_cache_read(cpuid_fn *cpuid, void *ctx, struct cpuid_caches *c)
 int cpuid_cache_geoms(const struct cpuid_caches *c, struct cache_geom *i1,
 		      struct cache_geom *d1, struct cache_geom *ll)
 {
-	struct cache_geom gi = { 0 }, gd = { 0 }, gl = { 0 };
-	unsigned ll_level = 0;
-	bool ll_unified = false;
-
-	for (unsigned k = 0; k < c->n_levels; k++) {
-		const struct hier_level_spec *s = &c->levels[k];
-		struct cache_geom g = { s->size, s->assoc, s->line };
-		unsigned level = c->level_of[k];
-		bool unified = s->side == 2;
-
-		if (level == 1) {
-			if (s->side != 1)
-				gi = g;
-			if (s->side != 0)
-				gd = g;
-		} else if (s->side != 0 && (level > ll_level ||
-			   (level == ll_level && unified && !ll_unified))) {
-			/* The last level; at equal levels prefer unified, as
-			 * cache_geom_from_dir does. */
-			gl = g;
-			ll_level = level;
-			ll_unified = unified;
-		}
-	}
-	if (!gi.size || !gd.size || !gl.size)
-		return -1;
-	*i1 = gi;
-	*d1 = gd;
-	*ll = gl;
-	return 0;
+	return cache_geom_pick(c->levels, c->level_of, c->n_levels, i1, d1,
+			       ll);
 }

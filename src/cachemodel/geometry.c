@@ -230,18 +230,49 @@ int sysfs_cache_num(const char *dir, unsigned idx, const char *name,
 	return parse_sysfs_size(buf, out);
 }
 
+int cache_geom_pick(const struct hier_level_spec *lv, const unsigned *level_of,
+		    unsigned n, struct cache_geom *i1, struct cache_geom *d1,
+		    struct cache_geom *ll)
+{
+	struct cache_geom gi = { 0 }, gd = { 0 }, gl = { 0 };
+	unsigned ll_level = 0;
+	bool ll_unified = false;
+
+	for (unsigned k = 0; k < n; k++) {
+		struct cache_geom g = { lv[k].size, lv[k].assoc, lv[k].line };
+		bool unified = lv[k].side == 2;
+
+		if (level_of[k] == 1) {
+			if (lv[k].side != 1)
+				gi = g;
+			if (lv[k].side != 0)
+				gd = g;
+		} else if (lv[k].side != 0 && (level_of[k] > ll_level ||
+			   (level_of[k] == ll_level && unified &&
+			    !ll_unified))) {
+			/* The last level; at equal levels prefer unified. */
+			gl = g;
+			ll_level = level_of[k];
+			ll_unified = unified;
+		}
+	}
+	if (!gi.size || !gd.size || !gl.size)
+		return -1;
+	*i1 = gi;
+	*d1 = gd;
+	*ll = gl;
+	return 0;
+}
+
 int cache_geom_from_dir(const char *dir, struct cache_geom *i1,
 			struct cache_geom *d1, struct cache_geom *ll)
 {
-	struct cache_geom gi = { 0 }, gd = { 0 }, gl = { 0 };
-	uint64_t ll_level = 0;
-	bool ll_unified = false;
+	struct hier_level_spec lv[MAX_CACHE_INDEX];
+	unsigned level_of[MAX_CACHE_INDEX], n = 0;
 
 	for (unsigned idx = 0; idx < MAX_CACHE_INDEX; idx++) {
 		char type[32];
 		uint64_t level, size, ways, line;
-		struct cache_geom g;
-		bool unified;
 
 		if (sysfs_cache_attr(dir, idx, "type", type, sizeof(type)) < 0)
 			continue;
@@ -255,31 +286,20 @@ int cache_geom_from_dir(const char *dir, struct cache_geom *i1,
 		/* The kernel reports 0 ways for a fully associative cache. */
 		if (!ways)
 			ways = size / line;
-		if (ways > UINT32_MAX)
+		if (ways > UINT32_MAX || level > UINT32_MAX)
 			return -1;
-		g = (struct cache_geom){ size, (uint32_t)ways, (uint32_t)line };
-		unified = !strcmp(type, "Unified");
-		if (level == 1) {
-			if (!strcmp(type, "Instruction") || unified)
-				gi = g;
-			if (!strcmp(type, "Data") || unified)
-				gd = g;
-		} else if (unified || !strcmp(type, "Data")) {
-			/* The last level; at equal levels prefer Unified. */
-			if (level > ll_level || (level == ll_level && unified &&
-						 !ll_unified)) {
-				gl = g;
-				ll_level = level;
-				ll_unified = unified;
-			}
-		}
+		if (strcmp(type, "Instruction") && strcmp(type, "Data") &&
+		    strcmp(type, "Unified"))
+			continue;
+		lv[n] = (struct hier_level_spec){
+			.size = size, .assoc = (uint32_t)ways,
+			.line = (uint32_t)line,
+			.side = !strcmp(type, "Instruction") ? 0 :
+				!strcmp(type, "Data") ? 1 : 2,
+		};
+		level_of[n++] = (unsigned)level;
 	}
-	if (!gi.size || !gd.size || !gl.size)
-		return -1;
-	*i1 = gi;
-	*d1 = gd;
-	*ll = gl;
-	return 0;
+	return cache_geom_pick(lv, level_of, n, i1, d1, ll);
 }
 
 int cache_geom_from_sysfs(struct cache_geom *i1, struct cache_geom *d1,

@@ -54,6 +54,14 @@ struct cpuid_caches {
 };
 /* Read C through CPUID; returns C->n_levels (0: no cache information). */
 unsigned cpuid_cache_read(cpuid_fn *cpuid, void *ctx, struct cpuid_caches *c);
+/* geometry.c: I1, D1 and LL from N levels (LEVEL_OF[k]: 1 for L1...):
+ * the level-1 instruction and data caches (a unified one is both), LL
+ * the highest level above 1 that is unified or data, unified first at
+ * equal levels.  0, or -1 when one of them is missing.  The one rule for
+ * /sys and CPUID. */
+int cache_geom_pick(const struct hier_level_spec *lv, const unsigned *level_of,
+		    unsigned n, struct cache_geom *i1, struct cache_geom *d1,
+		    struct cache_geom *ll);
 /* I1, D1 and LL from C's levels: LL is the highest level above 1 that is
  * unified or data (unified first at equal levels), as for sysfs.  0, or
  * -1 when one of them is missing. */
