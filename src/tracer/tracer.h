@@ -12,11 +12,11 @@
  *   children.c  clone, fork/vfork hand-off, exec
  *   dispatch.c  next_event -> one switch -> one restart
  *   output.c    the profiles and the summary
- *   engine.h    the engine interface; step.c the single-step engine,
- *               account.c what every engine feeds the models
- *   cpuid.c     what the supervisor executes for the target (cpuid)
  *   hostprobe.c what the host gives (probed once, forceable); check.c
  *               cachetrace --check
+ * and in src/engine/ (engine.h): step.c, emulate.c, lockstep.c, the
+ * emulator's memory (emumem.c), account.c what every engine feeds the
+ * models, cpuid.c what the supervisor executes for the target
  *   callstack.c call stacks while stepping */
 #ifndef CT_TRACER_H
 #define CT_TRACER_H

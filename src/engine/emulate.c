@@ -1,4 +1,4 @@
-/* The emulate and lockstep engines: a window's thread runs inside the
+/* The emulate engine: a window's thread runs inside the
  * supervisor, in Unicorn, and goes to the real CPU (one PTRACE_SINGLESTEP)
  * only for what the decoder's allow-list says not to emulate.
  *
@@ -28,11 +28,8 @@
  *   iteration, as ptrace traps once per iteration, and once more at the
  *   same pc when rcx reached 0: that call finishes the instruction.
  *
- * Lockstep (--engine=lockstep): the step engine, with every instruction on
- * the allow-list also emulated from the same state and compared: rip, the
- * general registers, the defined flags, the x87/SSE state and the bytes
- * written.  The first divergence is reported in full; the count of all of
- * them is in the summary and makes the exit status 1. */
+ * The lockstep engine (lockstep.c) shares the emulator, the mirror and
+ * the sync points with this one (emulate.h). */
 #include "engine.h"
 
 #include <errno.h>
@@ -46,78 +43,12 @@
 #include <capstone/capstone.h>
 #include <unicorn/unicorn.h>
 
+#include "emulate.h"
 #include "emumem.h"
 #include "error.h"
 #include "tracer.h"
 
-#define SLICE_SECONDS 0.010
-#define STUB_ADDR 0x1000ull		/* below vm.mmap_min_addr */
-#define STUB_DATA 0x200u		/* the fxsave image in the stub page */
-#define NEVER 1ull			/* uc_emu_start's until: never reached */
-
-enum why {
-	WHY_NONE,
-	WHY_FALLBACK,		/* the next instruction is not emulated */
-	WHY_FAULT,		/* it faulted in Unicorn: the real CPU runs it */
-	WHY_BUDGET,		/* 10 ms: a sync point */
-	WHY_STOP,		/* the window's stop event */
-	WHY_DECODE,		/* the next instruction cannot be read */
-	WHY_ERROR,		/* Unicorn failed */
-	WHY_GONE,		/* the thread died meanwhile (killed) */
-};
-
-/* Lockstep, per thread: what the emulator made of the instruction the
- * thread is stepping on the CPU. */
-struct emu_thread {
-	bool armed;			/* compare its next trap */
-	bool faulted;			/* the emulator faulted on it */
-	struct user_regs_struct after;
-	struct user_fpregs_struct fp;	/* with insn->fpu */
-};
-
-/* Per thread (struct tracee.emu_flags). */
-enum {
-	EF_ISSUED = 1,		/* a real step not seen by our trap op (a
-				 * clone event took it): assume the worst */
-	EF_CHECK_SIGNALS = 2,	/* a real step ran: a signal may be pending */
-	EF_FAULT_STEP = 4,	/* the real step is a fault's */
-	EF_REAL_NEXT = 8,	/* the next instruction runs on the CPU too */
-};
-
-struct emu {
-	uc_engine *uc;
-	struct emumem *mem;
-	uc_hook code_hook, intr_hook;
-	struct tracer *tr;
-	struct tracee *t;		/* the thread being emulated */
-	bool lockstep;
-	bool pending;			/* t->insn hooked, not yet accounted */
-	enum why why;
-	double deadline;
-	uint32_t budget_tick;
-	const struct user_regs_struct *unwinding; /* the regs being accounted */
-
-	/* What the real thread may have changed since Unicorn last had it. */
-	bool fp_stale;			/* re-read its x87/SSE state */
-	bool fp_dirty;			/* Unicorn changed it: write it back */
-	bool mem_stale;			/* every writable page */
-	bool maps_stale;		/* /proc/PID/maps */
-	bool fp_valid;
-	struct user_fpregs_struct fp;	/* as Unicorn has it (if fp_valid) */
-
-	/* lockstep: the outcome of the one instruction being emulated,
-	 * copied to its thread's record (struct emu_thread) */
-	struct user_regs_struct ls_after;
-
-	uint64_t compared, divergences;
-
-	/* statistics */
-	uint64_t emulated, fallbacks, slices;
-	uint64_t *fb_by_id;		/* fallbacks per Capstone id */
-	const char **fb_name;
-};
-
-static const int gpr_ids[] = {
+static const int gpr_ids[EMU_N_GPR] = {
 	UC_X86_REG_R15, UC_X86_REG_R14, UC_X86_REG_R13, UC_X86_REG_R12,
 	UC_X86_REG_RBP, UC_X86_REG_RBX, UC_X86_REG_R11, UC_X86_REG_R10,
 	UC_X86_REG_R9, UC_X86_REG_R8, UC_X86_REG_RAX, UC_X86_REG_RCX,
@@ -125,11 +56,13 @@ static const int gpr_ids[] = {
 	UC_X86_REG_RFLAGS, UC_X86_REG_RSP, UC_X86_REG_FS_BASE,
 	UC_X86_REG_GS_BASE,
 };
-#define N_GPR (sizeof(gpr_ids) / sizeof(gpr_ids[0]))
+
 
 /* Where each of gpr_ids lives in struct user_regs_struct. */
 #define SLOT_OF(f) offsetof(struct user_regs_struct, f)
-static const size_t gpr_slots[N_GPR] = {
+_Static_assert(sizeof(gpr_ids) / sizeof(gpr_ids[0]) == EMU_N_GPR,
+	       "gpr_ids and EMU_N_GPR");
+static const size_t gpr_slots[EMU_N_GPR] = {
 	SLOT_OF(r15), SLOT_OF(r14), SLOT_OF(r13), SLOT_OF(r12), SLOT_OF(rbp),
 	SLOT_OF(rbx), SLOT_OF(r11), SLOT_OF(r10), SLOT_OF(r9), SLOT_OF(r8),
 	SLOT_OF(rax), SLOT_OF(rcx), SLOT_OF(rdx), SLOT_OF(rsi), SLOT_OF(rdi),
@@ -137,7 +70,7 @@ static const size_t gpr_slots[N_GPR] = {
 	SLOT_OF(gs_base),
 };
 
-static unsigned long long *reg_slot(struct user_regs_struct *r, unsigned i)
+unsigned long long *emu_reg_slot(struct user_regs_struct *r, unsigned i)
 {
 	return (unsigned long long *)((char *)r + gpr_slots[i]);
 }
@@ -146,11 +79,11 @@ static unsigned long long *reg_slot(struct user_regs_struct *r, unsigned i)
  * call (18 single calls cost twice as much). */
 static int regs_batch(struct emu *em, struct user_regs_struct *r, bool write)
 {
-	void *vals[N_GPR];
-	for (unsigned i = 0; i < N_GPR; i++)
-		vals[i] = reg_slot(r, i);
-	uc_err err = write ? uc_reg_write_batch(em->uc, (int *)gpr_ids, vals, N_GPR)
-			   : uc_reg_read_batch(em->uc, (int *)gpr_ids, vals, N_GPR);
+	void *vals[EMU_N_GPR];
+	for (unsigned i = 0; i < EMU_N_GPR; i++)
+		vals[i] = emu_reg_slot(r, i);
+	uc_err err = write ? uc_reg_write_batch(em->uc, (int *)gpr_ids, vals, EMU_N_GPR)
+			   : uc_reg_read_batch(em->uc, (int *)gpr_ids, vals, EMU_N_GPR);
 	return err == UC_ERR_OK ? 0 : -1;
 }
 
@@ -177,7 +110,7 @@ static int run_stub(struct emu *em, unsigned off, unsigned len)
 }
 
 /* Unicorn's x87/SSE state to FP (fxsave through the stub). */
-static int fp_from_uc(struct emu *em, struct user_fpregs_struct *fp)
+int emu_fp_from_uc(struct emu *em, struct user_fpregs_struct *fp)
 {
 	if (run_stub(em, 16, 8) < 0 ||
 	    uc_mem_read(em->uc, STUB_ADDR + STUB_DATA, fp, sizeof(*fp)) !=
@@ -324,7 +257,7 @@ static void on_intr(uc_engine *uc, uint32_t intno, void *ctx)
 
 static void sync_for_unwind(void *ctx, pid_t tid);
 
-static struct emu *emu_get(struct tracer *tr)
+struct emu *emu_get(struct tracer *tr)
 {
 	if (tr->emu)
 		return tr->emu;
@@ -396,7 +329,7 @@ void emu_free(struct tracer *tr)
 }
 
 /* Our int3s, for the mirror: the emulator reads what they replaced. */
-static void set_int3s(struct tracer *tr, struct emu *em)
+void emu_set_int3s(struct tracer *tr, struct emu *em)
 {
 	uint64_t addr[N_INT3];
 	uint8_t orig[N_INT3];
@@ -414,7 +347,7 @@ static void set_int3s(struct tracer *tr, struct emu *em)
 /* ---- sync points ---- */
 
 /* Give Unicorn T's state: registers always, the rest when stale. */
-static int seed(struct tracer *tr, struct emu *em, struct tracee *t)
+int emu_seed(struct tracer *tr, struct emu *em, struct tracee *t)
 {
 	if (em->t != t) {
 		em->t = t;
@@ -454,7 +387,7 @@ static int sync_out(struct emu *em, struct tracee *t,
 		rc = -1;
 	if (em->fp_dirty) {
 		struct user_fpregs_struct fp;
-		if (fp_from_uc(em, &fp) < 0)
+		if (emu_fp_from_uc(em, &fp) < 0)
 			return -1;
 		fp_merge(&em->fp, &fp);
 		if (ptrace(PTRACE_SETFPREGS, t->tid, 0, &em->fp) < 0)
@@ -472,7 +405,7 @@ static void sync_for_unwind(void *ctx, pid_t tid)
 }
 
 /* Stop the target's other threads while T is emulated. */
-static void hold_others(struct tracer *tr, struct emu *em, struct tracee *t)
+void emu_hold_others(struct tracer *tr, struct emu *em, struct tracee *t)
 {
 	for (struct tracee *o = tr->tracees; o; o = o->next)
 		if (o != t && !tracee_stopped(o)) {
@@ -523,12 +456,12 @@ static ssize_t mirror_read(void *ctx, uint64_t addr, void *buf, size_t len)
  * has T's state and t->insn is decoded at t->regs.rip (not executed). */
 static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 {
-	hold_others(tr, em, t);
-	if (seed(tr, em, t) < 0) {
+	emu_hold_others(tr, em, t);
+	if (emu_seed(tr, em, t) < 0) {
 		perror_msg("cannot give thread %d to the emulator", t->tid);
 		return WHY_ERROR;
 	}
-	set_int3s(tr, em);
+	emu_set_int3s(tr, em);
 	em->why = WHY_NONE;
 	em->pending = false;
 	em->deadline = now_seconds() + SLICE_SECONDS;
@@ -565,7 +498,7 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	return why;
 }
 
-static void note_fallback(struct emu *em, const struct insn *in)
+void emu_note_fallback(struct emu *em, const struct insn *in)
 {
 	em->fallbacks++;
 	if (in->id < X86_INS_ENDING) {
@@ -578,7 +511,7 @@ static void note_fallback(struct emu *em, const struct insn *in)
 /* What a real step may have changed, for the next slice: the pages the
  * instruction touched; after a system call, a signal or an instruction we
  * do not know, every writable page (and the maps after mmap & co.). */
-static void after_real_step(struct emu *em, const struct insn *in,
+void emu_after_real_step(struct emu *em, const struct insn *in,
 			    const struct user_regs_struct *after, bool moved)
 {
 	const struct step_events *ev = &em->tr->eng.ev;
@@ -626,7 +559,7 @@ static bool signal_pending(struct tracee *t)
 
 /* ---- the emulate engine ---- */
 
-static int emu_begin_window(struct tracer *tr, struct tracee *t)
+int emu_begin_window(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = emu_get(tr);
 	int rc = step_engine.begin_window(tr, t);
@@ -644,7 +577,7 @@ static int emu_begin_window(struct tracer *tr, struct tracee *t)
 	return 0;
 }
 
-static void emu_end_window(struct tracer *tr, struct tracee *t)
+void emu_end_window(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = tr->emu;
 	if (em && em->t == t)
@@ -726,7 +659,7 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 	}
 	if (t->insn->id == X86_INS_SYSCALL || t->inject)
 		window_replay_deferred(tr);
-	note_fallback(em, t->insn);
+	emu_note_fallback(em, t->insn);
 	debug_msg("emulate: thread %d steps 0x%llx %s (rax 0x%llx rdi 0x%llx "
 		  "rsi 0x%llx rdx 0x%llx)", t->tid, t->regs.rip, t->insn->text,
 		  t->regs.rax, t->regs.rdi, t->regs.rsi, t->regs.rdx);
@@ -742,7 +675,7 @@ static bool emu_trap(struct tracer *tr, struct tracee *t)
 	bool injected = tracee_injected(t);
 	if (!step_trap(tr, t))
 		return false;
-	after_real_step(em, in, &t->regs, injected);
+	emu_after_real_step(em, in, &t->regs, injected);
 	t->emu_flags |= EF_CHECK_SIGNALS;
 	/* A system call the kernel will restart (interrupted: rax holds an
 	 * -ERESTART* code, or rip is back on it): the kernel's own state
@@ -762,228 +695,6 @@ const struct engine_ops emulate_engine = {
 	.begin_window = emu_begin_window,
 	.run = emu_run,
 	.trap = emu_trap,
-	.end_window = emu_end_window,
-};
-
-/* ---- the lockstep engine ---- */
-
-static void report_divergence(struct tracer *tr, struct emu *em,
-			      const struct insn *in,
-			      const struct user_regs_struct *real,
-			      const char *what, uint64_t a, uint64_t b)
-{
-	em->divergences++;
-	if (em->divergences > (debug_flag ? 20u : 1u))
-		return;
-	struct src_loc loc = { "???", "???", 0 };
-	if (tr->syms)
-		sym_lookup(tr->syms, in->pc, &loc);
-	error_msg("lockstep: divergence at 0x%" PRIx64 " in %s (%s:%u), thread %d: %s: "
-		  "%s emulated 0x%" PRIx64 ", real 0x%" PRIx64 " (rip after "
-		  "0x%llx)", in->pc, loc.fn, loc.file, loc.line, em->t->tid, in->text,
-		  what, a, b, real->rip);
-}
-
-static void compare_regs(struct tracer *tr, struct emu *em,
-			 const struct insn *in,
-			 const struct user_regs_struct *emu,
-			 const struct user_regs_struct *real)
-{
-	static const char *names[N_GPR] = {
-		"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9",
-		"r8", "rax", "rcx", "rdx", "rsi", "rdi", "rip", "rflags",
-		"rsp", "fs_base", "gs_base",
-	};
-	struct user_regs_struct a = *emu, b = *real;
-	/* The arithmetic flags and DF; undefined ones not. */
-	unsigned long long mask = 0x8d5 | 0x400;
-	mask &= ~(unsigned long long)in->undef_flags;
-	/* A rep string between iterations: the CPU need not have set the
-	 * flags of the element yet. */
-	if (in->rep && real->rip == in->pc)
-		mask = 0;
-	a.eflags &= mask;
-	b.eflags &= mask;
-	for (unsigned i = 0; i < N_GPR; i++)
-		if (*reg_slot(&a, i) != *reg_slot(&b, i)) {
-			report_divergence(tr, em, in, real, names[i],
-					  *reg_slot(&a, i), *reg_slot(&b, i));
-			return;
-		}
-}
-
-/* N registers of an fxsave image (16 bytes apart, BYTES of each
- * compared): report the first that differs. */
-static bool regs_differ(struct tracer *tr, struct emu *em,
-			const struct insn *in, const struct user_regs_struct *real,
-			const char *what, const unsigned *mine,
-			const unsigned *theirs, unsigned n, size_t bytes)
-{
-	for (unsigned i = 0; i < n; i++) {
-		if (!memcmp(&mine[4 * i], &theirs[4 * i], bytes))
-			continue;
-		uint64_t x, y;
-		memcpy(&x, &mine[4 * i], 8);
-		memcpy(&y, &theirs[4 * i], 8);
-		report_divergence(tr, em, in, real, what, x, y);
-		return true;
-	}
-	return false;
-}
-
-static void compare_fp(struct tracer *tr, struct emu *em,
-		       const struct insn *in,
-		       const struct user_fpregs_struct *emu_fp,
-		       const struct user_regs_struct *real)
-{
-	struct user_fpregs_struct mine = *emu_fp, theirs;
-	if (ptrace(PTRACE_GETFPREGS, em->t->tid, 0, &theirs) < 0)
-		return;
-	if (mine.mxcsr != theirs.mxcsr) {
-		report_divergence(tr, em, in, real, "mxcsr", mine.mxcsr,
-				  theirs.mxcsr);
-		return;
-	}
-	if (regs_differ(tr, em, in, real, "an xmm register", mine.xmm_space,
-			theirs.xmm_space, 16, 16) ||
-	    regs_differ(tr, em, in, real, "an x87 register", mine.st_space,
-			theirs.st_space, 8, 10))
-		return;
-	if ((mine.swd & 0x3fff) != (theirs.swd & 0x3fff) ||
-	    mine.cwd != theirs.cwd)
-		report_divergence(tr, em, in, real, "the x87 status or control",
-				  mine.swd, theirs.swd);
-}
-
-/* The bytes the instruction wrote, in Unicorn and in the target. */
-static void compare_writes(struct tracer *tr, struct emu *em,
-			   const struct insn *in,
-			   const struct user_regs_struct *real)
-{
-	const struct step_events *ev = &tr->eng.ev;
-	for (unsigned i = 0; i < ev->n_acc; i++) {
-		const struct mem_access *a = &ev->acc[i];
-		if (a->kind != ACC_WRITE && a->kind != ACC_MODIFY &&
-		    a->kind != ACC_NT_WRITE)
-			continue;
-		uint8_t mine[64], theirs[64];
-		size_t n = a->size < sizeof(mine) ? a->size : sizeof(mine);
-		emumem_activate(em->mem);
-		uc_err err = uc_mem_read(em->uc, a->addr, mine, n);
-		emumem_deactivate(em->mem);
-		if (err != UC_ERR_OK ||
-		    tracee_read_mem(em->t->tid, a->addr, theirs, n) != (ssize_t)n)
-			continue;
-		if (memcmp(mine, theirs, n)) {
-			uint64_t x = 0, y = 0;
-			memcpy(&x, mine, n < 8 ? n : 8);
-			memcpy(&y, theirs, n < 8 ? n : 8);
-			report_divergence(tr, em, in, real, "memory written",
-					  x, y);
-			return;
-		}
-	}
-}
-
-/* Lockstep: emulate T's next instruction from its registers and keep the
- * outcome (registers, x87/SSE state) in its record. */
-static void ls_emulate(struct tracer *tr, struct emu *em, struct tracee *t)
-{
-	struct emu_thread *et = t->emu;
-	struct user_regs_struct before = t->regs;
-	const struct insn *in = t->insn;
-	if (seed(tr, em, t) < 0) {
-		perror_msg("cannot give thread %d to the emulator", t->tid);
-		return;
-	}
-	set_int3s(tr, em);
-	em->pending = false;
-	em->why = WHY_NONE;
-	em->deadline = now_seconds() + 3600;
-	emumem_activate(em->mem);
-	uc_err err = uc_emu_start(em->uc, before.rip, NEVER, 0, 0);
-	emumem_deactivate(em->mem);
-	/* The hook decoded the instruction again: the same record. */
-	t->regs = before;
-	t->insn = in;
-	et->armed = true;
-	et->faulted = err != UC_ERR_OK || em->why == WHY_FAULT || em->pending;
-	et->after = em->ls_after;
-	if (in->fpu && !et->faulted && fp_from_uc(em, &et->fp) < 0)
-		et->faulted = true;
-	em->pending = false;
-}
-
-static void ls_run(struct tracer *tr, struct tracee *t)
-{
-	struct emu *em = tr->emu;
-	if (!t->emu)
-		t->emu = xcalloc(1, sizeof(*t->emu));
-	enum super_outcome so;
-	do {
-		if (!step_prepare(tr, t))
-			return;
-		so = step_in_supervisor(tr, t);
-	} while (so == SUPER_DONE);
-	if (so == SUPER_ENDED)
-		return;
-	/* Inside a system call (the exec stop that begins a whole run):
-	 * the step finishes it first, which the emulator cannot. */
-	bool in_syscall = t->emu_flags & EF_ISSUED;
-	t->emu_flags &= ~EF_ISSUED;
-	t->emu->armed = false;
-	if (t->insn->emulable && !t->inject && !in_syscall) {
-		/* Nothing else runs between the emulation and the step. */
-		hold_others(tr, em, t);
-		ls_emulate(tr, em, t);
-	}
-	if (!t->emu->armed)
-		note_fallback(em, t->insn);
-	step_issue(tr, t);
-}
-
-static bool ls_trap(struct tracer *tr, struct tracee *t)
-{
-	struct emu *em = tr->emu;
-	struct emu_thread *et = t->emu;
-	const struct insn *in = t->insn;
-	bool injected = tracee_injected(t);
-	if (!step_trap(tr, t))
-		return false;
-	if (et && et->armed && et->faulted) {
-		/* The emulator stopped on a fault (a page its maps do not
-		 * have yet: the stack grew): the emulate engine runs such an
-		 * instruction on the CPU too.  Not compared. */
-		note_fallback(em, in);
-	} else if (et && et->armed && !injected) {
-		em->compared++;
-		em->emulated++;
-		em->t = t;
-		{
-			compare_regs(tr, em, in, &et->after, &t->regs);
-			if (in->fpu)
-				compare_fp(tr, em, in, &et->fp, &t->regs);
-			compare_writes(tr, em, in, &t->regs);
-		}
-	}
-	if (et && et->armed && in->fpu)
-		em->fp_valid = false;	/* give Unicorn the real state */
-	if (et)
-		et->armed = false;
-	/* The real CPU is the truth: what Unicorn wrote is dropped. */
-	emumem_discard(em->mem);
-	after_real_step(em, in, &t->regs, injected);
-	if (et && et->faulted)
-		em->maps_stale = true;
-	window_replay_deferred(tr);
-	return true;
-}
-
-const struct engine_ops lockstep_engine = {
-	.name = "lockstep",
-	.begin_window = emu_begin_window,
-	.run = ls_run,
-	.trap = ls_trap,
 	.end_window = emu_end_window,
 };
 

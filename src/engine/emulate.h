@@ -1,0 +1,109 @@
+/* What the emulate engine (emulate.c) and the lockstep engine
+ * (lockstep.c) share: Unicorn, the emulator's memory, the thread being
+ * emulated, the sync points.  Not for the rest of cachetrace. */
+#ifndef CT_EMULATE_H
+#define CT_EMULATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/user.h>
+#include <unicorn/unicorn.h>
+
+#include "engine.h"
+
+struct tracer;
+struct tracee;
+
+#define SLICE_SECONDS 0.010
+#define STUB_ADDR 0x1000ull		/* below vm.mmap_min_addr */
+#define STUB_DATA 0x200u		/* the fxsave image in the stub page */
+#define NEVER 1ull			/* uc_emu_start's until: never reached */
+
+enum why {
+	WHY_NONE,
+	WHY_FALLBACK,		/* the next instruction is not emulated */
+	WHY_FAULT,		/* it faulted in Unicorn: the real CPU runs it */
+	WHY_BUDGET,		/* 10 ms: a sync point */
+	WHY_STOP,		/* the window's stop event */
+	WHY_DECODE,		/* the next instruction cannot be read */
+	WHY_ERROR,		/* Unicorn failed */
+	WHY_GONE,		/* the thread died meanwhile (killed) */
+};
+
+/* Lockstep, per thread: what the emulator made of the instruction the
+ * thread is stepping on the CPU. */
+struct emu_thread {
+	bool armed;			/* compare its next trap */
+	bool faulted;			/* the emulator faulted on it */
+	struct user_regs_struct after;
+	struct user_fpregs_struct fp;	/* with insn->fpu */
+};
+
+/* Per thread (struct tracee.emu_flags). */
+enum {
+	EF_ISSUED = 1,		/* a real step not seen by our trap op (a
+				 * clone event took it): assume the worst */
+	EF_CHECK_SIGNALS = 2,	/* a real step ran: a signal may be pending */
+	EF_FAULT_STEP = 4,	/* the real step is a fault's */
+	EF_REAL_NEXT = 8,	/* the next instruction runs on the CPU too */
+};
+
+struct emu {
+	uc_engine *uc;
+	struct emumem *mem;
+	uc_hook code_hook, intr_hook;
+	struct tracer *tr;
+	struct tracee *t;		/* the thread being emulated */
+	bool lockstep;
+	bool pending;			/* t->insn hooked, not yet accounted */
+	enum why why;
+	double deadline;
+	uint32_t budget_tick;
+	const struct user_regs_struct *unwinding; /* the regs being accounted */
+
+	/* What the real thread may have changed since Unicorn last had it. */
+	bool fp_stale;			/* re-read its x87/SSE state */
+	bool fp_dirty;			/* Unicorn changed it: write it back */
+	bool mem_stale;			/* every writable page */
+	bool maps_stale;		/* /proc/PID/maps */
+	bool fp_valid;
+	struct user_fpregs_struct fp;	/* as Unicorn has it (if fp_valid) */
+
+	/* lockstep: the outcome of the one instruction being emulated,
+	 * copied to its thread's record (struct emu_thread) */
+	struct user_regs_struct ls_after;
+
+	uint64_t compared, divergences;
+
+	/* statistics */
+	uint64_t emulated, fallbacks, slices;
+	uint64_t *fb_by_id;		/* fallbacks per Capstone id */
+	const char **fb_name;
+};
+
+/* The general registers Unicorn and struct user_regs_struct share, in
+ * one batch's order (emulate.c): rip, rflags, rsp, fs/gs base, the 15
+ * others. */
+#define EMU_N_GPR 20
+unsigned long long *emu_reg_slot(struct user_regs_struct *r, unsigned i);
+
+/* The run's emulator, made on first use. */
+struct emu *emu_get(struct tracer *tr);
+/* Give Unicorn T's state: registers always, the rest when stale. */
+int emu_seed(struct tracer *tr, struct emu *em, struct tracee *t);
+/* Our int3s, for the mirror: the emulator reads what they replaced. */
+void emu_set_int3s(struct tracer *tr, struct emu *em);
+/* Stop the target's other threads while T is emulated. */
+void emu_hold_others(struct tracer *tr, struct emu *em, struct tracee *t);
+/* Unicorn's x87/SSE state to FP (fxsave through the stub page). */
+int emu_fp_from_uc(struct emu *em, struct user_fpregs_struct *fp);
+/* One more instruction that ran on the CPU, for the summary. */
+void emu_note_fallback(struct emu *em, const struct insn *in);
+/* What a real step may have changed, for the next slice. */
+void emu_after_real_step(struct emu *em, const struct insn *in,
+			 const struct user_regs_struct *after, bool moved);
+/* The emulate and lockstep engines' begin_window and end_window. */
+int emu_begin_window(struct tracer *tr, struct tracee *t);
+void emu_end_window(struct tracer *tr, struct tracee *t);
+
+#endif

@@ -1,0 +1,240 @@
+/* The lockstep engine (--engine=lockstep): the step engine, with every
+ * instruction on the allow-list also emulated from the same state and
+ * compared: rip, the general registers, the defined flags, the x87/SSE
+ * state and the bytes written.  The first divergence is reported in
+ * full; the count of all of them is in the summary and makes the exit
+ * status 1.  An instruction class joins the allow-list (src/decode/
+ * allow.c) only once lockstep has proven it. */
+#include "emulate.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <unicorn/unicorn.h>
+
+#include "emumem.h"
+#include "error.h"
+#include "tracer.h"
+
+/* ---- the lockstep engine ---- */
+
+static void report_divergence(struct tracer *tr, struct emu *em,
+			      const struct insn *in,
+			      const struct user_regs_struct *real,
+			      const char *what, uint64_t a, uint64_t b)
+{
+	em->divergences++;
+	if (em->divergences > (debug_flag ? 20u : 1u))
+		return;
+	struct src_loc loc = { "???", "???", 0 };
+	if (tr->syms)
+		sym_lookup(tr->syms, in->pc, &loc);
+	error_msg("lockstep: divergence at 0x%" PRIx64 " in %s (%s:%u), thread %d: %s: "
+		  "%s emulated 0x%" PRIx64 ", real 0x%" PRIx64 " (rip after "
+		  "0x%llx)", in->pc, loc.fn, loc.file, loc.line, em->t->tid, in->text,
+		  what, a, b, real->rip);
+}
+
+static void compare_regs(struct tracer *tr, struct emu *em,
+			 const struct insn *in,
+			 const struct user_regs_struct *emu,
+			 const struct user_regs_struct *real)
+{
+	static const char *names[EMU_N_GPR] = {
+		"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9",
+		"r8", "rax", "rcx", "rdx", "rsi", "rdi", "rip", "rflags",
+		"rsp", "fs_base", "gs_base",
+	};
+	struct user_regs_struct a = *emu, b = *real;
+	/* The arithmetic flags and DF; undefined ones not. */
+	unsigned long long mask = 0x8d5 | 0x400;
+	mask &= ~(unsigned long long)in->undef_flags;
+	/* A rep string between iterations: the CPU need not have set the
+	 * flags of the element yet. */
+	if (in->rep && real->rip == in->pc)
+		mask = 0;
+	a.eflags &= mask;
+	b.eflags &= mask;
+	for (unsigned i = 0; i < EMU_N_GPR; i++)
+		if (*emu_reg_slot(&a, i) != *emu_reg_slot(&b, i)) {
+			report_divergence(tr, em, in, real, names[i],
+					  *emu_reg_slot(&a, i), *emu_reg_slot(&b, i));
+			return;
+		}
+}
+
+/* N registers of an fxsave image (16 bytes apart, BYTES of each
+ * compared): report the first that differs. */
+static bool regs_differ(struct tracer *tr, struct emu *em,
+			const struct insn *in, const struct user_regs_struct *real,
+			const char *what, const unsigned *mine,
+			const unsigned *theirs, unsigned n, size_t bytes)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!memcmp(&mine[4 * i], &theirs[4 * i], bytes))
+			continue;
+		uint64_t x, y;
+		memcpy(&x, &mine[4 * i], 8);
+		memcpy(&y, &theirs[4 * i], 8);
+		report_divergence(tr, em, in, real, what, x, y);
+		return true;
+	}
+	return false;
+}
+
+static void compare_fp(struct tracer *tr, struct emu *em,
+		       const struct insn *in,
+		       const struct user_fpregs_struct *emu_fp,
+		       const struct user_regs_struct *real)
+{
+	struct user_fpregs_struct mine = *emu_fp, theirs;
+	if (ptrace(PTRACE_GETFPREGS, em->t->tid, 0, &theirs) < 0)
+		return;
+	if (mine.mxcsr != theirs.mxcsr) {
+		report_divergence(tr, em, in, real, "mxcsr", mine.mxcsr,
+				  theirs.mxcsr);
+		return;
+	}
+	if (regs_differ(tr, em, in, real, "an xmm register", mine.xmm_space,
+			theirs.xmm_space, 16, 16) ||
+	    regs_differ(tr, em, in, real, "an x87 register", mine.st_space,
+			theirs.st_space, 8, 10))
+		return;
+	if ((mine.swd & 0x3fff) != (theirs.swd & 0x3fff) ||
+	    mine.cwd != theirs.cwd)
+		report_divergence(tr, em, in, real, "the x87 status or control",
+				  mine.swd, theirs.swd);
+}
+
+/* The bytes the instruction wrote, in Unicorn and in the target. */
+static void compare_writes(struct tracer *tr, struct emu *em,
+			   const struct insn *in,
+			   const struct user_regs_struct *real)
+{
+	const struct step_events *ev = &tr->eng.ev;
+	for (unsigned i = 0; i < ev->n_acc; i++) {
+		const struct mem_access *a = &ev->acc[i];
+		if (a->kind != ACC_WRITE && a->kind != ACC_MODIFY &&
+		    a->kind != ACC_NT_WRITE)
+			continue;
+		uint8_t mine[64], theirs[64];
+		size_t n = a->size < sizeof(mine) ? a->size : sizeof(mine);
+		emumem_activate(em->mem);
+		uc_err err = uc_mem_read(em->uc, a->addr, mine, n);
+		emumem_deactivate(em->mem);
+		if (err != UC_ERR_OK ||
+		    tracee_read_mem(em->t->tid, a->addr, theirs, n) != (ssize_t)n)
+			continue;
+		if (memcmp(mine, theirs, n)) {
+			uint64_t x = 0, y = 0;
+			memcpy(&x, mine, n < 8 ? n : 8);
+			memcpy(&y, theirs, n < 8 ? n : 8);
+			report_divergence(tr, em, in, real, "memory written",
+					  x, y);
+			return;
+		}
+	}
+}
+
+/* Lockstep: emulate T's next instruction from its registers and keep the
+ * outcome (registers, x87/SSE state) in its record. */
+static void ls_emulate(struct tracer *tr, struct emu *em, struct tracee *t)
+{
+	struct emu_thread *et = t->emu;
+	struct user_regs_struct before = t->regs;
+	const struct insn *in = t->insn;
+	if (emu_seed(tr, em, t) < 0) {
+		perror_msg("cannot give thread %d to the emulator", t->tid);
+		return;
+	}
+	emu_set_int3s(tr, em);
+	em->pending = false;
+	em->why = WHY_NONE;
+	em->deadline = now_seconds() + 3600;
+	emumem_activate(em->mem);
+	uc_err err = uc_emu_start(em->uc, before.rip, NEVER, 0, 0);
+	emumem_deactivate(em->mem);
+	/* The hook decoded the instruction again: the same record. */
+	t->regs = before;
+	t->insn = in;
+	et->armed = true;
+	et->faulted = err != UC_ERR_OK || em->why == WHY_FAULT || em->pending;
+	et->after = em->ls_after;
+	if (in->fpu && !et->faulted && emu_fp_from_uc(em, &et->fp) < 0)
+		et->faulted = true;
+	em->pending = false;
+}
+
+static void ls_run(struct tracer *tr, struct tracee *t)
+{
+	struct emu *em = tr->emu;
+	if (!t->emu)
+		t->emu = xcalloc(1, sizeof(*t->emu));
+	enum super_outcome so;
+	do {
+		if (!step_prepare(tr, t))
+			return;
+		so = step_in_supervisor(tr, t);
+	} while (so == SUPER_DONE);
+	if (so == SUPER_ENDED)
+		return;
+	/* Inside a system call (the exec stop that begins a whole run):
+	 * the step finishes it first, which the emulator cannot. */
+	bool in_syscall = t->emu_flags & EF_ISSUED;
+	t->emu_flags &= ~EF_ISSUED;
+	t->emu->armed = false;
+	if (t->insn->emulable && !t->inject && !in_syscall) {
+		/* Nothing else runs between the emulation and the step. */
+		emu_hold_others(tr, em, t);
+		ls_emulate(tr, em, t);
+	}
+	if (!t->emu->armed)
+		emu_note_fallback(em, t->insn);
+	step_issue(tr, t);
+}
+
+static bool ls_trap(struct tracer *tr, struct tracee *t)
+{
+	struct emu *em = tr->emu;
+	struct emu_thread *et = t->emu;
+	const struct insn *in = t->insn;
+	bool injected = tracee_injected(t);
+	if (!step_trap(tr, t))
+		return false;
+	if (et && et->armed && et->faulted) {
+		/* The emulator stopped on a fault (a page its maps do not
+		 * have yet: the stack grew): the emulate engine runs such an
+		 * instruction on the CPU too.  Not compared. */
+		emu_note_fallback(em, in);
+	} else if (et && et->armed && !injected) {
+		em->compared++;
+		em->emulated++;
+		em->t = t;
+		{
+			compare_regs(tr, em, in, &et->after, &t->regs);
+			if (in->fpu)
+				compare_fp(tr, em, in, &et->fp, &t->regs);
+			compare_writes(tr, em, in, &t->regs);
+		}
+	}
+	if (et && et->armed && in->fpu)
+		em->fp_valid = false;	/* give Unicorn the real state */
+	if (et)
+		et->armed = false;
+	/* The real CPU is the truth: what Unicorn wrote is dropped. */
+	emumem_discard(em->mem);
+	emu_after_real_step(em, in, &t->regs, injected);
+	if (et && et->faulted)
+		em->maps_stale = true;
+	window_replay_deferred(tr);
+	return true;
+}
+
+const struct engine_ops lockstep_engine = {
+	.name = "lockstep",
+	.begin_window = emu_begin_window,
+	.run = ls_run,
+	.trap = ls_trap,
+	.end_window = emu_end_window,
+};
