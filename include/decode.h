@@ -48,12 +48,20 @@ struct insn {
 	bool unknown;		/* not in our semantics table: Ir only */
 	bool emulable;		/* on the emulation allow-list (allow.c) */
 	bool fpu;		/* reads or writes x87/MMX/SSE state */
+	bool writes_rsp;	/* it may change rsp */
 	uint16_t undef_flags;	/* rflags bits it leaves undefined */
+	uint32_t regs_in;	/* the struct user_regs_struct fields (bit
+				 * offsetof / 8) decode_step reads from its
+				 * before-registers, besides rip, rsp and
+				 * fs_base: an engine may read only these */
 	uint16_t id;		/* Capstone instruction id */
 	char text[48];		/* "mnemonic operands", for messages */
 };
 
 enum { REP_PLAIN = 1, REP_E, REP_NE };
+
+/* insn.regs_in of an instruction whose registers are not listed. */
+#define DECODE_REGS_ALL 0xffffffffu
 
 /* At most this many accesses per step: a gather of 16 elements plus
  * stack traffic. */

@@ -112,8 +112,11 @@ struct chase_pos {
 				 * entry is not known (new thread, signal) */
 	uint32_t cur;		/* index in sbs */
 	uint8_t phase;		/* enum phase */
-	uint32_t count;		/* instructions of the phase so far */
 	uint64_t expect;	/* the pc the next step must have */
+	/* Not next to phase: GCC reads the two with one load for
+	 * "phase == X && count == 0", right after storing them apart, and
+	 * that load waits for both stores (half of chase_step's time). */
+	uint32_t count;		/* instructions of the phase so far */
 	bool rcx_const;		/* rcx set to a constant in the superblock */
 };
 
@@ -345,16 +348,14 @@ static void speculate(struct decoder *d, const struct vex_superblock *sb,
 }
 
 void chase_step(struct decoder *d, struct chase *ch, uint64_t thread,
-		uint64_t rsp, uint64_t pc, uint64_t next, struct step_events *ev)
+		uint64_t rsp, const struct insn *in, uint64_t next,
+		struct step_events *ev)
 {
 	struct chase_pos *c = thread_pos(ch, thread);
 	struct vex_insn vi;
+	uint64_t pc = in->pc;
 
-	if (!decode_vex_insn(d, pc, &vi)) {
-		c->in_sb = false;
-		c->lost = true;
-		return;
-	}
+	decode_vex_of(in, &vi);
 	if (c->in_sb && pc != c->expect)
 		c->lost = true;		/* a signal, a window's start... */
 	if (!c->in_sb || pc != c->expect) {

@@ -152,6 +152,13 @@ struct drec {
 	struct tmpl t;
 };
 
+#define DECODE_RECENT 4096	/* a power of two */
+
+static inline size_t recent_slot(uint64_t pc)
+{
+	return (size_t)((pc ^ (pc >> 12)) & (DECODE_RECENT - 1));
+}
+
 struct decoder {
 	csh cs;
 	cs_insn *ci;
@@ -161,6 +168,10 @@ struct decoder {
 	struct drec **recs;
 	uint32_t n_recs, cap_recs;
 	struct hashtab map;	/* pc -> index in recs */
+	/* In front of MAP, for the emulator's one lookup per instruction: a
+	 * direct-mapped cache of the last record at each slot (NULL: none),
+	 * emptied whenever a record is freed. */
+	struct drec *recent[DECODE_RECENT];
 	uint64_t xcr0;
 	/* CPUID 0xd.i for components 2..18: size, offset, 64-byte aligned */
 	uint32_t comp_size[19], comp_off[19];
@@ -536,6 +547,7 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 	}
 	if (kept == d->n_recs)
 		return;
+	memset(d->recent, 0, sizeof(d->recent));
 	d->n_recs = kept;
 	hashtab_clear(&d->map);
 	for (uint32_t i = 0; i < kept; i++)
@@ -962,6 +974,12 @@ bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi)
 	const struct insn *in = decode_insn(d, pc, &err);
 	if (!in)
 		return false;
+	decode_vex_of(in, vi);
+	return true;
+}
+
+void decode_vex_of(const struct insn *in, struct vex_insn *vi)
+{
 	const struct drec *r = (const struct drec *)in;
 	vi->len = in->len;
 	vi->end = r->vex_end;
@@ -972,7 +990,6 @@ bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi)
 			 r->rcx_effect == RCX_WRITE ? VEX_RCX_WRITE : VEX_RCX_NONE;
 	vi->rep = in->rep != 0;
 	vi->target = r->target;
-	return true;
 }
 
 bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp)
@@ -1003,14 +1020,83 @@ void decode_set_chase(struct decoder *d, bool on)
 	}
 }
 
+#define RBIT(reg) (1u << SLOT(reg))
+
+/* The registers decode_step reads from BEFORE for R, besides rip, rsp
+ * and fs_base (which an engine that reads registers lazily always keeps):
+ * the memory operand's base and index, and what each class's implicit
+ * accesses use.  DECODE_REGS_ALL where the class is not listed. */
+static uint32_t regs_in_of(const struct drec *r)
+{
+	uint32_t m = 0;
+
+	if (r->insn.unknown)
+		return 0;
+	if (r->t.base != SLOT_NONE)
+		m |= 1u << r->t.base;
+	if (r->t.index != SLOT_NONE)
+		m |= 1u << r->t.index;
+	if (r->t.seg == 2)
+		m |= RBIT(gs_base);
+	if (r->flags & (RF_XSAVE | RF_XSAVEC))
+		m |= RBIT(rax) | RBIT(rdx);
+	switch (r->cls) {
+	case SC_GEN:
+	case SC_PUSH:
+	case SC_POP:
+	case SC_CALL:
+	case SC_RET:
+		return m;
+	case SC_LEAVE:
+	case SC_ENTER:
+		return m | RBIT(rbp);
+	case SC_STR:
+		return m | RBIT(rsi) | RBIT(rdi) | RBIT(rcx) | RBIT(eflags);
+	case SC_BT:
+		return r->bt_slot != SLOT_NONE ? m | 1u << r->bt_slot : m;
+	case SC_XLAT:
+		return m | RBIT(rax) | RBIT(rbx);
+	case SC_MASKMOVDQU:
+		return m | RBIT(rdi);
+	default:
+		return DECODE_REGS_ALL;
+	}
+}
+
+/* The instruction may change rsp (Capstone's implicit and explicit
+ * writes; the stack classes always). */
+static bool writes_rsp_of(struct decoder *d, const struct drec *r)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	unsigned int num, width;
+
+	if (r->cls == SC_PUSH || r->cls == SC_POP || r->cls == SC_CALL ||
+	    r->cls == SC_RET || r->cls == SC_LEAVE || r->cls == SC_ENTER)
+		return true;
+	if (cs_regs_access(d->cs, d->ci, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return true;
+	for (uint8_t i = 0; i < nwr; i++)
+		if (wr[i] == X86_REG_RSP || wr[i] == X86_REG_ESP ||
+		    wr[i] == X86_REG_SP || wr[i] == X86_REG_SPL ||
+		    (cs_gpr_any(wr[i], &num, &width) && num == 4))
+			return true;
+	return false;
+}
+
 const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 {
 	struct hashtab_probe probe;
-	struct drec *r = map_find(d, pc, &probe);
+	struct drec *r = d->recent[recent_slot(pc)];
 	uint8_t buf[15];
 
-	if (r)
+	if (r && r->insn.pc == pc)
 		return &r->insn;
+	r = map_find(d, pc, &probe);
+	if (r) {
+		d->recent[recent_slot(pc)] = r;
+		return &r->insn;
+	}
 	ssize_t got = d->target.read_mem(d->target.ctx, pc, buf, sizeof(buf));
 	if (got <= 0) {
 		*err = "cannot read the instruction bytes";
@@ -1041,7 +1127,9 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 				r->flags |= RF_DEAD_IF_CHASED;
 		}
 		vex_facts(r);
+		r->insn.writes_rsp = writes_rsp_of(d, r);
 	} else {
+		r->insn.writes_rsp = true;	/* not known: assume it */
 		struct fb_insn fb;
 		if (fallback_decode(buf, (size_t)got, &fb)) {
 			build_from_fallback(r, &fb, buf, (size_t)got);
@@ -1067,6 +1155,8 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		d->recs = a;
 		d->cap_recs = cap;
 	}
+	r->insn.regs_in = regs_in_of(r);
+	d->recent[recent_slot(pc)] = r;
 	/* Nothing has touched the map since the probe. */
 	d->recs[d->n_recs] = r;
 	hashtab_insert(&d->map, &probe, d->n_recs++, rec_hash, d);
@@ -1517,14 +1607,14 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	if (insn->unknown) {
 		if (d->chase)
 			chase_step(d, d->chase, before->fs_base, before->rsp,
-				   before->rip, after->rip, ev);
+				   insn, after->rip, ev);
 		return 0;
 	}
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after, ev);
 	if (d->chase)
 		chase_step(d, d->chase, before->fs_base, before->rsp,
-			   before->rip, after->rip, ev);
+			   insn, after->rip, ev);
 	else
 		superblock_step(d, r, before, after, ev);
 	return ret;

@@ -153,16 +153,19 @@ struct vex_insn {
 
 /* The facts of the (cached) instruction at PC; false when undecodable. */
 bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi);
+/* The same for an instruction already decoded. */
+void decode_vex_of(const struct insn *in, struct vex_insn *vi);
 
 struct chase;
 struct chase *decode_chase(struct decoder *d);
 struct chase *chase_new(void);
 void chase_free(struct chase *c);
 void chase_clear(struct chase *c);
-/* One executed instruction of THREAD (its fs_base; RSP before it) at PC,
+/* One executed instruction IN of THREAD (its fs_base; RSP before it),
  * the next pc NEXT: follow VEX's superblock and adjust EV (decode_step). */
 void chase_step(struct decoder *d, struct chase *c, uint64_t thread,
-		uint64_t rsp, uint64_t pc, uint64_t next, struct step_events *ev);
+		uint64_t rsp, const struct insn *in, uint64_t next,
+		struct step_events *ev);
 /* Does [RSP] hold a return address right after a call rel32 to PC? */
 bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp);
 

@@ -94,13 +94,36 @@ static void trace_access(FILE *f, const struct mem_access *a)
 	fprintf(f, " %c %08" PRIx64 ",%u\n", c, a->addr, a->size);
 }
 
+/* PC's flat row: a direct-mapped cache of rows in front of the cost
+ * table's map (rows never move; the cache is emptied with the table). */
+static uint64_t *flat_row(struct engine *e, uint64_t pc)
+{
+	if (!e->row_cache)
+		e->row_cache = xcalloc(ENGINE_ROW_CACHE, sizeof(*e->row_cache));
+	size_t i = (size_t)((pc ^ (pc >> 12)) & (ENGINE_ROW_CACHE - 1));
+	if (e->row_cache[i].pc != pc || !e->row_cache[i].row) {
+		e->row_cache[i].pc = pc;
+		e->row_cache[i].row = costs_row(e->costs, pc);
+	}
+	return e->row_cache[i].row;
+}
+
+void engine_new_costs(struct engine *e)
+{
+	if (e->costs)
+		costs_free(e->costs);
+	e->costs = costs_new(e->n_events);
+	free(e->row_cache);
+	e->row_cache = NULL;
+}
+
 /* The row the models add into for INSN: the pc's flat row, or, with call
  * stacks, a zeroed scratch row that engine_commit adds to both the flat row
  * and the context's row. */
 static uint64_t *engine_row(struct engine *e, const struct insn *in)
 {
 	if (!e->cs)
-		return costs_row(e->costs, in->pc);
+		return flat_row(e, in->pc);
 	memset(e->scratch, 0, e->n_events * sizeof(*e->scratch));
 	return e->scratch;
 }
@@ -109,7 +132,7 @@ static void engine_commit(struct engine *e, const struct insn *in)
 {
 	if (!e->cs)
 		return;
-	uint64_t *row = costs_row(e->costs, in->pc);
+	uint64_t *row = flat_row(e, in->pc);
 	uint64_t *crow = callstack_row(e->cs, in->pc);
 	for (unsigned i = 0; i < e->n_events; i++) {
 		row[i] += e->scratch[i];
@@ -283,6 +306,8 @@ void engine_free(struct engine *e)
 {
 	free(e->unknown_seen);
 	free(e->scratch);
+	free(e->row_cache);
+	e->row_cache = NULL;
 	if (e->costs)
 		costs_free(e->costs);
 	e->unknown_seen = NULL;

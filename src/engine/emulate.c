@@ -92,6 +92,57 @@ static int regs_read(struct emu *em, struct user_regs_struct *r)
 	return regs_batch(em, r, false);
 }
 
+/* The registers of R whose slots (offsetof / 8) are in MASK, from
+ * Unicorn: what the next instruction's accounting needs, no more.  Each
+ * register costs (rflags most: QEMU computes its lazy flags). */
+static int regs_read_mask(struct emu *em, struct user_regs_struct *r,
+			  uint32_t mask)
+{
+	int ids[EMU_N_GPR];
+	void *vals[EMU_N_GPR];
+	int n = 0;
+	for (unsigned i = 0; i < EMU_N_GPR && mask; i++) {
+		unsigned slot = (unsigned)(gpr_slots[i] / 8);
+		if (!(mask & (1u << slot)))
+			continue;
+		mask &= ~(1u << slot);
+		ids[n] = gpr_ids[i];
+		vals[n++] = (char *)r + gpr_slots[i];
+	}
+	if (!n)
+		return 0;
+	return uc_reg_read_batch(em->uc, ids, vals, n) == UC_ERR_OK ? 0 : -1;
+}
+
+#define RSLOT(f) (1u << (offsetof(struct user_regs_struct, f) / 8))
+
+/* Lazily: what P's after-state needs besides rip (the hook's address):
+ * rsp when P may change it (the stop event, the next instruction's
+ * stack accesses); for a rep string or a loop, the registers of its next
+ * iteration and of its end. */
+static uint32_t after_mask(const struct insn *p)
+{
+	uint32_t m = p->writes_rsp ? RSLOT(rsp) : 0;
+	if (p->rep)
+		m |= RSLOT(rcx) | RSLOT(rsi) | RSLOT(rdi) | RSLOT(eflags);
+	else if (p->id == X86_INS_LOOP || p->id == X86_INS_LOOPE ||
+		 p->id == X86_INS_LOOPNE)
+		m |= RSLOT(rcx);
+	return m;
+}
+
+/* The hook at P's pc again with NOW: QEMU restarted P (a page mapped on
+ * its first touch) rather than ran it twice?  Only a rep string or a
+ * loop comes back to its own pc by running, and those change rcx. */
+static bool restarted(struct emu *em, const struct insn *p,
+		      const struct user_regs_struct *now,
+		      const struct user_regs_struct *before)
+{
+	if (!em->lazy)
+		return !memcmp(now, before, sizeof(*now));
+	return !(after_mask(p) & RSLOT(rcx)) || now->rcx == before->rcx;
+}
+
 static int regs_write(struct emu *em, struct user_regs_struct *r)
 {
 	return regs_batch(em, r, true);
@@ -173,6 +224,27 @@ static void stop(struct emu *em, enum why why)
 	uc_emu_stop(em->uc);
 }
 
+static bool signal_pending(struct tracee *t);
+
+/* Checked every 1024 instructions: does the slice end here?  An
+ * interrupt or a toggle of ours ends it at once.  After SLICE_SECONDS a
+ * target with other threads gets a sync point (they run); a thread alone
+ * goes on, unless a signal is pending for it (sent from outside while it
+ * was emulated): a sync point costs a write-back of every page written,
+ * for nothing when nobody else runs. */
+static bool slice_over(struct emu *em)
+{
+	if (interrupted_by || toggle_requests)
+		return true;
+	double now = now_seconds();
+	if (now <= em->deadline)
+		return false;
+	if (!em->alone || signal_pending(em->t))
+		return true;
+	em->deadline = now + SLICE_SECONDS;
+	return false;
+}
+
 static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 {
 	(void)uc; (void)size;
@@ -183,13 +255,16 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 	struct engine *e = &tr->eng;
 	struct tracee *t = em->t;
 	struct user_regs_struct now = t->regs;
-	if (regs_read(em, &now) < 0) {
+	now.rip = address;
+	if (em->lazy ? em->pending && regs_read_mask(em, &now,
+						      after_mask(t->insn)) < 0
+		     : regs_read(em, &now) < 0) {
 		stop(em, WHY_ERROR);
 		return;
 	}
 	bool finished_rep = false;
 	if (em->pending && address == t->insn->pc &&
-	    !memcmp(&now, &t->regs, sizeof(now))) {
+	    restarted(em, t->insn, &now, &t->regs)) {
 		/* The hooked instruction again, nothing changed: QEMU
 		 * restarted it (a page mapped on its first touch), it did
 		 * not execute twice. */
@@ -226,8 +301,7 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 	} else {
 		t->regs = now;
 	}
-	if ((++em->budget_tick & 1023) == 0 &&
-	    (now_seconds() > em->deadline || interrupted_by)) {
+	if ((++em->budget_tick & 1023) == 0 && slice_over(em)) {
 		stop(em, WHY_BUDGET);
 		return;
 	}
@@ -238,6 +312,10 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 	}
 	if (!t->insn->emulable) {
 		stop(em, WHY_FALLBACK);
+		return;
+	}
+	if (em->lazy && regs_read_mask(em, &t->regs, t->insn->regs_in) < 0) {
+		stop(em, WHY_ERROR);
 		return;
 	}
 	if (t->insn->fpu)
@@ -465,6 +543,9 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	em->why = WHY_NONE;
 	em->pending = false;
 	em->deadline = now_seconds() + SLICE_SECONDS;
+	em->alone = tr->tracees == t && !t->next;
+	/* Call stacks read every register of every step (unwinding). */
+	em->lazy = !tr->eng.cs;
 	em->slices++;
 	emumem_activate(em->mem);
 	tr->eng.read_mem = mirror_read;
@@ -478,6 +559,15 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	else if (why == WHY_NONE)
 		why = WHY_ERROR;
 	em->pending = false;
+	if (em->lazy) {
+		/* Read lazily, t->regs has only what accounting needed: take
+		 * the rest from Unicorn, whose rip may still be a finished
+		 * rep string's. */
+		uint64_t rip = t->regs.rip;
+		if (regs_read(em, &t->regs) < 0 && why != WHY_GONE)
+			why = WHY_ERROR;
+		t->regs.rip = rip;
+	}
 	bool synced = sync_out(em, t, &t->regs) == 0;
 	struct user_regs_struct r;
 	if ((!synced || why == WHY_DECODE || why == WHY_ERROR) &&

@@ -23,7 +23,8 @@ enum why {
 	WHY_NONE,
 	WHY_FALLBACK,		/* the next instruction is not emulated */
 	WHY_FAULT,		/* it faulted in Unicorn: the real CPU runs it */
-	WHY_BUDGET,		/* 10 ms: a sync point */
+	WHY_BUDGET,		/* 10 ms with other threads, a signal for
+				 * it, an interrupt: a sync point */
 	WHY_STOP,		/* the window's stop event */
 	WHY_DECODE,		/* the next instruction cannot be read */
 	WHY_ERROR,		/* Unicorn failed */
@@ -59,6 +60,9 @@ struct emu {
 	enum why why;
 	double deadline;
 	uint32_t budget_tick;
+	bool alone;			/* the target has no other thread */
+	bool lazy;			/* the hook reads only the registers
+					 * accounting needs (insn.regs_in) */
 	const struct user_regs_struct *unwinding; /* the regs being accounted */
 
 	/* What the real thread may have changed since Unicorn last had it. */

@@ -24,6 +24,8 @@ struct tracer;
 struct tracee;
 struct event_info;
 
+#define ENGINE_ROW_CACHE 4096	/* a power of two */
+
 /* The accounting state of a run. */
 struct engine {
 	struct decoder *dec;
@@ -32,6 +34,11 @@ struct engine {
 	unsigned bm_offset;		/* the branch model's first event */
 	unsigned n_events;
 	struct cost_table *costs;
+	struct {			/* in front of costs: a direct-mapped
+					 * cache of rows by pc */
+		uint64_t pc;
+		uint64_t *row;
+	} *row_cache;
 	struct callstack *cs;		/* --call-stacks=yes, else NULL */
 	uint64_t *scratch;		/* one step's counts, with call stacks */
 	struct step_events ev;		/* the last instruction's, as decoded */
@@ -120,5 +127,7 @@ bool engine_at_stop(const struct engine *e, const struct tracee *t);
 void engine_progress(struct engine *e, bool force);
 void engine_clear_progress(struct engine *e);
 void engine_free(struct engine *e);
+/* A new, empty cost table (an exec: the next image's profile). */
+void engine_new_costs(struct engine *e);
 
 #endif

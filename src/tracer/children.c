@@ -174,8 +174,7 @@ static void restart_profile(struct tracer *tr)
 	tr->out_name = xasprintf("%s.exec%u", base ? base : "cachegrind.out",
 				 tr->execs);
 	free(base);
-	costs_free(tr->eng.costs);
-	tr->eng.costs = costs_new(tr->n_events);
+	engine_new_costs(&tr->eng);
 	tr->eng.windows = tr->windows_done = 0;
 	tr->eng.steps = 0;
 	tr->eng.t_stepping = 0;

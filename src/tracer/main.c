@@ -100,8 +100,8 @@ static int setup_models(struct tracer *tr)
 		tr->event_names[i] = cm->event_names[i];
 	for (unsigned i = 0; bm && i < bm->n_events; i++)
 		tr->event_names[cm->n_events + i] = bm->event_names[i];
-	tr->eng.costs = costs_new(tr->n_events);
 	tr->eng.n_events = tr->n_events;
+	engine_new_costs(&tr->eng);
 	return 0;
 }
 
