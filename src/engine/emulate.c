@@ -40,6 +40,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <capstone/capstone.h>
 #include <unicorn/unicorn.h>
 
@@ -226,12 +227,22 @@ static void stop(struct emu *em, enum why why)
 
 static bool signal_pending(struct tracee *t);
 
+/* A wait event of T's is waiting (left for the dispatcher: WNOWAIT): a
+ * SIGKILL took it out of its stop into its exit stop. */
+static bool event_pending(const struct tracee *t)
+{
+	siginfo_t si = { 0 };
+	return waitid(P_PID, (id_t)t->tid, &si, WSTOPPED | WEXITED | WNOHANG |
+		      WNOWAIT | __WALL) == 0 && si.si_pid != 0;
+}
+
 /* Checked every 1024 instructions: does the slice end here?  An
  * interrupt or a toggle of ours ends it at once.  After SLICE_SECONDS a
  * target with other threads gets a sync point (they run); a thread alone
  * goes on, unless a signal is pending for it (sent from outside while it
- * was emulated): a sync point costs a write-back of every page written,
- * for nothing when nobody else runs. */
+ * was emulated) or it was killed (nothing it did after is counted): a
+ * sync point costs a write-back of every page written, for nothing when
+ * nobody else runs. */
 static bool slice_over(struct emu *em)
 {
 	if (interrupted_by || toggle_requests)
@@ -239,7 +250,7 @@ static bool slice_over(struct emu *em)
 	double now = now_seconds();
 	if (now <= em->deadline)
 		return false;
-	if (!em->alone || signal_pending(em->t))
+	if (!em->alone || event_pending(em->t) || signal_pending(em->t))
 		return true;
 	em->deadline = now + SLICE_SECONDS;
 	return false;
@@ -629,7 +640,7 @@ static bool signal_pending(struct tracee *t)
 	siginfo_t si;
 	uint64_t blocked = 0;
 	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(blocked), &blocked) < 0)
-		return false;
+		return errno == ESRCH;	/* killed (SIGKILL): stop emulating */
 	for (int shared = 0; shared < 2; shared++) {
 		for (int off = 0; off < 64; off++) {
 			struct __ptrace_peeksiginfo_args a = {
