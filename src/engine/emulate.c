@@ -4,17 +4,22 @@
  *
  * Emulate (--engine=emulate):
  * - A slice runs the thread in Unicorn from its current registers.  The
- *   code hook, called before each instruction, reads the registers (the
- *   previous instruction's after-state), accounts the previous
- *   instruction with the same engine_account the step engine uses, checks
- *   the stop event, and decodes the next one: if it is not on the
- *   allow-list, the slice stops before it.  So the two engines cannot
- *   disagree on Cachegrind's rules: only the registers come from
- *   elsewhere.
+ *   code hook, called before each instruction, reads the registers the
+ *   previous instruction's accounting needs from its after-state (rsp
+ *   when it may have changed it; a rep string's), accounts it with the
+ *   same engine_account the step engine uses, checks the stop event, and
+ *   decodes the next one: if it is not on the allow-list, the slice stops
+ *   before it; else the registers its accesses use (insn.regs_in) are
+ *   read.  So the two engines cannot disagree on Cachegrind's rules: only
+ *   the registers come from elsewhere.  With call stacks every register
+ *   is read (the unwinder's).  At the end of a slice all of them are.
  * - cpuid is executed by the supervisor (cpuid.c), never stepped.
  * - A slice ends at a fallback instruction, at a fault (the real CPU takes
- *   it, so the kernel delivers the real signal), at the stop event, and
- *   after 10 ms.  The thread's registers, x87/SSE state and dirty pages
+ *   it, so the kernel delivers the real signal), at the stop event, at
+ *   an interrupt or toggle of ours, and every 10 ms when the target has
+ *   other threads, or when a signal or a wait event (a SIGKILL) is
+ *   pending for the thread.  The thread's registers, x87/SSE state and
+ *   dirty pages
  *   are then written back (a sync point) and the instruction runs on the
  *   real CPU; consecutive fallbacks are stepped without going back to
  *   Unicorn in between.
