@@ -139,14 +139,17 @@ static uint32_t after_mask(const struct insn *p)
 
 /* The hook at P's pc again with NOW: QEMU restarted P (a page mapped on
  * its first touch) rather than ran it twice?  Only a rep string or a
- * loop comes back to its own pc by running, and those change rcx. */
+ * loop comes back to its own pc by running, and those change rcx; a call
+ * to itself changes rsp. */
 static bool restarted(struct emu *em, const struct insn *p,
 		      const struct user_regs_struct *now,
 		      const struct user_regs_struct *before)
 {
 	if (!em->lazy)
 		return !memcmp(now, before, sizeof(*now));
-	return !(after_mask(p) & RSLOT(rcx)) || now->rcx == before->rcx;
+	uint32_t m = after_mask(p);
+	return (!(m & RSLOT(rcx)) || now->rcx == before->rcx) &&
+	       (!(m & RSLOT(rsp)) || now->rsp == before->rsp);
 }
 
 static int regs_write(struct emu *em, struct user_regs_struct *r)
@@ -283,7 +286,10 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 	    restarted(em, t->insn, &now, &t->regs)) {
 		/* The hooked instruction again, nothing changed: QEMU
 		 * restarted it (a page mapped on its first touch), it did
-		 * not execute twice. */
+		 * not execute twice.  (Or it jumps to itself forever: an
+		 * interrupt still ends the slice.) */
+		if ((++em->budget_tick & 1023) == 0 && slice_over(em))
+			stop(em, WHY_BUDGET);
 		return;
 	}
 	if (em->pending) {
