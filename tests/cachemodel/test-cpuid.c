@@ -3,6 +3,7 @@
  * probe given, so nothing here depends on the machine's caches.  Each
  * expected value is worked by hand from the encodings in the comments
  * (Intel SDM leaf 4; AMD APM 0x8000001D, 0x80000005, 0x80000006). */
+#include "fakesys.h"
 #include "model.h"
 #include "models.h"
 
@@ -311,19 +312,7 @@ static char dir[64];
 
 static void put(unsigned idx, const char *name, const char *val)
 {
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/index%u", dir, idx);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/index%u/%s", dir, idx, name);
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fprintf(f, "%s\n", val);
-	fclose(f);
+	fakesys_put(dir, idx, name, val);
 }
 
 static void put_cache(unsigned idx, const char *level, const char *type,

@@ -1,5 +1,6 @@
 /* Geometry: parsing, checking (each message), sysfs reading from a fake
  * directory, and Cachegrind's LL tweak (cg_arch.c maybe_tweak_LLc). */
+#include "fakesys.h"
 #include "model.h"
 #include "models.h"
 
@@ -163,19 +164,7 @@ static char tmpdir[64];
 
 static void put(unsigned idx, const char *name, const char *val)
 {
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/index%u", tmpdir, idx);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/index%u/%s", tmpdir, idx, name);
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fprintf(f, "%s\n", val);
-	fclose(f);
+	fakesys_put(tmpdir, idx, name, val);
 }
 
 static void put_cache(unsigned idx, const char *level, const char *type,

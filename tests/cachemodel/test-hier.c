@@ -2,6 +2,7 @@
  * 64 B; the tiny caches have one set, so every line competes for the same
  * ways and the expected contents can be followed by hand in the comments.
  * Blocks are named A, B, C... = 0x10000 + n * 64. */
+#include "fakesys.h"
 #include "model.h"
 #include "models.h"
 
@@ -787,34 +788,17 @@ static void test_spec_errors(void)
 	}
 }
 
-static void put(const char *dir, unsigned idx, const char *name,
-		const char *val)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/index%u", dir, idx);
-	mkdir(path, 0700);
-	snprintf(path, sizeof(path), "%s/index%u/%s", dir, idx, name);
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fprintf(f, "%s\n", val);
-	fclose(f);
-}
 
 static void cache_dir(const char *dir, unsigned idx, const char *level,
 		      const char *type, const char *size, const char *ways,
 		      const char *cpus)
 {
-	put(dir, idx, "level", level);
-	put(dir, idx, "type", type);
-	put(dir, idx, "size", size);
-	put(dir, idx, "ways_of_associativity", ways);
-	put(dir, idx, "coherency_line_size", "64");
-	put(dir, idx, "shared_cpu_list", cpus);
+	fakesys_put(dir, idx, "level", level);
+	fakesys_put(dir, idx, "type", type);
+	fakesys_put(dir, idx, "size", size);
+	fakesys_put(dir, idx, "ways_of_associativity", ways);
+	fakesys_put(dir, idx, "coherency_line_size", "64");
+	fakesys_put(dir, idx, "shared_cpu_list", cpus);
 }
 
 /* A sysfs tree as this machine's (index order D, I, L2, L3), L3 300 MB
