@@ -643,6 +643,12 @@ void emu_after_real_step(struct emu *em, const struct insn *in,
 		em->maps_stale = true;
 }
 
+bool emu_syscall_restarts(const struct user_regs_struct *r)
+{
+	long long rax = (long long)r->rax;
+	return (long long)r->orig_rax >= 0 && rax >= -516 && rax <= -512;
+}
+
 /* A signal T does not block is pending for it (a system call sent it, or
  * it arrived meanwhile): the kernel delivers it when T next runs, so T
  * must run on the real CPU now, not in the emulator. */
@@ -792,9 +798,8 @@ static bool emu_trap(struct tracer *tr, struct tracee *t)
 	/* A system call the kernel will restart (interrupted: rax holds an
 	 * -ERESTART* code, or rip is back on it): the kernel's own state
 	 * decides what runs next, not our copy of the registers. */
-	long long rax = (long long)t->regs.rax;
-	if (in->id == X86_INS_SYSCALL &&
-	    ((rax >= -516 && rax <= -512) || t->regs.rip == in->pc))
+	if (emu_syscall_restarts(&t->regs) ||
+	    (in->id == X86_INS_SYSCALL && t->regs.rip == in->pc))
 		t->emu_flags |= EF_REAL_NEXT;
 	if (t->emu_flags & EF_FAULT_STEP)
 		em->maps_stale = true;	/* the stack grew, a new mapping */

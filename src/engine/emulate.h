@@ -106,6 +106,10 @@ void emu_note_fallback(struct emu *em, const struct insn *in);
 /* What a real step may have changed, for the next slice. */
 void emu_after_real_step(struct emu *em, const struct insn *in,
 			 const struct user_regs_struct *after, bool moved);
+/* R stopped at a system call's exit with an -ERESTART* code: the kernel
+ * restarts the call when the thread runs on, so the thread must run on
+ * the CPU, not in the emulator (the code is no result). */
+bool emu_syscall_restarts(const struct user_regs_struct *r);
 /* The emulate and lockstep engines' begin_window and end_window. */
 int emu_begin_window(struct tracer *tr, struct tracee *t);
 void emu_end_window(struct tracer *tr, struct tracee *t);

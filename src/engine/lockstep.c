@@ -181,7 +181,8 @@ static void ls_run(struct tracer *tr, struct tracee *t)
 		return;
 	/* Inside a system call (the exec stop that begins a whole run):
 	 * the step finishes it first, which the emulator cannot. */
-	bool in_syscall = t->emu_flags & EF_ISSUED;
+	bool in_syscall = (t->emu_flags & EF_ISSUED) ||
+			  emu_syscall_restarts(&t->regs);
 	t->emu_flags &= ~EF_ISSUED;
 	t->emu->armed = false;
 	if (t->insn->emulable && !t->inject && !in_syscall) {

@@ -12,6 +12,8 @@
  *   entry of the signal's handler: nothing executed, the pc moved.
  * - A SIGTRAP sent by a process (raise, kill) is the target's: delivered
  *   with the next step, never taken for a step of ours.
+ * - A trap at a system call's exit with the pc unchanged finished (or
+ *   restarted) a call the thread had been interrupted in: nothing ran.
  * - cpuid is never stepped: the supervisor executes it (cpuid.c).
  * - Every step's landing is checked against where the instruction can
  *   go; a step that ran more than one instruction ends the window with an
@@ -147,6 +149,19 @@ void step_check_landing(struct tracer *tr, struct tracee *t,
 	tr->had_error = true;
 }
 
+/* The step trapped at a system call's exit (orig_rax is its number) with
+ * the pc unchanged: it finished or restarted a call the thread was
+ * interrupted in (our PTRACE_INTERRUPT, to hold it while another thread
+ * ran), and IN did not run.  A rep string or a syscall at that pc is the
+ * instruction itself. */
+static bool syscall_resumed(const struct insn *in,
+			    const struct user_regs_struct *before,
+			    const struct user_regs_struct *after)
+{
+	return (long long)after->orig_rax >= 0 && after->rip == before->rip &&
+	       !in->rep && in->id != X86_INS_SYSCALL;
+}
+
 bool step_trap(struct tracer *tr, struct tracee *t)
 {
 	t->in_syscall = false;
@@ -167,7 +182,7 @@ bool step_trap(struct tracer *tr, struct tracee *t)
 			engine_account(&tr->eng, t, &after);
 		return true;
 	}
-	if (handler_entry) {
+	if (handler_entry || syscall_resumed(t->insn, &t->regs, &after)) {
 		engine_moved(&tr->eng, t, &after);
 		return true;
 	}
