@@ -2,8 +2,10 @@
  * its answers in one place; so do we, and each can be forced).
  *
  * CACHETRACE_HOST is a comma-separated list of KEY=VALUE, for example
- * "hwbp=no,sysfs-cache=no".  The keys are listed in hostenv.c; a probe
- * that is forced is not run. */
+ * "hwbp=no,sysfs-cache=no".  The keys are listed in hostenv.c.  A forced
+ * answer replaces the probe's: the tracer's experiments still run in one
+ * child (they measure several things at once); a forced cache source is
+ * not read. */
 #ifndef CT_HOSTENV_H
 #define CT_HOSTENV_H
 

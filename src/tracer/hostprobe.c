@@ -180,17 +180,14 @@ void hostcaps_probe(struct hostcaps *hc)
 	run_probe(hc);
 	hc->probed = true;
 	hc->seconds = now_seconds() - t0;
-	hc->hwbp_forced = hc->cpuid_forced = false;
-	if (host_forced("hwbp", "no") || host_forced("hwbp", "yes")) {
-		hc->hwbp = host_forced("hwbp", "yes");
-		hc->hwbp_forced = true;
-	}
-	if (host_forced("cpuid-step", "late") ||
-	    host_forced("cpuid-step", "precise")) {
-		hc->cpuid = host_forced("cpuid-step", "late") ? LANDING_LATE
-							      : LANDING_PRECISE;
-		hc->cpuid_forced = true;
-	}
+	/* hostenv_check has vetted the values: yes|no, precise|late. */
+	char v[16];
+	hc->hwbp_forced = hostenv_get("hwbp", v, sizeof(v)) != NULL;
+	if (hc->hwbp_forced)
+		hc->hwbp = !strcmp(v, "yes");
+	hc->cpuid_forced = hostenv_get("cpuid-step", v, sizeof(v)) != NULL;
+	if (hc->cpuid_forced)
+		hc->cpuid = !strcmp(v, "late") ? LANDING_LATE : LANDING_PRECISE;
 	debug_msg("host probe (%.1f ms): ptrace %d, process_vm_readv %d, "
 		  "hw breakpoints %d%s, steps over cpuid %d%s, rdtsc %d, "
 		  "syscall %d", hc->seconds * 1e3, hc->ptrace_err, hc->vm_readv,
