@@ -5,15 +5,17 @@
 . "$(dirname "$0")/lib.sh"
 P=int$$		# a name of our own for the process checks
 build loop && mv loop $P
-./$P 40 20 > native.out || fail "native run"
+./$P 200 0 > native-stepping.out || fail "native run"
+./$P 40 0 > native-waiting.out || fail "native run"
 
 one() {	# one SIG WHEN(stepping|waiting) EXPECTED_RC
 	sig=$1; when=$2; want=$3
 	rm -f p.cg tgt.out
 	if [ "$when" = stepping ]; then
-		# The whole run is stepped: it takes seconds, so a signal
-		# after 1 s lands while stepping.
-		"$CT" -q -o p.cg -- ./$P 40 20 >tgt.out 2>err.txt &
+		# The whole run is the window: 200 calls 20 ms apart take
+		# 4 s at least under any engine, so a signal after 1 s lands
+		# inside it.
+		"$CT" -q -o p.cg -- ./$P 200 20 >tgt.out 2>err.txt &
 	else
 		# The start function never runs before 2 s of sleeps.
 		"$CT" -q -o p.cg --start=work --stop=main -- ./$P 40 100 \
@@ -35,7 +37,7 @@ one() {	# one SIG WHEN(stepping|waiting) EXPECTED_RC
 		fail "$sig $when: target still running or stopped after 10 s"
 		pkill -9 -x $P
 	fi
-	cmp -s native.out tgt.out && pass "$sig $when: target output intact" ||
+	cmp -s native-$when.out tgt.out && pass "$sig $when: target output intact" ||
 		fail "$sig $when: target output differs: $(cat tgt.out)"
 	grep -q '^desc: Partial profile: interrupted' p.cg &&
 		pass "$sig $when: profile marked partial" ||
