@@ -56,6 +56,11 @@ struct insn {
 				 * fs_base: an engine may read only these */
 	uint16_t id;		/* Capstone instruction id */
 	char text[48];		/* "mnemonic operands", for messages */
+	/* The one field a caller may write: its own per-instruction
+	 * pointer (the engine's cost row), with the generation the caller
+	 * gives it meaning by.  Zeroed when the record is made. */
+	uint32_t user_gen;
+	void *user;
 };
 
 enum { REP_PLAIN = 1, REP_E, REP_NE };

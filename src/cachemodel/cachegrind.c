@@ -51,6 +51,10 @@ struct cg_level {
 struct cg_model {
 	struct cache_model base;
 	struct cg_level i1, d1, ll;
+	/* The I1 block the last fetch ended in: MRU in its set, so a fetch
+	 * that lies wholly inside it hits and changes nothing (most do:
+	 * consecutive instructions share a line).  UINT64_MAX: none. */
+	uint64_t i1_last;
 };
 
 /* One block lookup in one set: true on a miss. */
@@ -95,8 +99,12 @@ static void cg_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 		     uint64_t *row)
 {
 	struct cg_model *cg = (struct cg_model *)m;
+	uint64_t last = (addr + (size ? size - 1 : 0)) >> cg->i1.line_shift;
 
 	row[EV_IR]++;
+	if (last == cg->i1_last && addr >> cg->i1.line_shift == last)
+		return;
+	cg->i1_last = last;
 	if (level_ref(&cg->i1, addr, size)) {
 		row[EV_I1MR]++;
 		if (level_ref(&cg->ll, addr, size))
@@ -230,6 +238,7 @@ struct cache_model *cg_cache_new(const struct model_config *cfg, bool sim,
 		return NULL;
 	}
 	cg->base.ops = sim ? &cg_ops : &none_ops;
+	cg->i1_last = UINT64_MAX;
 	cg->base.n_events = sim ? N_EVENTS : 1;
 	cg->base.event_names = sim ? cg_event_names : none_event_names;
 	if ((bad = cache_geom_check("I1", &cfg->i1, err, errlen)) ||

@@ -52,11 +52,16 @@ static void report_unknown(struct engine *e, const struct insn *in)
 
 int engine_prepare(struct engine *e, struct tracee *t)
 {
+	return engine_prepare_at(e, t, t->regs.rip);
+}
+
+int engine_prepare_at(struct engine *e, struct tracee *t, uint64_t pc)
+{
 	const char *err = NULL;
-	t->insn = decode_insn(e->dec, t->regs.rip, &err);
+	t->insn = decode_insn(e->dec, pc, &err);
 	if (!t->insn) {
-		error_msg("cannot decode the instruction at 0x%llx in thread "
-			  "%d: %s", t->regs.rip, t->tid,
+		error_msg("cannot decode the instruction at 0x%" PRIx64 " in "
+			  "thread %d: %s", pc, t->tid,
 			  err ? err : "unknown error");
 		return -1;
 	}
@@ -115,6 +120,21 @@ void engine_new_costs(struct engine *e)
 	e->costs = costs_new(e->n_events);
 	free(e->row_cache);
 	e->row_cache = NULL;
+	e->row_gen++;		/* every insn.user is stale */
+	if (!e->row_gen)
+		e->row_gen = 1;	/* 0 is a new record's */
+}
+
+/* INSN's flat row, kept in the decoder's record (insn.user) while the
+ * cost table lasts. */
+static uint64_t *insn_row(struct engine *e, const struct insn *in)
+{
+	if (in->user_gen == e->row_gen && in->user)
+		return in->user;
+	struct insn *w = (struct insn *)in;	/* insn.user is ours */
+	w->user = flat_row(e, in->pc);
+	w->user_gen = e->row_gen;
+	return w->user;
 }
 
 /* The row the models add into for INSN: the pc's flat row, or, with call
@@ -123,7 +143,7 @@ void engine_new_costs(struct engine *e)
 static uint64_t *engine_row(struct engine *e, const struct insn *in)
 {
 	if (!e->cs)
-		return flat_row(e, in->pc);
+		return insn_row(e, in);
 	memset(e->scratch, 0, e->n_events * sizeof(*e->scratch));
 	return e->scratch;
 }
@@ -168,15 +188,16 @@ static void account_vex_speculation(struct engine *e,
 	}
 }
 
-void engine_account(struct engine *e, struct tracee *t,
-		    const struct user_regs_struct *after)
+void engine_account_regs(struct engine *e, struct tracee *t,
+			 const struct user_regs_struct *before,
+			 const struct user_regs_struct *after)
 {
 	const struct insn *in = t->insn;
 	struct step_events *ev = &e->ev;
 
 	engine_switch_core(e, t);
 	uint64_t *row = engine_row(e, in);
-	int r = decode_step(e->dec, in, &t->regs, after, ev);
+	int r = decode_step(e->dec, in, before, after, ev);
 	/* An instruction of unknown length: it fell through (or we cannot
 	 * tell), so its length is where the pc went, within x86's 15. */
 	uint32_t len = in->len;
@@ -228,12 +249,18 @@ void engine_account(struct engine *e, struct tracee *t,
 	engine_commit(e, in);
 	account_vex_speculation(e, ev);
 	if (e->cs)
-		callstack_step(e->cs, t->tid, in, &t->regs, after);
-	t->regs = *after;
+		callstack_step(e->cs, t->tid, in, before, after);
 	e->steps++;
 	t->win.steps++;
 	if (e->progress && (e->steps & 4095) == 0)
 		engine_progress(e, false);
+}
+
+void engine_account(struct engine *e, struct tracee *t,
+		    const struct user_regs_struct *after)
+{
+	engine_account_regs(e, t, &t->regs, after);
+	t->regs = *after;
 }
 
 void engine_moved(struct engine *e, struct tracee *t,
@@ -258,6 +285,12 @@ void engine_account_fetch_only(struct engine *e, struct tracee *t)
 
 bool engine_at_stop(const struct engine *e, const struct tracee *t)
 {
+	return engine_at_stop_regs(e, t, &t->regs);
+}
+
+bool engine_at_stop_regs(const struct engine *e, const struct tracee *t,
+			 const struct user_regs_struct *r)
+{
 	if (e->max_steps && t->win.steps >= e->max_steps)
 		return true;
 	if (t->win.watch_hit)
@@ -266,8 +299,8 @@ bool engine_at_stop(const struct engine *e, const struct tracee *t)
 	 * return address, rsp one word above), or a longjmp or exception
 	 * unwound past it. */
 	if (t->win.on_return)
-		return t->regs.rsp > t->win.entry_sp;
-	return t->win.stop_pc && t->regs.rip == t->win.stop_pc;
+		return r->rsp > t->win.entry_sp;
+	return t->win.stop_pc && r->rip == t->win.stop_pc;
 }
 
 void engine_progress(struct engine *e, bool force)

@@ -98,22 +98,35 @@ static int regs_read(struct emu *em, struct user_regs_struct *r)
 	return regs_batch(em, r, false);
 }
 
+/* Unicorn's id of each struct user_regs_struct slot (offsetof / 8), or 0
+ * (UC_X86_REG_INVALID) for the slots Unicorn does not share. */
+static int uc_id_of_slot[sizeof(struct user_regs_struct) / 8];
+
+static void slot_table_init(void)
+{
+	for (unsigned i = 0; i < EMU_N_GPR; i++)
+		uc_id_of_slot[gpr_slots[i] / 8] = gpr_ids[i];
+}
+
 /* The registers of R whose slots (offsetof / 8) are in MASK, from
- * Unicorn: what the next instruction's accounting needs, no more.  Each
- * register costs (rflags most: QEMU computes its lazy flags). */
+ * Unicorn: what the next instruction's accounting needs, no more (rip is
+ * the hook's address, never read).  Each register costs (rflags most:
+ * QEMU computes its lazy flags). */
 static int regs_read_mask(struct emu *em, struct user_regs_struct *r,
 			  uint32_t mask)
 {
 	int ids[EMU_N_GPR];
 	void *vals[EMU_N_GPR];
 	int n = 0;
-	for (unsigned i = 0; i < EMU_N_GPR && mask; i++) {
-		unsigned slot = (unsigned)(gpr_slots[i] / 8);
-		if (!(mask & (1u << slot)))
+	mask &= ~(1u << (offsetof(struct user_regs_struct, rip) / 8));
+	while (mask) {
+		unsigned slot = (unsigned)__builtin_ctz(mask);
+		mask &= mask - 1;
+		if (slot >= sizeof(uc_id_of_slot) / sizeof(uc_id_of_slot[0]) ||
+		    !uc_id_of_slot[slot])
 			continue;
-		mask &= ~(1u << slot);
-		ids[n] = gpr_ids[i];
-		vals[n++] = (char *)r + gpr_slots[i];
+		ids[n] = uc_id_of_slot[slot];
+		vals[n++] = (unsigned long long *)r + slot;
 	}
 	if (!n)
 		return 0;
@@ -264,12 +277,85 @@ static bool slice_over(struct emu *em)
 	return false;
 }
 
+/* The hook when reading lazily (no call stacks, not lockstep): the
+ * pending instruction's before-registers are em->r[k], its after-state
+ * goes into em->r[k ^ 1] (rip, rsp and the segment bases carried over,
+ * what after_mask names read), and the two change places. */
+static void on_code_lazy(struct emu *em, uint64_t address)
+{
+	struct engine *e = &em->tr->eng;
+	struct tracee *t = em->t;
+	struct user_regs_struct *cur = &em->r[em->k];
+	if (em->pending) {
+		const struct insn *p = t->insn;
+		struct user_regs_struct *nxt = &em->r[em->k ^ 1];
+		uint32_t m = after_mask(p);
+		nxt->rip = address;
+		nxt->rsp = cur->rsp;
+		nxt->fs_base = cur->fs_base;
+		nxt->gs_base = cur->gs_base;
+		if (m && regs_read_mask(em, nxt, m) < 0) {
+			stop(em, WHY_ERROR);
+			return;
+		}
+		if (address == p->pc &&
+		    (!(m & RSLOT(rcx)) || nxt->rcx == cur->rcx) &&
+		    (!(m & RSLOT(rsp)) || nxt->rsp == cur->rsp)) {
+			/* QEMU restarted it (see on_code) */
+			if ((++em->budget_tick & 1023) == 0 && slice_over(em))
+				stop(em, WHY_BUDGET);
+			return;
+		}
+		bool finished_rep = rep_finished(p, nxt);
+		if (finished_rep)
+			nxt->rip = p->pc + p->len;
+		engine_account_regs(e, t, cur, nxt);
+		em->k ^= 1;
+		cur = nxt;
+		em->pending = false;
+		em->emulated++;
+		if (tracee_leads(t) && engine_at_stop_regs(e, t, cur)) {
+			stop(em, WHY_STOP);
+			return;
+		}
+		if (finished_rep)
+			return;		/* Unicorn leaves it; no new hook */
+	} else {
+		cur->rip = address;
+	}
+	if ((++em->budget_tick & 1023) == 0 && slice_over(em)) {
+		stop(em, WHY_BUDGET);
+		return;
+	}
+	e->decoding = t;
+	if (engine_prepare_at(e, t, address) < 0) {
+		stop(em, WHY_DECODE);
+		return;
+	}
+	const struct insn *in = t->insn;
+	if (!in->emulable) {
+		stop(em, WHY_FALLBACK);
+		return;
+	}
+	if (in->regs_in && regs_read_mask(em, cur, in->regs_in) < 0) {
+		stop(em, WHY_ERROR);
+		return;
+	}
+	if (in->fpu)
+		em->fp_dirty = true;
+	em->pending = true;
+}
+
 static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 {
 	(void)uc; (void)size;
 	struct emu *em = ctx;
 	if (address >= STUB_ADDR && address < STUB_ADDR + 4096)
 		return;
+	if (em->lazy) {
+		on_code_lazy(em, address);
+		return;
+	}
 	struct tracer *tr = em->tr;
 	struct engine *e = &tr->eng;
 	struct tracee *t = em->t;
@@ -363,6 +449,7 @@ struct emu *emu_get(struct tracer *tr)
 		return tr->emu;
 	struct emu *em = xcalloc(1, sizeof(*em));
 	em->tr = tr;
+	slot_table_init();
 	em->lockstep = tr->engine == &lockstep_engine;
 	uc_err err = uc_open(UC_ARCH_X86, UC_MODE_64, &em->uc);
 	if (err == UC_ERR_OK)
@@ -568,6 +655,12 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	em->alone = tr->tracees == t && !t->next;
 	/* Call stacks read every register of every step (unwinding). */
 	em->lazy = !tr->eng.cs;
+	if (em->lazy) {
+		/* both whole: the fields Unicorn has not (segment
+		 * selectors, orig_rax) stay the thread's */
+		em->r[0] = em->r[1] = t->regs;
+		em->k = 0;
+	}
 	em->slices++;
 	emumem_activate(em->mem);
 	tr->eng.read_mem = mirror_read;
@@ -575,6 +668,8 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	uc_err err = uc_emu_start(em->uc, t->regs.rip, NEVER, 0, 0);
 	tr->eng.read_mem = NULL;
 	emumem_deactivate(em->mem);
+	if (em->lazy)
+		t->regs = em->r[em->k];
 	enum why why = em->why;
 	if (err != UC_ERR_OK || why == WHY_FAULT)
 		why = after_fault(tr, em, t);

@@ -39,6 +39,8 @@ struct engine {
 		uint64_t pc;
 		uint64_t *row;
 	} *row_cache;
+	uint32_t row_gen;		/* of costs: insn.user is a row of
+					 * this table when insn.user_gen is it */
 	struct callstack *cs;		/* --call-stacks=yes, else NULL */
 	uint64_t *scratch;		/* one step's counts, with call stacks */
 	struct step_events ev;		/* the last instruction's, as decoded */
@@ -108,10 +110,18 @@ double now_seconds(void);
 /* Decode the instruction T is about to execute (at t->regs.rip).
  * Returns 0, or -1 when it cannot be read. */
 int engine_prepare(struct engine *e, struct tracee *t);
+/* The same at PC, T's registers elsewhere (the emulate engine's). */
+int engine_prepare_at(struct engine *e, struct tracee *t, uint64_t pc);
 /* Account one completed instruction of T whose after-registers are AFTER,
  * then make them T's current registers. */
 void engine_account(struct engine *e, struct tracee *t,
 		    const struct user_regs_struct *after);
+/* The same with T's registers elsewhere: BEFORE and AFTER, T's own left
+ * alone (the emulate engine's hook keeps two buffers in turn, never
+ * copying a whole struct per instruction). */
+void engine_account_regs(struct engine *e, struct tracee *t,
+			 const struct user_regs_struct *before,
+			 const struct user_regs_struct *after);
 /* T's pc moved without executing an instruction (signal handler entry). */
 void engine_moved(struct engine *e, struct tracee *t,
 		  const struct user_regs_struct *after);
@@ -124,6 +134,9 @@ void engine_account_fetch_only(struct engine *e, struct tracee *t);
  * exits are right),
  * the instruction cap, or a write to the --stop-watch range. */
 bool engine_at_stop(const struct engine *e, const struct tracee *t);
+/* The same with T's registers R. */
+bool engine_at_stop_regs(const struct engine *e, const struct tracee *t,
+			 const struct user_regs_struct *r);
 void engine_progress(struct engine *e, bool force);
 void engine_clear_progress(struct engine *e);
 void engine_free(struct engine *e);
