@@ -493,8 +493,7 @@ struct emu *emu_get(struct tracer *tr)
 	if (err != UC_ERR_OK)
 		error_msg_and_die("cannot start the emulator (Unicorn): %s",
 				  uc_strerror(err));
-	em->fb_by_id = xcalloc(X86_INS_ENDING, sizeof(*em->fb_by_id));
-	em->fb_name = xcalloc(X86_INS_ENDING, sizeof(*em->fb_name));
+	em->fb = xcalloc(X86_INS_ENDING + EMU_FB_EXTRA, sizeof(*em->fb));
 	em->fp_stale = em->maps_stale = em->mem_stale = true;
 	if (tr->eng.cs)
 		callstack_set_sync(tr->eng.cs, sync_for_unwind, em);
@@ -509,8 +508,7 @@ void emu_free(struct tracer *tr)
 		return;
 	emumem_free(em->mem);
 	uc_close(em->uc);
-	free(em->fb_by_id);
-	free(em->fb_name);
+	free(em->fb);
 	free(em);
 	tr->emu = NULL;
 }
@@ -708,11 +706,31 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 void emu_note_fallback(struct emu *em, const struct insn *in)
 {
 	em->fallbacks++;
-	if (in->id < X86_INS_ENDING) {
-		em->fb_by_id[in->id]++;
-		if (!em->fb_name[in->id])
-			em->fb_name[in->id] = in->text;
+	char name[sizeof(em->fb->name)];
+	size_t len = strcspn(in->text, " ");
+	if (len >= sizeof(name))
+		len = sizeof(name) - 1;
+	memcpy(name, in->text, len);
+	name[len] = '\0';
+	struct emu_fb_count *c = NULL;
+	if (in->id > 0 && in->id < X86_INS_ENDING) {
+		c = &em->fb[in->id];
+	} else {
+		/* By name; the last slot takes what does not fit. */
+		struct emu_fb_count *x = em->fb + X86_INS_ENDING;
+		for (unsigned i = 0; i < em->n_fb_extra && !c; i++)
+			if (!strcmp(x[i].name, name))
+				c = &x[i];
+		if (!c && em->n_fb_extra < EMU_FB_EXTRA)
+			c = &x[em->n_fb_extra++];
+		if (!c) {
+			c = &x[EMU_FB_EXTRA - 1];
+			snprintf(name, sizeof(name), "(more)");
+		}
 	}
+	if (!c->n || in->id == 0)
+		memcpy(c->name, name, sizeof(name));
+	c->n++;
 }
 
 /* What a real step may have changed, for the next slice: the pages the
@@ -933,33 +951,29 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 			em->divergences, em->divergences == 1 ? "" : "s");
 	/* The fallbacks that cost most: the five largest counts. */
 	unsigned top[5], n_top = 0;
-	for (unsigned id = 0; id < X86_INS_ENDING; id++) {
-		uint64_t c = em->fb_by_id[id];
+	const struct emu_fb_count *fb = em->fb;
+	for (unsigned i = 0; i < X86_INS_ENDING + em->n_fb_extra; i++) {
+		uint64_t c = fb[i].n;
 		if (!c)
 			continue;
 		unsigned k = n_top;
 		if (k == 5) {
-			if (em->fb_by_id[top[4]] >= c)
+			if (fb[top[4]].n >= c)
 				continue;
 			k = 4;
 		} else {
 			n_top++;
 		}
-		for (; k > 0 && em->fb_by_id[top[k - 1]] < c; k--)
+		for (; k > 0 && fb[top[k - 1]].n < c; k--)
 			top[k] = top[k - 1];
-		top[k] = id;
+		top[k] = i;
 	}
 	if (!n_top)
 		return;
 	fprintf(f, "%sOn the real CPU most:", prefix);
-	for (unsigned i = 0; i < n_top; i++) {
-		/* id 0: what only our own decoder knows (EVEX mask
-		 * instructions Capstone 4.0.2 cannot decode) */
-		const char *name = top[i] ? em->fb_name[top[i]] : "(others)";
-		size_t len = strcspn(name, " ");
-		fprintf(f, "%s %.*s %" PRIu64, i ? "," : "", (int)len, name,
-			em->fb_by_id[top[i]]);
-	}
+	for (unsigned i = 0; i < n_top; i++)
+		fprintf(f, "%s %s %" PRIu64, i ? "," : "", fb[top[i]].name,
+			fb[top[i]].n);
 	fputc('\n', f);
 }
 

@@ -49,6 +49,12 @@ enum {
 	EF_REAL_NEXT = 8,	/* the next instruction runs on the CPU too */
 };
 
+#define EMU_FB_EXTRA 32
+struct emu_fb_count {
+	char name[16];			/* the mnemonic */
+	uint64_t n;
+};
+
 struct emu {
 	uc_engine *uc;
 	struct emumem *mem;
@@ -86,8 +92,11 @@ struct emu {
 
 	/* statistics */
 	uint64_t emulated, fallbacks, slices;
-	uint64_t *fb_by_id;		/* fallbacks per Capstone id */
-	const char **fb_name;
+	/* Fallbacks per mnemonic: at a Capstone id, then (id 0: what
+	 * only our own decoder knows, e.g. the EVEX mask instructions
+	 * Capstone 4.0.2 cannot decode) EMU_FB_EXTRA more by name. */
+	struct emu_fb_count *fb;
+	unsigned n_fb_extra;
 };
 
 /* The general registers Unicorn and struct user_regs_struct share, in
