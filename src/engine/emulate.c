@@ -11,8 +11,10 @@
  *   decodes the next one: if it is not on the allow-list, the slice stops
  *   before it; else the registers its accesses use (insn.regs_in) are
  *   read.  So the two engines cannot disagree on Cachegrind's rules: only
- *   the registers come from elsewhere.  With call stacks every register
- *   is read (the unwinder's).  At the end of a slice all of them are.
+ *   the registers come from elsewhere.  Read so (on_code_lazy), they live
+ *   in two buffers that change places per instruction (before, after).
+ *   With call stacks every register is read (the unwinder's, on_code).
+ *   At the end of a slice all of them are.
  * - cpuid is executed by the supervisor (cpuid.c), never stepped.
  * - A slice ends at a fallback instruction, at a fault (the real CPU takes
  *   it, so the kernel delivers the real signal), at the stop event, at
