@@ -279,6 +279,37 @@ static bool slice_over(struct emu *em)
 	return false;
 }
 
+/* The hook's second half: the slice's checks, then the instruction at
+ * ADDRESS decoded and made pending, or the slice stopped before it.
+ * Reading lazily, its memory operand's registers go into REGS. */
+static void hook_next(struct emu *em, uint64_t address,
+		      struct user_regs_struct *regs)
+{
+	struct engine *e = &em->tr->eng;
+	struct tracee *t = em->t;
+	if ((++em->budget_tick & 1023) == 0 && slice_over(em)) {
+		stop(em, WHY_BUDGET);
+		return;
+	}
+	e->decoding = t;
+	if (engine_prepare_at(e, t, address) < 0) {
+		stop(em, WHY_DECODE);
+		return;
+	}
+	const struct insn *in = t->insn;
+	if (!in->emulable) {
+		stop(em, WHY_FALLBACK);
+		return;
+	}
+	if (regs && in->regs_in && regs_read_mask(em, regs, in->regs_in) < 0) {
+		stop(em, WHY_ERROR);
+		return;
+	}
+	if (in->fpu)
+		em->fp_dirty = true;
+	em->pending = true;
+}
+
 /* The hook when reading lazily (no call stacks, not lockstep): the
  * pending instruction's before-registers are em->r[k], its after-state
  * goes into em->r[k ^ 1] (rip, rsp and the segment bases carried over,
@@ -325,27 +356,7 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 	} else {
 		cur->rip = address;
 	}
-	if ((++em->budget_tick & 1023) == 0 && slice_over(em)) {
-		stop(em, WHY_BUDGET);
-		return;
-	}
-	e->decoding = t;
-	if (engine_prepare_at(e, t, address) < 0) {
-		stop(em, WHY_DECODE);
-		return;
-	}
-	const struct insn *in = t->insn;
-	if (!in->emulable) {
-		stop(em, WHY_FALLBACK);
-		return;
-	}
-	if (in->regs_in && regs_read_mask(em, cur, in->regs_in) < 0) {
-		stop(em, WHY_ERROR);
-		return;
-	}
-	if (in->fpu)
-		em->fp_dirty = true;
-	em->pending = true;
+	hook_next(em, address, cur);
 }
 
 static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
@@ -411,26 +422,7 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 	} else {
 		t->regs = now;
 	}
-	if ((++em->budget_tick & 1023) == 0 && slice_over(em)) {
-		stop(em, WHY_BUDGET);
-		return;
-	}
-	e->decoding = t;
-	if (engine_prepare(e, t) < 0) {
-		stop(em, WHY_DECODE);
-		return;
-	}
-	if (!t->insn->emulable) {
-		stop(em, WHY_FALLBACK);
-		return;
-	}
-	if (em->lazy && regs_read_mask(em, &t->regs, t->insn->regs_in) < 0) {
-		stop(em, WHY_ERROR);
-		return;
-	}
-	if (t->insn->fpu)
-		em->fp_dirty = true;
-	em->pending = true;
+	hook_next(em, address, NULL);
 }
 
 static void on_intr(uc_engine *uc, uint32_t intno, void *ctx)
