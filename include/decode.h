@@ -47,6 +47,8 @@ struct insn {
 	bool needs_xstate;	/* gather/scatter: vector registers needed */
 	bool unknown;		/* not in our semantics table: Ir only */
 	bool emulable;		/* on the emulation allow-list (allow.c) */
+	bool native;		/* not emulable, but may run on the
+				 * supervisor's CPU (native.c, decode_native) */
 	bool fpu;		/* reads or writes x87/MMX/SSE state */
 	bool writes_rsp;	/* it may change rsp */
 	uint16_t undef_flags;	/* rflags bits it leaves undefined */
@@ -142,6 +144,24 @@ int decode_step(struct decoder *d, const struct insn *insn,
  * are not checked.  False means the CPU ran more than INSN. */
 bool decode_lands_ok(struct decoder *d, const struct insn *insn,
 		     const struct user_regs_struct *before, uint64_t landed);
+
+/* An instruction with insn.native: its bytes with the memory operand made
+ * [rip + disp32] (src/decode/native.c), to run on the supervisor's CPU
+ * with the thread's registers loaded and the operand's bytes copied next
+ * to the code. */
+struct native_code {
+	uint8_t len;		/* bytes */
+	uint8_t disp_off;	/* where the disp32 goes, when mem */
+	bool mem;		/* it has the memory operand */
+	uint8_t kind;		/* its access kind (enum access_kind) */
+	uint32_t size;		/* its bytes: at most 64 */
+	uint8_t bytes[16];
+};
+/* INSN's native code; NULL unless insn.native. */
+const struct native_code *decode_native(const struct insn *insn);
+/* The address of INSN's explicit memory operand with registers REGS. */
+uint64_t decode_mem_addr(const struct insn *insn,
+			 const struct user_regs_struct *regs);
 
 /* Put x87 arithmetic on the emulation allow-list (off: QEMU's status word
  * differs from the CPU's; lockstep shows where).  Before any decode. */

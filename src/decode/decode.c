@@ -150,6 +150,7 @@ struct drec {
 	uint8_t nelem;
 	uint8_t idx_size;	/* 4 or 8 */
 	struct tmpl t;
+	struct native_code nat;	/* with insn.native */
 };
 
 #define DECODE_RECENT 4096	/* a power of two */
@@ -1063,6 +1064,19 @@ static uint32_t regs_in_of(const struct drec *r)
 	}
 }
 
+/* A register operand is rsp, esp, sp or spl. */
+static bool operand_names_rsp(const cs_x86 *x)
+{
+	for (unsigned i = 0; i < x->op_count; i++) {
+		x86_reg g = x->operands[i].reg;
+		if (x->operands[i].type == X86_OP_REG &&
+		    (g == X86_REG_RSP || g == X86_REG_ESP || g == X86_REG_SP ||
+		     g == X86_REG_SPL))
+			return true;
+	}
+	return false;
+}
+
 /* The instruction may change rsp (Capstone's implicit and explicit
  * writes; the stack classes always). */
 static bool writes_rsp_of(struct decoder *d, const struct drec *r)
@@ -1114,6 +1128,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 	const uint8_t *p = buf;
 	size_t n = (size_t)got;
 	uint64_t addr = pc;
+	bool names_rsp = false;
 	if (cs_disasm_iter(d->cs, &p, &n, &addr, d->ci)) {
 		r->insn.len = (uint8_t)d->ci->size;
 		build_from_capstone(d, r, buf, (size_t)got);
@@ -1128,6 +1143,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		}
 		vex_facts(r);
 		r->insn.writes_rsp = writes_rsp_of(d, r);
+		names_rsp = operand_names_rsp(&d->ci->detail->x86);
 	} else {
 		r->insn.writes_rsp = true;	/* not known: assume it */
 		struct fb_insn fb;
@@ -1155,6 +1171,10 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		d->recs = a;
 		d->cap_recs = cap;
 	}
+	native_classify(&r->insn, &r->nat,
+			r->cls == SC_GEN && !(r->flags & ~RF_MEM),
+			r->flags & RF_MEM, r->t.size, r->t.kind,
+			names_rsp, buf, (size_t)got);
 	r->insn.regs_in = regs_in_of(r);
 	d->recent[recent_slot(pc)] = r;
 	/* Nothing has touched the map since the probe. */
@@ -1618,4 +1638,16 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	else
 		superblock_step(d, r, before, after, ev);
 	return ret;
+}
+
+const struct native_code *decode_native(const struct insn *insn)
+{
+	return insn->native ? &((const struct drec *)insn)->nat : NULL;
+}
+
+uint64_t decode_mem_addr(const struct insn *insn,
+			 const struct user_regs_struct *regs)
+{
+	const struct drec *r = (const struct drec *)insn;
+	return ea(&r->t, (const reg_t *)regs, regs);
 }

@@ -169,4 +169,13 @@ void chase_step(struct decoder *d, struct chase *c, uint64_t thread,
 /* Does [RSP] hold a return address right after a call rel32 to PC? */
 bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp);
 
+/* native.c: set IN->native and fill NC from the instruction's bytes BUF
+ * (N of them), once its record is complete: PLAIN when its class is one
+ * explicit operand and nothing else (SC_GEN, no flag but RF_MEM), MEM when
+ * that operand is in memory, of SIZE bytes and access KIND; NAMES_RSP when
+ * Capstone lists rsp (esp, sp, spl) as a register operand. */
+void native_classify(struct insn *in, struct native_code *nc, bool plain,
+		     bool mem, uint32_t size, uint8_t kind, bool names_rsp,
+		     const uint8_t *buf, size_t n);
+
 #endif

@@ -51,9 +51,13 @@
 #include <capstone/capstone.h>
 #include <unicorn/unicorn.h>
 
+#include <elf.h>
+
 #include "emulate.h"
 #include "emumem.h"
 #include "error.h"
+#include "hostenv.h"
+#include "native.h"
 #include "tracer.h"
 
 static const int gpr_ids[EMU_N_GPR] = {
@@ -279,6 +283,118 @@ static bool slice_over(struct emu *em)
 	return false;
 }
 
+/* The general registers in the encoding's order (rax, rcx, rdx, rbx,
+ * rsp, rbp, rsi, rdi, r8 .. r15), as struct user_regs_struct offsets. */
+static const size_t enc_slots[16] = {
+	SLOT_OF(rax), SLOT_OF(rcx), SLOT_OF(rdx), SLOT_OF(rbx), SLOT_OF(rsp),
+	SLOT_OF(rbp), SLOT_OF(rsi), SLOT_OF(rdi), SLOT_OF(r8), SLOT_OF(r9),
+	SLOT_OF(r10), SLOT_OF(r11), SLOT_OF(r12), SLOT_OF(r13), SLOT_OF(r14),
+	SLOT_OF(r15),
+};
+
+/* Unicorn's xmm0..15 and MXCSR to the XSAVE image (WRITE: from it). */
+static int xmm_sync(struct emu *em, bool write)
+{
+	int ids[17];
+	void *vals[17];
+	for (unsigned i = 0; i < 16; i++) {
+		ids[i] = UC_X86_REG_XMM0 + (int)i;
+		vals[i] = em->xs + 160 + 16 * i;	/* the legacy area */
+	}
+	ids[16] = UC_X86_REG_MXCSR;
+	vals[16] = em->xs + 24;
+	uc_err err = write ? uc_reg_write_batch(em->uc, ids, vals, 17)
+			   : uc_reg_read_batch(em->uc, ids, vals, 17);
+	return err == UC_ERR_OK ? 0 : -1;
+}
+
+/* Run IN (insn.native) on our CPU from the thread's registers R (every
+ * one current), its outcome into Unicorn with rip past it.  0, or -1:
+ * the real CPU runs it (its operand is not all readable, or writable,
+ * or it faulted here). */
+static int native_step(struct emu *em, const struct insn *in,
+		       const struct user_regs_struct *R)
+{
+	const struct native_code *nc = decode_native(in);
+	if (!em->xs_valid) {
+		struct iovec iov = { em->xs, em->xs_cap };
+		if (ptrace(PTRACE_GETREGSET, em->t->tid, NT_X86_XSTATE, &iov) < 0)
+			return -1;
+		em->xs_len = iov.iov_len;
+		em->xs_valid = true;
+	}
+	if (xmm_sync(em, false) < 0)
+		return -1;
+	uint64_t bv;
+	memcpy(&bv, em->xs + 512, 8);
+	bv |= 2;			/* the SSE state is as given */
+	memcpy(em->xs + 512, &bv, 8);
+	/* The operand's 64-byte blocks: one, or two when it crosses */
+	uint8_t mem[NATIVE_MEM], orig[NATIVE_MEM];
+	uint64_t ea = 0, blk = 0;
+	size_t n = 0;
+	bool may_write = nc->mem && nc->kind != ACC_READ;
+	if (nc->mem) {
+		ea = decode_mem_addr(in, R);
+		blk = ea & ~63ull;
+		n = ((ea + nc->size - 1) & ~63ull) == blk ? 64 : 128;
+		memset(mem, 0, sizeof(mem));
+		if (!emumem_access_ok(em->mem, ea, nc->size, may_write) ||
+		    !emumem_access_ok(em->mem, blk, n, false) ||
+		    uc_mem_read(em->uc, blk, mem, n) != UC_ERR_OK)
+			return -1;
+		memcpy(orig, mem, sizeof(mem));
+	}
+	memcpy(em->xs_backup, em->xs, em->xs_len);
+	struct native_regs nr;
+	const unsigned long long *rw = (const unsigned long long *)R;
+	for (unsigned i = 0; i < 16; i++)
+		nr.gpr[i] = rw[enc_slots[i] / 8];
+	nr.rflags = R->eflags;
+	nr.xsave = em->xs;
+	int sig = native_run(em->nx, in->pc, nc, &nr, mem, (unsigned)(ea & 63));
+	/* What it wrote: the changed bytes (a store of equal bytes
+	 * changes nothing to write back) */
+	size_t w0 = 0, w1 = 0;
+	if (nc->mem) {
+		w0 = 0;
+		while (w0 < n && mem[w0] == orig[w0])
+			w0++;
+		w1 = n;
+		while (w1 > w0 && mem[w1 - 1] == orig[w1 - 1])
+			w1--;
+	}
+	bool wrote = w1 > w0;
+	if (sig) {
+		/* Our SIGSEGV handler gave way to the executor's. */
+		emumem_activate(em->mem);
+	}
+	if (sig || (wrote && !emumem_access_ok(em->mem, blk + w0, w1 - w0,
+					       true))) {
+		memcpy(em->xs, em->xs_backup, em->xs_len);
+		return -1;
+	}
+	struct user_regs_struct A = *R;
+	unsigned long long *aw = (unsigned long long *)&A;
+	for (unsigned i = 0; i < 16; i++)
+		if (i != 4)
+			aw[enc_slots[i] / 8] = nr.gpr[i];
+	A.eflags = nr.rflags;
+	A.rip = in->pc + in->len;	/* Unicorn goes on there */
+	void *vals[EMU_N_GPR];
+	for (unsigned i = 0; i < EMU_N_GPR; i++)
+		vals[i] = emu_reg_slot(&A, i);
+	/* rip, rflags and the general registers: not the segment bases */
+	if (uc_reg_write_batch(em->uc, (int *)gpr_ids, vals, EMU_N_GPR - 2) !=
+	    UC_ERR_OK || xmm_sync(em, true) < 0 ||
+	    (wrote && uc_mem_write(em->uc, blk + w0, mem + w0, w1 - w0) !=
+	     UC_ERR_OK))
+		return -1;	/* not expected: the slice ends in error */
+	em->xs_dirty = true;
+	em->natives++;
+	return 0;
+}
+
 /* The hook's second half: the slice's checks, then the instruction at
  * ADDRESS decoded and made pending, or the slice stopped before it.
  * Reading lazily, its memory operand's registers go into REGS. */
@@ -298,6 +414,19 @@ static void hook_next(struct emu *em, uint64_t address,
 	}
 	const struct insn *in = t->insn;
 	if (!in->emulable) {
+		if (in->native && em->nx) {
+			/* on our CPU: every register is needed */
+			struct user_regs_struct *R = regs ? regs : &t->regs;
+			if (regs && regs_read_mask(em, R, DECODE_REGS_ALL) < 0) {
+				stop(em, WHY_ERROR);
+				return;
+			}
+			if (native_step(em, in, R) == 0) {
+				em->fp_dirty = true;
+				em->pending = true;
+				return;
+			}
+		}
 		stop(em, WHY_FALLBACK);
 		return;
 	}
@@ -488,6 +617,21 @@ struct emu *emu_get(struct tracer *tr)
 		error_msg_and_die("cannot start the emulator (Unicorn): %s",
 				  uc_strerror(err));
 	em->fb = xcalloc(X86_INS_ENDING + EMU_FB_EXTRA, sizeof(*em->fb));
+	char why[160];
+	if (!em->lockstep && !host_forced("native", "no")) {
+		em->nx = native_new(why, sizeof(why));
+		if (!em->nx)
+			error_msg("note: VEX/EVEX/BMI instructions run on the "
+				  "real CPU (one step each): %s", why);
+	}
+	if (em->nx) {
+		em->xs_cap = native_xsave_size(em->nx);
+		em->xs = aligned_alloc(64, em->xs_cap);
+		em->xs_backup = xcalloc(1, em->xs_cap);
+		if (!em->xs)
+			error_msg_and_die("out of memory");
+		memset(em->xs, 0, em->xs_cap);
+	}
 	em->fp_stale = em->maps_stale = em->mem_stale = true;
 	if (tr->eng.cs)
 		callstack_set_sync(tr->eng.cs, sync_for_unwind, em);
@@ -503,6 +647,9 @@ void emu_free(struct tracer *tr)
 	emumem_free(em->mem);
 	uc_close(em->uc);
 	free(em->fb);
+	native_free(em->nx);
+	free(em->xs);
+	free(em->xs_backup);
 	free(em);
 	tr->emu = NULL;
 }
@@ -543,6 +690,7 @@ int emu_seed(struct tracer *tr, struct emu *em, struct tracee *t)
 		em->mem_stale = false;
 	}
 	if (em->fp_stale) {
+		em->xs_valid = false;	/* the thread's vector state moved */
 		struct user_fpregs_struct fp;
 		if (ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) < 0)
 			return -1;
@@ -572,6 +720,20 @@ static int sync_out(struct emu *em, struct tracee *t,
 		if (ptrace(PTRACE_SETFPREGS, t->tid, 0, &em->fp) < 0)
 			rc = -1;
 		em->fp_dirty = false;
+	}
+	if (em->xs_dirty) {
+		/* What ran on our CPU: the upper vector and mask state,
+		 * with x87 and SSE as Unicorn has them (the fxsave part of
+		 * the image, but its software-reserved bytes). */
+		memcpy(em->xs, &em->fp, 464);
+		uint64_t bv;
+		memcpy(&bv, em->xs + 512, 8);
+		bv |= 3;
+		memcpy(em->xs + 512, &bv, 8);
+		struct iovec iov = { em->xs, em->xs_len };
+		if (ptrace(PTRACE_SETREGSET, t->tid, NT_X86_XSTATE, &iov) < 0)
+			rc = -1;
+		em->xs_dirty = false;
 	}
 	return rc;
 }
@@ -931,9 +1093,12 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 		return;
 	uint64_t reads, writes, bad;
 	emumem_stats(em->mem, &reads, &writes, &bad);
-	fprintf(f, "%sEngine: %s: %" PRIu64 " instructions emulated, %" PRIu64
-		" on the real CPU", prefix, tr->engine->name, em->emulated,
-		em->fallbacks);
+	fprintf(f, "%sEngine: %s: %" PRIu64 " instructions emulated", prefix,
+		tr->engine->name, em->emulated);
+	if (em->natives)
+		fprintf(f, " (%" PRIu64 " of them VEX/EVEX/BMI on our own "
+			"CPU)", em->natives);
+	fprintf(f, ", %" PRIu64 " on the real CPU", em->fallbacks);
 	fprintf(f, "; %" PRIu64 " pages read, %" PRIu64 " written back",
 		reads, writes);
 	if (bad)

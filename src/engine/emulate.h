@@ -84,6 +84,16 @@ struct emu {
 	bool fp_valid;
 	struct user_fpregs_struct fp;	/* as Unicorn has it (if fp_valid) */
 
+	/* VEX/EVEX/BMI instructions run on our CPU (native.c); NULL when
+	 * the host cannot (or CACHETRACE_HOST=native=no), and in lockstep. */
+	struct native *nx;
+	uint8_t *xs, *xs_backup;	/* the thread's XSAVE image: its
+					 * upper vector and mask state */
+	size_t xs_cap, xs_len;
+	bool xs_valid;			/* read from the thread since its
+					 * last real step */
+	bool xs_dirty;			/* changed: write it back */
+
 	/* lockstep: the outcome of the one instruction being emulated,
 	 * copied to its thread's record (struct emu_thread) */
 	struct user_regs_struct ls_after;
@@ -92,6 +102,7 @@ struct emu {
 
 	/* statistics */
 	uint64_t emulated, fallbacks, slices;
+	uint64_t natives;		/* of emulated: run on our CPU */
 	/* Fallbacks per mnemonic: at a Capstone id, then (id 0: what
 	 * only our own decoder knows, e.g. the EVEX mask instructions
 	 * Capstone 4.0.2 cannot decode) EMU_FB_EXTRA more by name. */

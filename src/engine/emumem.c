@@ -220,6 +220,24 @@ bool emumem_can_map(struct emumem *m, uint64_t addr)
 	return v && mirrorable(v);
 }
 
+bool emumem_access_ok(struct emumem *m, uint64_t addr, uint64_t len,
+		      bool write)
+{
+	uint64_t end = addr + len;
+	if (end < addr)
+		return false;
+	while (addr < end) {
+		struct vma *v = vma_of(m, addr);
+		if (!v || !mirrorable(v) ||
+		    (write && (v->perms[1] != 'w' || v->perms[2] == 'x')))
+			return false;
+		if (!v->buf && vma_map(m, v) < 0)
+			return false;
+		addr = v->end;
+	}
+	return true;
+}
+
 /* Unicorn touched an address it has no region for: the target's VMA is
  * mapped now, or the emulation stops there (the real CPU faults). */
 static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr,

@@ -53,5 +53,10 @@ void emumem_stats(const struct emumem *m, uint64_t *reads, uint64_t *writes,
 /* [addr, addr + len) is mapped in Unicorn now, or could be (a readable
  * VMA of the target). */
 bool emumem_can_map(struct emumem *m, uint64_t addr);
+/* [ADDR, ADDR + LEN) is readable in the target (WRITE: and writable, and
+ * not executable: Unicorn's translations are never rewritten behind its
+ * back) and mapped in the emulator. */
+bool emumem_access_ok(struct emumem *m, uint64_t addr, uint64_t len,
+		      bool write);
 
 #endif

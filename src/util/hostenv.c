@@ -15,6 +15,7 @@ static const struct {
 	{ "cpuid-step", { "precise", "late" } },  /* a step over cpuid */
 	{ "sysfs-cache", { "no" } },		  /* /sys has no caches */
 	{ "cpuid-cache", { "no" } },		  /* CPUID has no cache leaves */
+	{ "native", { "no" } },			  /* no XSAVE, no W+X memory */
 };
 
 const char *hostenv_get(const char *key, char *buf, size_t len)
@@ -69,7 +70,7 @@ const char *hostenv_check(char *err, size_t len)
 			snprintf(err, len, "CACHETRACE_HOST: '%.*s' is not a "
 				 "forced probe answer (hwbp=yes|no, "
 				 "cpuid-step=precise|late, sysfs-cache=no, "
-				 "cpuid-cache=no)", (int)n, s);
+				 "cpuid-cache=no, native=no)", (int)n, s);
 			return err;
 		}
 		s += n;
