@@ -618,7 +618,7 @@ struct emu *emu_get(struct tracer *tr)
 				  uc_strerror(err));
 	em->fb = xcalloc(X86_INS_ENDING + EMU_FB_EXTRA, sizeof(*em->fb));
 	char why[160];
-	if (!em->lockstep && !host_forced("native", "no")) {
+	if (!host_forced("native", "no")) {
 		em->nx = native_new(why, sizeof(why));
 		if (!em->nx)
 			error_msg("note: VEX/EVEX/BMI instructions run on the "

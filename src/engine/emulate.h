@@ -38,6 +38,9 @@ struct emu_thread {
 	bool faulted;			/* the emulator faulted on it */
 	struct user_regs_struct after;
 	struct user_fpregs_struct fp;	/* with insn->fpu */
+	bool native;			/* it ran on our CPU: compare xs too */
+	uint8_t xs[4096];		/* the XSAVE image it left (a bigger
+					 * one is compared in its first 4 KiB) */
 };
 
 /* Per thread (struct tracee.emu_flags). */

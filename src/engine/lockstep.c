@@ -13,8 +13,12 @@
 #include <sys/ptrace.h>
 #include <unicorn/unicorn.h>
 
+#include <elf.h>
+#include <sys/uio.h>
+
 #include "emumem.h"
 #include "error.h"
+#include "native.h"
 #include "tracer.h"
 
 /* ---- the lockstep engine ---- */
@@ -107,6 +111,65 @@ static void compare_fp(struct tracer *tr, struct emu *em,
 				  mine.swd, theirs.swd);
 }
 
+/* Component I of the XSAVE image XS (size LEN), zeros when its
+ * XSTATE_BV bit says it is in its initial state. */
+static void component(const uint8_t *xs, size_t len, unsigned i,
+		      uint32_t off, uint32_t size, uint8_t *out)
+{
+	uint64_t bv;
+	memcpy(&bv, xs + 512, 8);
+	memset(out, 0, size);
+	if ((bv & (1ull << i)) && off + size <= len)
+		memcpy(out, xs + off, size);
+}
+
+/* What an instruction run on our CPU left in the vector and mask
+ * registers (the xmm registers, MXCSR, the upper halves, the opmasks,
+ * zmm16..31) against what the real CPU left. */
+static void compare_xstate(struct tracer *tr, struct emu *em,
+			   const struct insn *in, const uint8_t *mine,
+			   const struct user_regs_struct *real)
+{
+	static uint8_t theirs[sizeof(((struct emu_thread *)0)->xs)];
+	struct iovec iov = { theirs, sizeof(theirs) };
+	if (ptrace(PTRACE_GETREGSET, em->t->tid, NT_X86_XSTATE, &iov) < 0)
+		return;
+	size_t len = iov.iov_len;
+	uint32_t a32, b32;
+	memcpy(&a32, mine + 24, 4);
+	memcpy(&b32, theirs + 24, 4);
+	if (a32 != b32) {
+		report_divergence(tr, em, in, real, "mxcsr", a32, b32);
+		return;
+	}
+	static const struct { unsigned i; const char *what; } comps[] = {
+		{ 1, "an xmm register" }, { 2, "an upper ymm half" },
+		{ 5, "an opmask register" }, { 6, "an upper zmm half" },
+		{ 7, "zmm16..31" },
+	};
+	for (unsigned k = 0; k < sizeof(comps) / sizeof(comps[0]); k++) {
+		uint32_t off = 160, size = 256;	/* SSE: xmm0..15 */
+		if (comps[k].i != 1 &&
+		    !native_component(em->nx, comps[k].i, &off, &size))
+			continue;
+		uint8_t x[1024], y[1024];
+		if (size > sizeof(x) || off + size > len)
+			continue;
+		component(mine, len, comps[k].i, off, size, x);
+		component(theirs, len, comps[k].i, off, size, y);
+		for (uint32_t j = 0; j < size; j += 8) {
+			uint64_t p, q;
+			memcpy(&p, x + j, 8);
+			memcpy(&q, y + j, 8);
+			if (p != q) {
+				report_divergence(tr, em, in, real,
+						  comps[k].what, p, q);
+				return;
+			}
+		}
+	}
+}
+
 /* The bytes the instruction wrote, in Unicorn and in the target. */
 static void compare_writes(struct tracer *tr, struct emu *em,
 			   const struct insn *in,
@@ -159,7 +222,15 @@ static void ls_emulate(struct tracer *tr, struct emu *em, struct tracee *t)
 	t->regs = before;
 	t->insn = in;
 	et->armed = true;
-	et->faulted = err != UC_ERR_OK || em->why == WHY_FAULT || em->pending;
+	/* not compared: a fault, or an instruction that went to the CPU
+	 * after all (one for our own CPU whose operand it could not take) */
+	et->faulted = err != UC_ERR_OK || em->why == WHY_FAULT ||
+		      em->why == WHY_FALLBACK || em->pending;
+	et->native = in->native && !in->emulable && !et->faulted;
+	if (et->native)
+		memcpy(et->xs, em->xs, em->xs_len < sizeof(et->xs) ?
+		       em->xs_len : sizeof(et->xs));
+	em->xs_dirty = false;		/* the CPU's own step is the truth */
 	et->after = em->ls_after;
 	if (in->fpu && !et->faulted && emu_fp_from_uc(em, &et->fp) < 0)
 		et->faulted = true;
@@ -185,7 +256,8 @@ static void ls_run(struct tracer *tr, struct tracee *t)
 			  emu_syscall_restarts(&t->regs);
 	t->emu_flags &= ~EF_ISSUED;
 	t->emu->armed = false;
-	if (t->insn->emulable && !t->inject && !in_syscall) {
+	if ((t->insn->emulable || (t->insn->native && em->nx)) &&
+	    !t->inject && !in_syscall) {
 		/* Nothing else runs between the emulation and the step. */
 		emu_hold_others(tr, em, t);
 		ls_emulate(tr, em, t);
@@ -217,9 +289,11 @@ static bool ls_trap(struct tracer *tr, struct tracee *t)
 			if (in->fpu)
 				compare_fp(tr, em, in, &et->fp, &t->regs);
 			compare_writes(tr, em, in, &t->regs);
+			if (et->native)
+				compare_xstate(tr, em, in, et->xs, &t->regs);
 		}
 	}
-	if (et && et->armed && in->fpu)
+	if (et && et->armed && (in->fpu || et->native))
 		em->fp_valid = false;	/* give Unicorn the real state */
 	if (et)
 		et->armed = false;

@@ -142,6 +142,18 @@ size_t native_xsave_size(const struct native *nx)
 	return nx->xsave_size;
 }
 
+bool native_component(const struct native *nx, unsigned i, uint32_t *off,
+		      uint32_t *size)
+{
+	if (i >= 64 || !(nx->rfbm & (1ull << i)))
+		return false;
+	unsigned a, b, c, d;
+	__cpuid_count(0xd, i, a, b, c, d);
+	*off = b;
+	*size = a;
+	return a && b + a <= nx->xsave_size;
+}
+
 /* ---- code emission ---- */
 
 struct emit {

@@ -4,6 +4,7 @@
 #ifndef CT_NATIVE_H
 #define CT_NATIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,10 @@ struct native *native_new(char *why, size_t len);
 void native_free(struct native *nx);
 /* The XSAVE image's size for this host's enabled features. */
 size_t native_xsave_size(const struct native *nx);
+/* Where component I (2 AVX, 5 opmask, 6 ZMM_Hi256, 7 Hi16_ZMM) lies in a
+ * standard-format image: false when this host has not enabled it. */
+bool native_component(const struct native *nx, unsigned i, uint32_t *off,
+		      uint32_t *size);
 
 /* The bytes around a memory operand given to native_run: the two 64-byte
  * blocks from the one its address is in. */
