@@ -38,7 +38,7 @@ void native_classify(struct insn *in, struct native_code *nc, bool plain,
 	in->native = false;
 	if (in->unknown || !in->len || in->len > n || in->emulable ||
 	    in->branch != BR_NONE || !plain || names_rsp ||
-	    !vex_parse(buf, in->len, &v))
+	    !vex_parse(buf, n, &v))
 		return;
 	size_t vstart = v.modrm_off - 1 - v.form;	/* c5: 2, c4: 3, 62: 4 */
 	if (v.map == 1 && v.opcode == 0x77) {
