@@ -292,38 +292,64 @@ static const size_t enc_slots[16] = {
 	SLOT_OF(r15),
 };
 
-/* Unicorn's xmm0..15 and MXCSR to the XSAVE image (WRITE: from it). */
-static int xmm_sync(struct emu *em, bool write)
+/* Unicorn's xmm0..15 and MXCSR into the legacy area of the XSAVE image
+ * XS. */
+static int xmm_from_uc(struct emu *em, uint8_t *xs)
 {
 	int ids[17];
 	void *vals[17];
 	for (unsigned i = 0; i < 16; i++) {
 		ids[i] = UC_X86_REG_XMM0 + (int)i;
-		vals[i] = em->xs + 160 + 16 * i;	/* the legacy area */
+		vals[i] = xs + 160 + 16 * i;
 	}
 	ids[16] = UC_X86_REG_MXCSR;
-	vals[16] = em->xs + 24;
-	uc_err err = write ? uc_reg_write_batch(em->uc, ids, vals, 17)
-			   : uc_reg_read_batch(em->uc, ids, vals, 17);
-	return err == UC_ERR_OK ? 0 : -1;
+	vals[16] = xs + 24;
+	return uc_reg_read_batch(em->uc, ids, vals, 17) == UC_ERR_OK ? 0 : -1;
+}
+
+/* To Unicorn, what of xmm0..15 and MXCSR differs between the images OLD
+ * and NEW (an image whose SSE bit is clear has its xmm registers zero). */
+static int xmm_to_uc(struct emu *em, uint8_t *old, uint8_t *new)
+{
+	uint64_t bv;
+	memcpy(&bv, new + 512, 8);
+	if (!(bv & 2))
+		memset(new + 160, 0, 256);
+	int ids[17];
+	void *vals[17];
+	int n = 0;
+	for (unsigned i = 0; i < 16; i++)
+		if (memcmp(old + 160 + 16 * i, new + 160 + 16 * i, 16)) {
+			ids[n] = UC_X86_REG_XMM0 + (int)i;
+			vals[n++] = new + 160 + 16 * i;
+		}
+	if (memcmp(old + 24, new + 24, 4)) {
+		ids[n] = UC_X86_REG_MXCSR;
+		vals[n++] = new + 24;
+	}
+	return !n || uc_reg_write_batch(em->uc, ids, vals, n) == UC_ERR_OK ?
+	       0 : -1;
 }
 
 /* Run IN (insn.native) on our CPU from the thread's registers R (every
- * one current), its outcome into Unicorn with rip past it.  0, or -1:
- * the real CPU runs it (its operand is not all readable, or writable,
- * or it faulted here). */
+ * one current), its outcome into Unicorn with rip past it: 0.  -1: the
+ * real CPU runs it (its operand is not all readable, or writable, or it
+ * faulted here); nothing changed.  -2: Unicorn refused the outcome. */
 static int native_step(struct emu *em, const struct insn *in,
 		       const struct user_regs_struct *R)
 {
 	const struct native_code *nc = decode_native(in);
 	if (!em->xs_valid) {
+		/* Once per slice: the two images then differ only in what
+		 * the executor loads and saves. */
 		struct iovec iov = { em->xs, em->xs_cap };
 		if (ptrace(PTRACE_GETREGSET, em->t->tid, NT_X86_XSTATE, &iov) < 0)
 			return -1;
 		em->xs_len = iov.iov_len;
+		memcpy(em->xs_spare, em->xs, em->xs_len);
 		em->xs_valid = true;
 	}
-	if (xmm_sync(em, false) < 0)
+	if (xmm_from_uc(em, em->xs) < 0)
 		return -1;
 	uint64_t bv;
 	memcpy(&bv, em->xs + 512, 8);
@@ -345,19 +371,23 @@ static int native_step(struct emu *em, const struct insn *in,
 			return -1;
 		memcpy(orig, mem, sizeof(mem));
 	}
-	memcpy(em->xs_backup, em->xs, em->xs_len);
 	struct native_regs nr;
 	const unsigned long long *rw = (const unsigned long long *)R;
 	for (unsigned i = 0; i < 16; i++)
 		nr.gpr[i] = rw[enc_slots[i] / 8];
 	nr.rflags = R->eflags;
 	nr.xsave = em->xs;
+	nr.xsave_out = em->xs_spare;
 	int sig = native_run(em->nx, in->pc, nc, &nr, mem, (unsigned)(ea & 63));
+	if (sig) {
+		/* Our SIGSEGV handler gave way to the executor's. */
+		emumem_activate(em->mem);
+		return -1;
+	}
 	/* What it wrote: the changed bytes (a store of equal bytes
 	 * changes nothing to write back) */
 	size_t w0 = 0, w1 = 0;
 	if (nc->mem) {
-		w0 = 0;
 		while (w0 < n && mem[w0] == orig[w0])
 			w0++;
 		w1 = n;
@@ -365,31 +395,44 @@ static int native_step(struct emu *em, const struct insn *in,
 			w1--;
 	}
 	bool wrote = w1 > w0;
-	if (sig) {
-		/* Our SIGSEGV handler gave way to the executor's. */
-		emumem_activate(em->mem);
-	}
-	if (sig || (wrote && !emumem_access_ok(em->mem, blk + w0, w1 - w0,
-					       true))) {
-		memcpy(em->xs, em->xs_backup, em->xs_len);
+	if (wrote && !emumem_access_ok(em->mem, blk + w0, w1 - w0, true))
 		return -1;
-	}
-	struct user_regs_struct A = *R;
-	unsigned long long *aw = (unsigned long long *)&A;
-	for (unsigned i = 0; i < 16; i++)
-		if (i != 4)
-			aw[enc_slots[i] / 8] = nr.gpr[i];
-	A.eflags = nr.rflags;
-	A.rip = in->pc + in->len;	/* Unicorn goes on there */
+	/* The outcome: what changed, and rip past it. */
+	int ids[EMU_N_GPR];
 	void *vals[EMU_N_GPR];
-	for (unsigned i = 0; i < EMU_N_GPR; i++)
-		vals[i] = emu_reg_slot(&A, i);
-	/* rip, rflags and the general registers: not the segment bases */
-	if (uc_reg_write_batch(em->uc, (int *)gpr_ids, vals, EMU_N_GPR - 2) !=
-	    UC_ERR_OK || xmm_sync(em, true) < 0 ||
+	unsigned long long out[EMU_N_GPR];
+	int k = 0;
+	for (unsigned i = 0; i < EMU_N_GPR - 2; i++) {
+		size_t slot = gpr_slots[i];
+		unsigned long long v = rw[slot / 8];
+		if (slot == SLOT_OF(rip)) {
+			v = in->pc + in->len;	/* Unicorn goes on there */
+		} else if (slot == SLOT_OF(eflags)) {
+			if (nr.rflags == R->eflags)
+				continue;
+			v = nr.rflags;
+		} else if (slot != SLOT_OF(rsp)) {
+			for (unsigned g = 0; g < 16; g++)
+				if (enc_slots[g] == slot)
+					v = nr.gpr[g];
+			if (v == rw[slot / 8])
+				continue;
+		} else {
+			continue;
+		}
+		out[k] = v;
+		ids[k] = gpr_ids[i];
+		vals[k] = &out[k];
+		k++;
+	}
+	uint8_t *old = em->xs;
+	em->xs = em->xs_spare;		/* the new image is the truth */
+	em->xs_spare = old;
+	if (uc_reg_write_batch(em->uc, ids, vals, k) != UC_ERR_OK ||
+	    xmm_to_uc(em, old, em->xs) < 0 ||
 	    (wrote && uc_mem_write(em->uc, blk + w0, mem + w0, w1 - w0) !=
 	     UC_ERR_OK))
-		return -1;	/* not expected: the slice ends in error */
+		return -2;
 	em->xs_dirty = true;
 	em->natives++;
 	return 0;
@@ -421,9 +464,14 @@ static void hook_next(struct emu *em, uint64_t address,
 				stop(em, WHY_ERROR);
 				return;
 			}
-			if (native_step(em, in, R) == 0) {
+			int rc = native_step(em, in, R);
+			if (rc == 0) {
 				em->fp_dirty = true;
 				em->pending = true;
+				return;
+			}
+			if (rc == -2) {
+				stop(em, WHY_ERROR);
 				return;
 			}
 		}
@@ -627,10 +675,11 @@ struct emu *emu_get(struct tracer *tr)
 	if (em->nx) {
 		em->xs_cap = native_xsave_size(em->nx);
 		em->xs = aligned_alloc(64, em->xs_cap);
-		em->xs_backup = xcalloc(1, em->xs_cap);
-		if (!em->xs)
+		em->xs_spare = aligned_alloc(64, em->xs_cap);
+		if (!em->xs || !em->xs_spare)
 			error_msg_and_die("out of memory");
 		memset(em->xs, 0, em->xs_cap);
+		memset(em->xs_spare, 0, em->xs_cap);
 	}
 	em->fp_stale = em->maps_stale = em->mem_stale = true;
 	if (tr->eng.cs)
@@ -649,7 +698,7 @@ void emu_free(struct tracer *tr)
 	free(em->fb);
 	native_free(em->nx);
 	free(em->xs);
-	free(em->xs_backup);
+	free(em->xs_spare);
 	free(em);
 	tr->emu = NULL;
 }

@@ -90,8 +90,10 @@ struct emu {
 	/* VEX/EVEX/BMI instructions run on our CPU (native.c); NULL when
 	 * the host cannot (or CACHETRACE_HOST=native=no), and in lockstep. */
 	struct native *nx;
-	uint8_t *xs, *xs_backup;	/* the thread's XSAVE image: its
+	uint8_t *xs;			/* the thread's XSAVE image: its
 					 * upper vector and mask state */
+	uint8_t *xs_spare;		/* where the executor saves: the
+					 * two change places */
 	size_t xs_cap, xs_len;
 	bool xs_valid;			/* read from the thread since its
 					 * last real step */

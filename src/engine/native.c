@@ -45,8 +45,11 @@
 
 #define OFF_RFLAGS (16 * 8)
 #define OFF_XSAVE (17 * 8)
+#define OFF_XSAVE_OUT (18 * 8)
 _Static_assert(offsetof(struct native_regs, rflags) == OFF_RFLAGS, "rflags");
 _Static_assert(offsetof(struct native_regs, xsave) == OFF_XSAVE, "xsave");
+_Static_assert(offsetof(struct native_regs, xsave_out) == OFF_XSAVE_OUT,
+	       "xsave_out");
 
 struct tramp {
 	uint64_t pc;
@@ -234,7 +237,7 @@ static void build(struct native *nx, struct tramp *t)
 	i32(&e, 7 * 8);
 	bn(&e, "\x8f\x87", 2);			/* pop [rdi+rflags] */
 	i32(&e, OFF_RFLAGS);
-	mov_rdi(&e, 1, OFF_XSAVE, true);	/* rcx = r->xsave */
+	mov_rdi(&e, 1, OFF_XSAVE_OUT, true);	/* rcx = r->xsave_out */
 	rfbm_to_edx_eax(&e, nx->rfbm);
 	bn(&e, "\x48\x0f\xae\x21", 4);		/* xsave64 [rcx] */
 	bn(&e, "\x0f\xae\x15", 3);		/* ldmxcsr [rip+S_MXCSR] */
@@ -333,8 +336,15 @@ int native_run(struct native *nx, uint64_t pc, const struct native_code *nc,
 	}
 	uint64_t flags_in = r->rflags;
 	r->rflags &= 0x8d5;	/* CF PF AF ZF SF OF: never DF, TF, AC */
-	int sig = sigsetjmp(fault_jmp, 1);
+	/* No signal mask to restore: both our handler and the mirror's
+	 * run with SA_NODEFER and an empty sa_mask, so a fault leaves the
+	 * mask as it is (and saving it would cost a system call). */
+	int sig = sigsetjmp(fault_jmp, 0);
 	if (sig) {
+		/* Our MXCSR back (the thread's may unmask exceptions). */
+		uint32_t mxcsr;
+		memcpy(&mxcsr, t->code + S_MXCSR, 4);
+		__builtin_ia32_ldmxcsr(mxcsr);
 		r->rflags = flags_in;
 		return sig;
 	}

@@ -19,7 +19,9 @@ struct native_regs {
 				 * what the CPU left */
 	uint8_t *xsave;		/* a standard-format XSAVE image, 64-byte
 				 * aligned: its SSE, AVX, opmask and AVX-512
-				 * components are loaded and saved */
+				 * components are loaded */
+	uint8_t *xsave_out;	/* ... and saved into this one (the rest of
+				 * it is left as it was) */
 };
 
 struct native;
