@@ -356,3 +356,57 @@ int native_run(struct native *nx, uint64_t pc, const struct native_code *nc,
 		memcpy(mem, t->code + DATA, NATIVE_MEM);
 	return 0;
 }
+
+int native_selftest(char *why, size_t len)
+{
+	struct native *nx = native_new(why, len);
+	if (!nx)
+		return 1;
+	unsigned a, b, c, d;
+	__cpuid(1, a, b, c, d);
+	if (!(c & bit_AVX) || !(nx->rfbm & 4)) {
+		snprintf(why, len, "this CPU has no AVX: there is no VEX code "
+			 "for it to run");
+		native_free(nx);
+		return 1;
+	}
+	/* vpaddd xmm0, xmm0, [rip + disp32]: {1, 2, 3, 4} + {10, 20, 30,
+	 * 40} */
+	struct native_code nc = {
+		.len = 8, .disp_off = 4, .mem = true, .kind = ACC_READ,
+		.size = 16, .bytes = { 0xc5, 0xf9, 0xfe, 0x05 },
+	};
+	uint8_t *in = aligned_alloc(64, nx->xsave_size);
+	uint8_t *out = aligned_alloc(64, nx->xsave_size);
+	int rc = -1;
+	if (in && out) {
+		memset(in, 0, nx->xsave_size);
+		memset(out, 0, nx->xsave_size);
+		uint32_t x[4] = { 1, 2, 3, 4 }, m[NATIVE_MEM / 4] = { 10, 20,
+								     30, 40 };
+		uint32_t mxcsr = 0x1f80, got[4] = { 0 };
+		memcpy(in + 24, &mxcsr, 4);
+		memcpy(in + 160, x, sizeof(x));
+		uint64_t bv = 2;
+		memcpy(in + 512, &bv, 8);
+		struct native_regs r = { .xsave = in, .xsave_out = out };
+		int sig = native_run(nx, 0, &nc, &r, (uint8_t *)m, 0);
+		memcpy(&bv, out + 512, 8);
+		if ((bv & 2))
+			memcpy(got, out + 160, sizeof(got));
+		if (sig)
+			snprintf(why, len, "its self-test raised signal %d", sig);
+		else if (got[0] != 11 || got[1] != 22 || got[2] != 33 ||
+			 got[3] != 44)
+			snprintf(why, len, "its self-test (vpaddd) gave %u %u %u "
+				 "%u, not 11 22 33 44", got[0], got[1], got[2],
+				 got[3]);
+		else
+			rc = 0;
+	}
+	free(in);
+	free(out);
+	native_free(nx);
+	return rc;
+}
+

@@ -49,4 +49,9 @@ bool native_component(const struct native *nx, unsigned i, uint32_t *off,
 int native_run(struct native *nx, uint64_t pc, const struct native_code *nc,
 	       struct native_regs *r, uint8_t *mem, unsigned off);
 
+/* cachetrace --check: can this host run a VEX instruction for a thread
+ * (vpaddd from a register image and a memory copy)?  0: yes; 1: no need
+ * or no way (WHY says which); -1: it ran wrong (WHY says how). */
+int native_selftest(char *why, size_t len);
+
 #endif

@@ -3,6 +3,7 @@
  *
  * Exit status 0 when tracing works here (with the fallbacks named), 1 when
  * it cannot (ptrace refused).  README's troubleshooting starts here. */
+#include "native.h"
 #include "tracer.h"
 
 #include <errno.h>
@@ -182,6 +183,19 @@ int check_host(struct tracer *tr)
 		line("emulator:", "%s runs the self-test program", buf);
 	else
 		line("emulator:", "fails its self-test (%s): use --engine=step",
+		     buf);
+	int nrc = host_forced("native", "no") ? 2 :
+		  native_selftest(buf, sizeof(buf));
+	if (nrc == 0)
+		line("vector code:", "VEX, EVEX and BMI instructions run on "
+		     "cachetrace's own CPU with the thread's registers (a "
+		     "self-test passes)");
+	else if (nrc == 2)
+		line("vector code:", "(forced) each VEX, EVEX and BMI "
+		     "instruction is a real step of the thread");
+	else
+		line("vector code:", "%s%s: each VEX, EVEX and BMI instruction "
+		     "is a real step of the thread", nrc < 0 ? "wrong: " : "",
 		     buf);
 	check_pinning();
 	if (hc->ptrace_err) {

@@ -24,7 +24,8 @@ G="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
 rc=$?
 [ $rc = 0 ] && pass "--check: exit 0" || fail "--check: exit $rc"
 for what in "ptrace:" "process_vm_readv:" "hardware breakpoints:" \
-	    "single steps:" "cache geometry:" "emulator:" "CPU pinning:"; do
+	    "single steps:" "cache geometry:" "emulator:" "vector code:" \
+	    "CPU pinning:"; do
 	grep -q "^$what " check.out && pass "--check: $(grep "^$what" check.out)" ||
 		fail "--check: no '$what' line"
 done
@@ -42,6 +43,14 @@ forced hwbp=no '^hardware breakpoints: *do not fire (forced)'
 forced hwbp=yes '^hardware breakpoints: *fire (forced): --start uses the debug'
 forced cpuid-step=late '^single steps: *cpuid one instruction late (forced)'
 forced cpuid-step=precise '^single steps: *.*cpuid precise\|^single steps: *precise over cpuid'
+forced native=no '^vector code: *(forced) each VEX, EVEX and BMI instruction is a real step'
+# The natural answer: the self-test (vpaddd) runs where the CPU has AVX.
+if grep -qw avx /proc/cpuinfo; then
+	grep -q '^vector code: *VEX, EVEX and BMI instructions run on cachetrace.s own CPU' check.out
+else
+	grep -q '^vector code: *this CPU has no AVX' check.out
+fi && pass "--check: the vector code line for this CPU" ||
+	fail "--check: $(grep '^vector code:' check.out)"
 
 # Bad input: one line, exit 2.
 for bad in hwbp=maybe nosuch=1 hwbp; do
