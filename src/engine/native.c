@@ -72,6 +72,9 @@ struct native {
 
 static sigjmp_buf fault_jmp;
 static volatile sig_atomic_t running;
+static const int fault_sigs[] = { SIGSEGV, SIGFPE, SIGILL, SIGBUS };
+static struct sigaction old_act[4];	/* what was there before ours */
+static bool installed;
 
 static void on_fault(int sig, siginfo_t *si, void *uctx)
 {
@@ -80,8 +83,11 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 		running = 0;
 		siglongjmp(fault_jmp, sig);
 	}
-	/* Not ours: fault again with the default action. */
-	signal(sig, SIG_DFL);
+	/* Not ours: fault again under the action we replaced (the
+	 * default, or a sanitizer's report). */
+	for (unsigned i = 0; i < 4; i++)
+		if (fault_sigs[i] == sig)
+			sigaction(sig, &old_act[i], NULL);
 }
 
 static uint64_t xgetbv0(void)
@@ -110,14 +116,16 @@ struct native *native_new(char *why, size_t len)
 	nx->rfbm = rfbm;
 	nx->avx = rfbm & 4;
 	nx->xsave_size = b > 4096 ? b : 4096;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_fault;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	int sigs[] = { SIGSEGV, SIGFPE, SIGILL, SIGBUS };
-	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+	if (!installed) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_fault;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		for (unsigned i = 0; i < 4; i++)
+			sigaction(fault_sigs[i], &sa, &old_act[i]);
+		installed = true;
+	}
 	/* The first chunk now: no writable and executable memory is a
 	 * host's answer, not an error later. */
 	nx->chunk = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE | PROT_EXEC,
