@@ -13,7 +13,7 @@
  * its address names.  The executor keeps its own stack: nothing that
  * names rsp.  Not here: gathers and scatters (VSIB), masked moves
  * of the vmaskmov family, branches, anything our tables do not know, XOP
- * and AMX. */
+ * and AMX.  One legacy instruction too: xtest. */
 #include "decode_private.h"
 
 #include <string.h>
@@ -36,6 +36,18 @@ void native_classify(struct insn *in, struct native_code *nc, bool plain,
 	struct vex_info v;
 
 	in->native = false;
+	if (in->id == X86_INS_XTEST && !mem && in->len <= sizeof(nc->bytes)) {
+		/* Denied to Unicorn (transactional memory), but outside a
+		 * transaction, which a stepped or emulated thread always is
+		 * (a trap aborts one), it only sets ZF: our CPU says the
+		 * same.  glibc's AVX2 string functions run it before each
+		 * vzeroupper. */
+		memcpy(nc->bytes, buf, in->len);
+		nc->len = in->len;
+		nc->mem = false;
+		in->native = true;
+		return;
+	}
 	if (in->unknown || !in->len || in->len > n || in->emulable ||
 	    in->branch != BR_NONE || !plain || names_rsp ||
 	    !vex_parse(buf, n, &v))

@@ -13,6 +13,8 @@
 #   sw        --start with --breakpoints=sw and --max-instructions
 #   lockstep  --engine=lockstep over the region: 0 divergences
 #   lockstep-cap  the same over the region's first 150,000 instructions
+#   lockstep-avx2  lockstep with glibc told to leave AVX-512 alone (its
+#             AVX2 string functions, as on an AVX2-only host)
 #   lockstep-threads  --threads=all with every thread emulated: 0
 #             divergences, the output and status as natively
 #   lockstep-selftest  lockstep must fail where the emulator is wrong: with
@@ -145,6 +147,19 @@ for r in $RUNS; do
 			fail "lockstep: $(grep -o 'Lockstep: .*' lockstep.lockstep.err)"
 			grep 'lockstep: divergence' lockstep.lockstep.err | head -n 3
 		fi
+		;;
+	lockstep-avx2)
+		# glibc's AVX2 string functions (xtest, vpcmpeqb, vpmovmskb,
+		# tzcnt...) where it would pick the EVEX ones: what an
+		# AVX2-only host runs, on our own CPU and compared.
+		GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD \
+			run lockstep avx2 --start=$start
+		target avx2 lockstep
+		grep -q 'Lockstep: [1-9][0-9]* instructions compared, 0 divergences' \
+			avx2.lockstep.err &&
+			pass "avx2: $(grep -o 'Lockstep: .*' avx2.lockstep.err)" ||
+			{ fail "avx2: $(grep -o 'Lockstep: .*' avx2.lockstep.err)"
+			  grep 'lockstep: divergence' avx2.lockstep.err | head -n 3; }
 		;;
 	lockstep-threads)
 		# Every thread emulated in one window (--threads=all runs on
