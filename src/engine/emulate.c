@@ -446,7 +446,8 @@ static void hook_next(struct emu *em, uint64_t address,
 {
 	struct engine *e = &em->tr->eng;
 	struct tracee *t = em->t;
-	if ((++em->budget_tick & 1023) == 0 && slice_over(em)) {
+	if (((++em->budget_tick & 1023) == 0 && slice_over(em)) ||
+	    (em->turns && !em->turn_left--)) {
 		stop(em, WHY_BUDGET);
 		return;
 	}
@@ -856,6 +857,8 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	em->pending = false;
 	em->deadline = now_seconds() + SLICE_SECONDS;
 	em->alone = tr->tracees == t && !t->next;
+	em->turns = !em->alone && tr->opt.threads_all;
+	em->turn_left = EMU_TURN;
 	/* Call stacks read every register of every step (unwinding). */
 	em->lazy = !tr->eng.cs;
 	if (em->lazy) {

@@ -15,6 +15,10 @@ struct tracer;
 struct tracee;
 
 #define SLICE_SECONDS 0.010
+/* With several threads in the window (--threads=all), a thread's turn:
+ * after this many instructions the next one runs (a sync point each), so
+ * that their accesses interleave finely, as coherence models need. */
+#define EMU_TURN 64
 #define STUB_ADDR 0x1000ull		/* below vm.mmap_min_addr */
 #define STUB_DATA 0x200u		/* the fxsave image in the stub page */
 #define NEVER 1ull			/* uc_emu_start's until: never reached */
@@ -70,6 +74,8 @@ struct emu {
 	double deadline;
 	uint32_t budget_tick;
 	bool alone;			/* the target has no other thread */
+	bool turns;			/* other threads share the window */
+	uint32_t turn_left;		/* instructions of this turn */
 	bool lazy;			/* the hook reads only the registers
 					 * accounting needs (insn.regs_in) */
 	const struct user_regs_struct *unwinding; /* the regs being accounted */

@@ -281,18 +281,6 @@ int main(int argc, char **argv)
 			  "'%s'", eng);
 		return 2;
 	}
-	/* CACHETRACE_EMULATE_THREADS: the test suite's lockstep of every
-	 * thread emulated (tests/emulate, lockstep-threads). */
-	if (tr->opt.threads_all && strcmp(eng, "step") &&
-	    !getenv("CACHETRACE_EMULATE_THREADS")) {
-		/* Several threads in one window: emulated, each runs a whole
-		 * slice before the next, so the coherence models see none of
-		 * the fine interleaving stepping gives them (README,
-		 * "Engines"). */
-		if (tr->opt.engine && !tr->opt.quiet)
-			error_msg("note: --threads=all runs on the step engine");
-		eng = "step";
-	}
 	if (strcmp(eng, "step") && !hostcaps_vm_rw()) {
 		/* The emulator mirrors the target's memory with these. */
 		if (tr->opt.engine) {

@@ -162,13 +162,12 @@ for r in $RUNS; do
 			  grep 'lockstep: divergence' avx2.lockstep.err | head -n 3; }
 		;;
 	lockstep-threads)
-		# Every thread emulated in one window (--threads=all runs on
-		# the step engine by default: CACHETRACE_EMULATE_THREADS lifts
-		# that), each checked against the CPU: a thread held inside a
+		# Every thread emulated in one window (--threads=all, turns of
+		# 64 instructions), each checked against the CPU: a thread held inside a
 		# futex wait must finish it on the CPU, never run on from the
 		# kernel's restart code (glibc aborted: "The futex facility
 		# returned an unexpected error code").
-		CACHETRACE_EMULATE_THREADS=1 run lockstep threads \
+		run lockstep threads \
 			--threads=all --start=$start
 		target threads lockstep
 		grep -q 'Lockstep: [1-9][0-9]* instructions compared, 0 divergences' \

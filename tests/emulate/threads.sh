@@ -1,0 +1,45 @@
+#!/bin/sh
+# --threads=all under the emulate engine (turns of 64 instructions, a sync
+# point between) against the step engine, on tests/cachemodel/falseshare.c
+# "padded": two threads each run 3000 locked increments of their own
+# counter.  Their own lines (falseshare.c) must have the same Ir, Dr and Dw
+# under both engines (nothing there depends on how the threads
+# interleave), the emulate profile must say "Engine: emulate", and the
+# program's output must be its native one.  Not compared: libc's and
+# main's lines (a join that finds its thread done or not runs other code)
+# and misses (a cache both threads share sees their interleaving).
+#   threads.sh CACHETRACE SRCDIR SCRATCH
+set -u
+CT=$(realpath "$1"); SRCDIR=$(realpath "$2"); SCRATCH=$3
+W=$SCRATCH/threads
+rm -rf "$W" && mkdir -p "$W" && W=$(realpath "$W") && cd "$W" || exit 1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+${CC:-cc} -O2 -g -fno-pie -no-pie -pthread -o falseshare \
+	"$SRCDIR/tests/cachemodel/falseshare.c" || { echo "cannot build"; exit 1; }
+./falseshare padded >native.out || fail "native run"
+for e in step emulate; do
+	"$CT" --engine=$e --threads=all --start=work --branch-sim=no \
+		-o $e.cg -- ./falseshare padded >$e.out 2>$e.err ||
+		fail "$e: exit $?: $(tail -n 3 $e.err)"
+	cmp -s native.out $e.out && pass "$e: output as natively" ||
+		fail "$e: output $(cat $e.out), natively $(cat native.out)"
+	awk -v keep="Ir Dr Dw" -f "$SRCDIR/tests/cachemodel/cg-lines.awk" $e.cg |
+		grep '^[^|]*falseshare\.c|' | sort >$e.lines
+done
+grep -q '^desc: Engine: *emulate' emulate.cg && pass "emulate: desc: Engine: emulate" ||
+	fail "emulate: $(grep '^desc: Engine' emulate.cg)"
+grep -q 'Engine: emulate: [1-9][0-9]* instructions emulated' emulate.err &&
+	pass "emulate: $(grep -o 'Engine: emulate: [0-9]* instructions emulated' emulate.err)" ||
+	fail "emulate: $(grep -o 'Engine: .*' emulate.err)"
+# worker_a's and worker_b's loops: 3000 locked adds each
+n=$(grep -c '/\* LOOP-[AB] \*/' "$SRCDIR/tests/cachemodel/falseshare.c")
+[ "$n" = 2 ] || fail "falseshare.c: LOOP-A/LOOP-B markers"
+if [ -s step.lines ] && cmp -s step.lines emulate.lines; then
+	pass "falseshare.c's lines: the same Ir, Dr, Dw ($(wc -l <step.lines) counts)"
+else
+	fail "falseshare.c's lines differ:"; diff step.lines emulate.lines | head -n 10
+fi
+[ "$fails" -eq 0 ] && echo "threads: all passed" && exit 0
+exit 1
