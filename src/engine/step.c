@@ -42,6 +42,7 @@ static int step_begin_window(struct tracer *tr, struct tracee *t)
 	/* Stopped inside a system call (an exec, a thread interrupted while
 	 * blocked): orig_rax is its number until a real step finishes it. */
 	t->in_syscall = (long long)t->regs.orig_rax >= 0;
+	t->syscall_at_start = (long long)t->regs.orig_rax;
 	tracee_pin(tr, t);
 	return 0;
 }

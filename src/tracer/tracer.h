@@ -66,6 +66,7 @@ struct tracee {
 	struct emu_thread *emu;		/* lockstep's, per thread (emulate.c) */
 	bool in_syscall;		/* its window began inside a system call
 					 * that no real step has finished yet */
+	long long syscall_at_start;	/* that call's number */
 	int deferred_status;		/* a wait status taken while stopping
 					 * the others for an int3 step-over */
 	bool has_deferred;

@@ -12,6 +12,7 @@
  * detached. */
 #include "tracer.h"
 
+#include <sys/syscall.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -383,11 +384,52 @@ void window_leave(struct tracer *tr, struct tracee *t, bool run_on)
 
 /* End the window that thread LEAD leads: its stop event, or a reason it
  * ended early.  A stopped LEAD is left stopped for the caller. */
+/* The common system calls a thread waits in, by number. */
+static const char *syscall_name(long long nr)
+{
+	switch (nr) {
+	case SYS_read: return "read";
+	case SYS_write: return "write";
+	case SYS_poll: return "poll";
+	case SYS_select: return "select";
+	case SYS_pause: return "pause";
+	case SYS_nanosleep: return "nanosleep";
+	case SYS_connect: return "connect";
+	case SYS_accept: return "accept";
+	case SYS_recvfrom: return "recvfrom";
+	case SYS_recvmsg: return "recvmsg";
+	case SYS_wait4: return "wait4";
+	case SYS_rt_sigtimedwait: return "rt_sigtimedwait";
+	case SYS_rt_sigsuspend: return "rt_sigsuspend";
+	case SYS_futex: return "futex";
+	case SYS_clock_nanosleep: return "clock_nanosleep";
+	case SYS_epoll_wait: return "epoll_wait";
+	case SYS_waitid: return "waitid";
+	case SYS_pselect6: return "pselect6";
+	case SYS_ppoll: return "ppoll";
+	case SYS_epoll_pwait: return "epoll_pwait";
+	case SYS_accept4: return "accept4";
+	case SYS_restart_syscall: return "restart_syscall: a sleep or wait "
+					 "resumed after an interruption";
+	default: return NULL;
+	}
+}
+
 void window_end(struct tracer *tr, struct tracee *lead, const char *reason)
 {
 	struct engine *e = &tr->eng;
 	if (!tracee_leads(lead))
 		return;
+	if (lead->in_syscall && !lead->win.steps && !tr->opt.quiet) {
+		/* No progress: say why rather than show an empty window. */
+		const char *name = syscall_name(lead->syscall_at_start);
+		char nr[32];
+		snprintf(nr, sizeof(nr), "%lld", lead->syscall_at_start);
+		error_msg("note: thread %d ran no instruction in window %u: it "
+			  "spent the window in the system call it was waiting "
+			  "in when the window began (%s)", lead->tid, e->windows,
+			  name ? name : nr);
+	}
 	lead->flags &= ~TF_LEAD;
 	tr->n_active--;
 	tr->windows_done++;
