@@ -18,15 +18,13 @@
 
 #include <string.h>
 
-static bool is_legacy_prefix(uint8_t b)
+/* IN runs as it is: no memory operand to move. */
+static void as_is(struct insn *in, struct native_code *nc, const uint8_t *buf)
 {
-	switch (b) {
-	case 0x66: case 0x67: case 0xf2: case 0xf3: case 0xf0:
-	case 0x2e: case 0x3e: case 0x26: case 0x36: case 0x64: case 0x65:
-		return true;
-	default:
-		return false;
-	}
+	memcpy(nc->bytes, buf, in->len);
+	nc->len = in->len;
+	nc->mem = false;
+	in->native = true;
 }
 
 void native_classify(struct insn *in, struct native_code *nc, bool plain,
@@ -42,10 +40,7 @@ void native_classify(struct insn *in, struct native_code *nc, bool plain,
 		 * (a trap aborts one), it only sets ZF: our CPU says the
 		 * same.  glibc's AVX2 string functions run it before each
 		 * vzeroupper. */
-		memcpy(nc->bytes, buf, in->len);
-		nc->len = in->len;
-		nc->mem = false;
-		in->native = true;
+		as_is(in, nc, buf);
 		return;
 	}
 	if (in->unknown || !in->len || in->len > n || in->emulable ||
@@ -57,10 +52,7 @@ void native_classify(struct insn *in, struct native_code *nc, bool plain,
 		/* vzeroupper, vzeroall: no ModRM */
 		if (v.modrm_off != in->len)
 			return;
-		memcpy(nc->bytes, buf, in->len);
-		nc->len = in->len;
-		nc->mem = false;
-		in->native = true;
+		as_is(in, nc, buf);
 		return;
 	}
 	if (v.modrm_off >= in->len)
@@ -77,10 +69,7 @@ void native_classify(struct insn *in, struct native_code *nc, bool plain,
 	if (mod == 3) {
 		if (mem)
 			return;
-		memcpy(nc->bytes, buf, in->len);
-		nc->len = in->len;
-		nc->mem = false;
-		in->native = true;
+		as_is(in, nc, buf);
 		return;
 	}
 	if (!mem || !size || size > 64 || kind == ACC_PREFETCH)
