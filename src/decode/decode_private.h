@@ -86,8 +86,6 @@ struct vex_info {
 /* Parse legacy prefixes and a VEX/EVEX prefix at BUF.  Returns false when
  * the bytes do not hold one (form 0) or are too short. */
 bool vex_parse(const uint8_t *buf, size_t n, struct vex_info *v);
-/* A legacy prefix byte (operand/address size, rep, lock, segment). */
-bool is_legacy_prefix(uint8_t b);
 
 /* General registers in the order of the encoding (0 rax .. 15 r15) as
  * slots of struct user_regs_struct viewed as an array of 64-bit words. */

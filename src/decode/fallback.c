@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-bool is_legacy_prefix(uint8_t b)
+static bool is_legacy_prefix(uint8_t b)
 {
 	switch (b) {
 	case 0x66: case 0x67: case 0xf2: case 0xf3: case 0xf0:

@@ -91,13 +91,11 @@ void native_classify(struct insn *in, struct native_code *nc, bool plain,
 		p += 4;
 	if (p > in->len)
 		return;
+	/* Before VEX/EVEX only legacy prefixes (vex_parse skipped them) */
 	size_t o = 0;
-	for (size_t i = 0; i < vstart; i++) {
-		if (!is_legacy_prefix(buf[i]))
-			return;		/* REX before VEX: not ours */
+	for (size_t i = 0; i < vstart; i++)
 		if (buf[i] != 0x64 && buf[i] != 0x65 && buf[i] != 0x67)
 			nc->bytes[o++] = buf[i];
-	}
 	memcpy(nc->bytes + o, buf + vstart, v.modrm_off - vstart);
 	if (v.form == 3 || v.form == 4)
 		nc->bytes[o + 1] |= 0x60;	/* ~X, ~B: no extension */

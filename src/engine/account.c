@@ -152,7 +152,7 @@ static void engine_commit(struct engine *e, const struct insn *in)
 {
 	if (!e->cs)
 		return;
-	uint64_t *row = flat_row(e, in->pc);
+	uint64_t *row = insn_row(e, in);
 	uint64_t *crow = callstack_row(e->cs, in->pc);
 	for (unsigned i = 0; i < e->n_events; i++) {
 		row[i] += e->scratch[i];

@@ -156,17 +156,15 @@ static uint32_t after_mask(const struct insn *p)
 	return m;
 }
 
-/* The hook at P's pc again with NOW: QEMU restarted P (a page mapped on
- * its first touch) rather than ran it twice?  Only a rep string or a
- * loop comes back to its own pc by running, and those change rcx; a call
- * to itself changes rsp. */
-static bool restarted(struct emu *em, const struct insn *p,
-		      const struct user_regs_struct *now,
+/* Reading lazily, the hook at the pending instruction's pc again with
+ * NOW, its after-state as AFTER_MASK (M) read: QEMU restarted it (a page
+ * mapped on its first touch) rather than ran it twice?  Only a rep string
+ * or a loop comes back to its own pc by running, and those change rcx; a
+ * call to itself changes rsp.  (Reading every register, the whole set is
+ * compared instead.) */
+static bool restarted(uint32_t m, const struct user_regs_struct *now,
 		      const struct user_regs_struct *before)
 {
-	if (!em->lazy)
-		return !memcmp(now, before, sizeof(*now));
-	uint32_t m = after_mask(p);
 	return (!(m & RSLOT(rcx)) || now->rcx == before->rcx) &&
 	       (!(m & RSLOT(rsp)) || now->rsp == before->rsp);
 }
@@ -397,34 +395,23 @@ static int native_step(struct emu *em, const struct insn *in,
 	bool wrote = w1 > w0;
 	if (wrote && !emumem_access_ok(em->mem, blk + w0, w1 - w0, true))
 		return -1;
-	/* The outcome: what changed, and rip past it. */
-	int ids[EMU_N_GPR];
-	void *vals[EMU_N_GPR];
-	unsigned long long out[EMU_N_GPR];
+	/* The outcome: the general registers and flags that changed (never
+	 * rsp: the executor keeps its own), and rip past it. */
+	int ids[18];
+	void *vals[18];
+	unsigned long long rip = in->pc + in->len;	/* Unicorn goes on */
 	int k = 0;
-	for (unsigned i = 0; i < EMU_N_GPR - 2; i++) {
-		size_t slot = gpr_slots[i];
-		unsigned long long v = rw[slot / 8];
-		if (slot == SLOT_OF(rip)) {
-			v = in->pc + in->len;	/* Unicorn goes on there */
-		} else if (slot == SLOT_OF(eflags)) {
-			if (nr.rflags == R->eflags)
-				continue;
-			v = nr.rflags;
-		} else if (slot != SLOT_OF(rsp)) {
-			for (unsigned g = 0; g < 16; g++)
-				if (enc_slots[g] == slot)
-					v = nr.gpr[g];
-			if (v == rw[slot / 8])
-				continue;
-		} else {
-			continue;
+	for (unsigned g = 0; g < 16; g++)
+		if (g != 4 && nr.gpr[g] != rw[enc_slots[g] / 8]) {
+			ids[k] = uc_id_of_slot[enc_slots[g] / 8];
+			vals[k++] = &nr.gpr[g];
 		}
-		out[k] = v;
-		ids[k] = gpr_ids[i];
-		vals[k] = &out[k];
-		k++;
+	if (nr.rflags != R->eflags) {
+		ids[k] = UC_X86_REG_RFLAGS;
+		vals[k++] = &nr.rflags;
 	}
+	ids[k] = UC_X86_REG_RIP;
+	vals[k++] = &rip;
 	uint8_t *old = em->xs;
 	em->xs = em->xs_spare;		/* the new image is the truth */
 	em->xs_spare = old;
@@ -509,9 +496,7 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 			stop(em, WHY_ERROR);
 			return;
 		}
-		if (address == p->pc &&
-		    (!(m & RSLOT(rcx)) || nxt->rcx == cur->rcx) &&
-		    (!(m & RSLOT(rsp)) || nxt->rsp == cur->rsp)) {
+		if (address == p->pc && restarted(m, nxt, cur)) {
 			/* QEMU restarted it (see on_code) */
 			if ((++em->budget_tick & 1023) == 0 && slice_over(em))
 				stop(em, WHY_BUDGET);
@@ -552,15 +537,13 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 	struct tracee *t = em->t;
 	struct user_regs_struct now = t->regs;
 	now.rip = address;
-	if (em->lazy ? em->pending && regs_read_mask(em, &now,
-						      after_mask(t->insn)) < 0
-		     : regs_read(em, &now) < 0) {
+	if (regs_read(em, &now) < 0) {
 		stop(em, WHY_ERROR);
 		return;
 	}
 	bool finished_rep = false;
 	if (em->pending && address == t->insn->pc &&
-	    restarted(em, t->insn, &now, &t->regs)) {
+	    !memcmp(&now, &t->regs, sizeof(now))) {
 		/* The hooked instruction again, nothing changed: QEMU
 		 * restarted it (a page mapped on its first touch), it did
 		 * not execute twice.  (Or it jumps to itself forever: an
