@@ -44,25 +44,32 @@ struct insn {
 	uint8_t rep;		/* 0, or the rep kind of a string instruction:
 				 * REP_PLAIN (movs/stos/lods/ins/outs),
 				 * REP_E / REP_NE (cmps/scas) */
-	bool needs_xstate;	/* gather/scatter: vector registers needed */
-	bool unknown;		/* not in our semantics table: Ir only */
-	bool emulable;		/* on the emulation allow-list (allow.c) */
-	bool native;		/* not emulable, but may run on the
+	bool needs_xstate : 1;	/* gather/scatter: vector registers needed */
+	bool unknown : 1;		/* not in our semantics table: Ir only */
+	bool emulable : 1;		/* on the emulation allow-list (allow.c) */
+	bool native : 1;		/* not emulable, but may run on the
 				 * supervisor's CPU (native.c, decode_native) */
-	bool fpu;		/* reads or writes x87/MMX/SSE state */
-	bool writes_rsp;	/* it may change rsp */
+	bool fpu : 1;		/* reads or writes x87/MMX/SSE state */
+	bool writes_rsp : 1;	/* it may change rsp */
 	uint16_t undef_flags;	/* rflags bits it leaves undefined */
+	uint16_t id;		/* Capstone instruction id */
 	uint32_t regs_in;	/* the struct user_regs_struct fields (bit
 				 * offsetof / 8) decode_step reads from its
 				 * before-registers, besides rip, rsp and
 				 * fs_base: an engine may read only these */
-	uint16_t id;		/* Capstone instruction id */
-	char text[48];		/* "mnemonic operands", for messages */
-	/* The one field a caller may write: its own per-instruction
-	 * pointer (the engine's cost row), with the generation the caller
-	 * gives it meaning by.  Zeroed when the record is made. */
+	const char *text;	/* "mnemonic operands", for messages (in the
+				 * record: what a step reads fits one line) */
+	/* The fields a caller may write, zeroed when the record is made.
+	 * USER: its own per-instruction pointer (the engine's cost row),
+	 * with the generation the caller gives it meaning by.  NEXT: the
+	 * emulator's links to the instructions that ran next (the fall
+	 * through, the last other pc), valid while next_gen is the
+	 * decoder's generation (decode_generation): they spare it a lookup
+	 * per instruction.  The record is 64 bytes: one cache line. */
 	uint32_t user_gen;
+	uint32_t next_gen;
 	void *user;
+	const struct insn *next[2];
 };
 
 enum { REP_PLAIN = 1, REP_E, REP_NE };
@@ -120,6 +127,10 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 
 /* Forget cached instructions in [start, end) (exec, munmap, text writes). */
 void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end);
+
+/* Where the decoder keeps its generation: never 0, and changed whenever
+ * decode_invalidate frees records (every pointer to one is then stale). */
+const uint32_t *decode_generation(const struct decoder *d);
 
 /* Call right before single-stepping INSN (the thread's rip == insn->pc),
  * and then decode_step for that same step before the next

@@ -120,6 +120,12 @@ struct chase_pos {
 	bool rcx_const;		/* rcx set to a constant in the superblock */
 };
 
+#define CHASE_RECENT 1024
+static unsigned recent_of(uint64_t entry)
+{
+	return (unsigned)((entry ^ (entry >> 10)) & (CHASE_RECENT - 1));
+}
+
 /* Threads followed at once (--threads=all interleaves their steps); the
  * least recently stepped one gives way. */
 #define CHASE_THREADS 8
@@ -128,6 +134,9 @@ struct chase {
 	struct vex_superblock *sbs;
 	uint32_t n, cap;
 	struct hashtab map;	/* entry pc -> index in sbs */
+	/* In front of MAP: the last superblock found at each slot (an
+	 * index, checked against n and the entry). */
+	uint32_t recent[CHASE_RECENT];
 	struct chase_pos pos[CHASE_THREADS];	/* most recent first */
 	unsigned n_pos;
 };
@@ -299,10 +308,13 @@ static uint64_t sb_hash(const void *ctx, uint32_t i)
 static uint32_t lookup(struct decoder *d, struct chase *c, uint64_t entry)
 {
 	struct hashtab_probe p;
+	uint32_t *rc = &c->recent[recent_of(entry)];
+	if (*rc < c->n && c->sbs[*rc].entry == entry)
+		return *rc;
 	for (uint32_t i = hashtab_first(&c->map, hash_u64(entry), &p);
 	     i != HASHTAB_NONE; i = hashtab_next(&c->map, &p))
 		if (c->sbs[i].entry == entry)
-			return i;
+			return *rc = i;
 	struct vex_superblock sb;
 	if (!build(d, entry, &sb))
 		return UINT32_MAX;
@@ -313,6 +325,7 @@ static uint32_t lookup(struct decoder *d, struct chase *c, uint64_t entry)
 	}
 	c->sbs[c->n] = sb;
 	hashtab_insert(&c->map, &p, c->n, sb_hash, c);
+	*rc = c->n;
 	return c->n++;
 }
 
@@ -348,14 +361,14 @@ static void speculate(struct decoder *d, const struct vex_superblock *sb,
 }
 
 void chase_step(struct decoder *d, struct chase *ch, uint64_t thread,
-		uint64_t rsp, const struct insn *in, uint64_t next,
+		uint64_t rsp, const struct insn *in,
+		const struct vex_insn *vip, uint64_t next,
 		struct step_events *ev)
 {
 	struct chase_pos *c = thread_pos(ch, thread);
-	struct vex_insn vi;
+	const struct vex_insn vi = *vip;
 	uint64_t pc = in->pc;
 
-	decode_vex_of(in, &vi);
 	if (c->in_sb && pc != c->expect)
 		c->lost = true;		/* a signal, a window's start... */
 	if (!c->in_sb || pc != c->expect) {

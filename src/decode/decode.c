@@ -140,8 +140,10 @@ struct drec {
 	uint8_t level;		/* enter: nesting level */
 	uint8_t pop_reg;	/* pop reg: its encoding number (4: not a gpr) */
 	uint8_t rcx_effect;	/* enum rcx_effect */
+	struct tmpl t;
 	uint8_t vex_end;	/* enum vex_end: how VEX's block ends here */
 	bool vex_guardable;	/* VEX could run it speculatively (chase.c) */
+	struct vex_insn vex;	/* what chase.c reads, made once */
 	uint64_t target;	/* direct jmp/call/jcc: the destination */
 	/* gathers, scatters, masked moves */
 	bool evex;
@@ -149,8 +151,8 @@ struct drec {
 	uint8_t vmask;		/* mask: vector register or k register */
 	uint8_t nelem;
 	uint8_t idx_size;	/* 4 or 8 */
-	struct tmpl t;
 	struct native_code nat;	/* with insn.native */
+	char text[48];		/* insn.text */
 };
 
 #define DECODE_RECENT 4096	/* a power of two */
@@ -173,6 +175,7 @@ struct decoder {
 	 * direct-mapped cache of the last record at each slot (NULL: none),
 	 * emptied whenever a record is freed. */
 	struct drec *recent[DECODE_RECENT];
+	uint32_t gen;		/* decode_generation */
 	uint64_t xcr0;
 	/* CPUID 0xd.i for components 2..18: size, offset, 64-byte aligned */
 	uint32_t comp_size[19], comp_off[19];
@@ -451,6 +454,7 @@ struct decoder *decode_new(const struct decode_target *target, const char **err)
 		return NULL;
 	}
 	d->target = *target;
+	d->gen = 1;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK) {
 		*err = "cannot open Capstone for x86-64";
 		free(d);
@@ -525,6 +529,11 @@ bool decode_lands_ok(struct decoder *d, const struct insn *in,
 	}
 }
 
+const uint32_t *decode_generation(const struct decoder *d)
+{
+	return &d->gen;
+}
+
 size_t decode_cached_count(const struct decoder *d)
 {
 	return d->n_recs;
@@ -548,6 +557,8 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 	}
 	if (kept == d->n_recs)
 		return;
+	if (!++d->gen)
+		d->gen = 1;
 	memset(d->recent, 0, sizeof(d->recent));
 	d->n_recs = kept;
 	hashtab_clear(&d->map);
@@ -798,7 +809,7 @@ static void build_from_capstone(struct decoder *d, struct drec *r,
 	int memop = first_mem_operand(x);
 
 	r->insn.id = (uint16_t)ci->id;
-	set_text(r->insn.text, sizeof(r->insn.text), ci->mnemonic, ci->op_str);
+	set_text(r->text, sizeof(r->text), ci->mnemonic, ci->op_str);
 	if (s->cls == SC_UNKNOWN && decode_is_simd(ci->detail))
 		s = sem_vector_rule();
 	if (build_string(r, ci, s, addr32))
@@ -871,7 +882,7 @@ static void build_from_fallback(struct drec *r, const struct fb_insn *fb,
 {
 	r->insn.len = fb->len;
 	r->insn.id = X86_INS_INVALID;
-	set_text(r->insn.text, sizeof(r->insn.text), fb->text, "");
+	set_text(r->text, sizeof(r->text), fb->text, "");
 	r->cls = SC_GEN;
 	if (!fb->known) {
 		r->insn.unknown = true;
@@ -979,9 +990,9 @@ bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi)
 	return true;
 }
 
-void decode_vex_of(const struct insn *in, struct vex_insn *vi)
+static void vex_of(const struct drec *r, struct vex_insn *vi)
 {
-	const struct drec *r = (const struct drec *)in;
+	const struct insn *in = &r->insn;
 	vi->len = in->len;
 	vi->end = r->vex_end;
 	vi->guardable = r->vex_guardable;
@@ -991,6 +1002,11 @@ void decode_vex_of(const struct insn *in, struct vex_insn *vi)
 			 r->rcx_effect == RCX_WRITE ? VEX_RCX_WRITE : VEX_RCX_NONE;
 	vi->rep = in->rep != 0;
 	vi->target = r->target;
+}
+
+void decode_vex_of(const struct insn *in, struct vex_insn *vi)
+{
+	*vi = ((const struct drec *)in)->vex;
 }
 
 bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp)
@@ -1116,12 +1132,16 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		*err = "cannot read the instruction bytes";
 		return NULL;
 	}
-	r = calloc(1, sizeof(*r));
+	/* On a cache line of its own: a step reads struct insn (64 bytes)
+	 * and the next line. */
+	r = aligned_alloc(64, (sizeof(*r) + 63) & ~(size_t)63);
 	if (!r) {
 		*err = "out of memory";
 		return NULL;
 	}
+	memset(r, 0, sizeof(*r));
 	r->insn.pc = pc;
+	r->insn.text = r->text;
 	r->t.base = r->t.index = SLOT_NONE;
 	r->bt_slot = SLOT_NONE;
 
@@ -1156,7 +1176,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 			r->insn.unknown = true;
 			r->insn.len = 0;
 			r->insn.id = X86_INS_INVALID;
-			set_text(r->insn.text, sizeof(r->insn.text), "(bad)", "");
+			set_text(r->text, sizeof(r->text), "(bad)", "");
 		}
 	}
 	if (d->n_recs == d->cap_recs) {
@@ -1176,6 +1196,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 			r->flags & RF_MEM, r->t.size, r->t.kind,
 			names_rsp, buf, (size_t)got);
 	r->insn.regs_in = regs_in_of(r);
+	vex_of(r, &r->vex);
 	d->recent[recent_slot(pc)] = r;
 	/* Nothing has touched the map since the probe. */
 	d->recs[d->n_recs] = r;
@@ -1627,14 +1648,14 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	if (insn->unknown) {
 		if (d->chase)
 			chase_step(d, d->chase, before->fs_base, before->rsp,
-				   insn, after->rip, ev);
+				   insn, &r->vex, after->rip, ev);
 		return 0;
 	}
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after, ev);
 	if (d->chase)
 		chase_step(d, d->chase, before->fs_base, before->rsp,
-			   insn, after->rip, ev);
+			   insn, &r->vex, after->rip, ev);
 	else
 		superblock_step(d, r, before, after, ev);
 	return ret;

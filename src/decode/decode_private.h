@@ -161,10 +161,11 @@ struct chase *decode_chase(struct decoder *d);
 struct chase *chase_new(void);
 void chase_free(struct chase *c);
 void chase_clear(struct chase *c);
-/* One executed instruction IN of THREAD (its fs_base; RSP before it),
- * the next pc NEXT: follow VEX's superblock and adjust EV (decode_step). */
+/* One executed instruction IN (VI its facts) of THREAD (its fs_base; RSP
+ * before it), the next pc NEXT: follow VEX's superblock and adjust EV (decode_step). */
 void chase_step(struct decoder *d, struct chase *c, uint64_t thread,
-		uint64_t rsp, const struct insn *in, uint64_t next,
+		uint64_t rsp, const struct insn *in,
+		const struct vex_insn *vi, uint64_t next,
 		struct step_events *ev);
 /* Does [RSP] hold a return address right after a call rel32 to PC? */
 bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp);

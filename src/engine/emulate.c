@@ -425,11 +425,41 @@ static int native_step(struct emu *em, const struct insn *in,
 	return 0;
 }
 
+/* The instruction at ADDRESS, which ran after PREV (NULL: none known):
+ * through PREV's links when they hold it, else decoded and linked. */
+static int next_insn(struct emu *em, const struct insn *prev,
+		     uint64_t address)
+{
+	struct engine *e = &em->tr->eng;
+	struct tracee *t = em->t;
+	if (prev && prev->next_gen == *em->dgen) {
+		for (unsigned i = 0; i < 2; i++) {
+			const struct insn *n = prev->next[i];
+			if (n && n->pc == address && !n->needs_xstate) {
+				t->insn = n;
+				return 0;
+			}
+		}
+	}
+	if (engine_prepare_at(e, t, address) < 0)
+		return -1;
+	if (prev) {
+		struct insn *w = (struct insn *)prev;	/* insn.next is ours */
+		if (w->next_gen != *em->dgen) {
+			w->next[0] = w->next[1] = NULL;
+			w->next_gen = *em->dgen;
+		}
+		w->next[address != prev->pc + prev->len] = t->insn;
+	}
+	return 0;
+}
+
 /* The hook's second half: the slice's checks, then the instruction at
- * ADDRESS decoded and made pending, or the slice stopped before it.
- * Reading lazily, its memory operand's registers go into REGS. */
-static void hook_next(struct emu *em, uint64_t address,
-		      struct user_regs_struct *regs)
+ * ADDRESS (which ran after PREV, when not NULL) decoded and made
+ * pending, or the slice stopped before it.  Reading lazily, its memory
+ * operand's registers go into REGS. */
+static void hook_next(struct emu *em, const struct insn *prev,
+		      uint64_t address, struct user_regs_struct *regs)
 {
 	struct engine *e = &em->tr->eng;
 	struct tracee *t = em->t;
@@ -439,7 +469,7 @@ static void hook_next(struct emu *em, uint64_t address,
 		return;
 	}
 	e->decoding = t;
-	if (engine_prepare_at(e, t, address) < 0) {
+	if (next_insn(em, prev, address) < 0) {
 		stop(em, WHY_DECODE);
 		return;
 	}
@@ -484,6 +514,7 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 	struct engine *e = &em->tr->eng;
 	struct tracee *t = em->t;
 	struct user_regs_struct *cur = &em->r[em->k];
+	const struct insn *prev = NULL;
 	if (em->pending) {
 		const struct insn *p = t->insn;
 		struct user_regs_struct *nxt = &em->r[em->k ^ 1];
@@ -516,10 +547,11 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 		}
 		if (finished_rep)
 			return;		/* Unicorn leaves it; no new hook */
+		prev = p;
 	} else {
 		cur->rip = address;
 	}
-	hook_next(em, address, cur);
+	hook_next(em, prev, address, cur);
 }
 
 static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
@@ -583,7 +615,7 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 	} else {
 		t->regs = now;
 	}
-	hook_next(em, address, NULL);
+	hook_next(em, NULL, address, NULL);
 }
 
 static void on_intr(uc_engine *uc, uint32_t intno, void *ctx)
@@ -665,6 +697,7 @@ struct emu *emu_get(struct tracer *tr)
 		memset(em->xs, 0, em->xs_cap);
 		memset(em->xs_spare, 0, em->xs_cap);
 	}
+	em->dgen = decode_generation(tr->eng.dec);
 	em->fp_stale = em->maps_stale = em->mem_stale = true;
 	if (tr->eng.cs)
 		callstack_set_sync(tr->eng.cs, sync_for_unwind, em);

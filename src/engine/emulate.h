@@ -87,6 +87,7 @@ struct emu {
 	 * reads is current: rip, rsp, fs/gs base and what was read). */
 	struct user_regs_struct r[2];
 	unsigned k;
+	const uint32_t *dgen;		/* decode_generation: insn.next */
 
 	/* What the real thread may have changed since Unicorn last had it. */
 	bool fp_stale;			/* re-read its x87/SSE state */

@@ -33,9 +33,21 @@
 #include "hostenv.h"
 
 /* The child's code.  Registers are set by the parent before each step;
- * the labels are the instructions and where each step must land. */
+ * the labels are the instructions and where each step must land (global
+ * but hidden: with link-time optimization this asm and the C that names
+ * its labels may land in different partitions). */
 __asm__(
 	".pushsection .text\n"
+	".globl ct_probe_code\n.hidden ct_probe_code\n"
+	".globl ct_probe_cpuid\n.hidden ct_probe_cpuid\n"
+	".globl ct_probe_after_cpuid\n.hidden ct_probe_after_cpuid\n"
+	".globl ct_probe_rdtsc\n.hidden ct_probe_rdtsc\n"
+	".globl ct_probe_after_rdtsc\n.hidden ct_probe_after_rdtsc\n"
+	".globl ct_probe_syscall\n.hidden ct_probe_syscall\n"
+	".globl ct_probe_after_syscall\n.hidden ct_probe_after_syscall\n"
+	".globl ct_probe_hw_before\n.hidden ct_probe_hw_before\n"
+	".globl ct_probe_hw\n.hidden ct_probe_hw\n"
+	".globl ct_probe_hw_missed\n.hidden ct_probe_hw_missed\n"
 	".p2align 4\n"
 	".type ct_probe_code, @function\n"
 	"ct_probe_code:\n"
