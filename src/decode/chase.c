@@ -95,51 +95,10 @@ struct blk {
 	bool guardable;		/* every instruction but the last */
 };
 
-enum phase {
-	PH_FIRST,	/* the first block of sbs[cur] */
-	PH_CHASED,	/* the block its jmp/call chased */
-	PH_SPEC,	/* its merged && block, running natively */
-	PH_CALLEE,	/* lost track, then at a direct call's destination:
-			 * taken as chased from the caller's superblock */
-};
-
-/* Where one thread's steps are. */
-struct chase_pos {
-	uint64_t thread;	/* its fs_base (TLS): a thread's identity in
-				 * the registers decode_step sees */
-	bool in_sb;
-	bool lost;		/* not following: the next superblock's
-				 * entry is not known (new thread, signal) */
-	uint32_t cur;		/* index in sbs */
-	uint8_t phase;		/* enum phase */
-	uint64_t expect;	/* the pc the next step must have */
-	/* Not next to phase: GCC reads the two with one load for
-	 * "phase == X && count == 0", right after storing them apart, and
-	 * that load waits for both stores (half of chase_step's time). */
-	uint32_t count;		/* instructions of the phase so far */
-	bool rcx_const;		/* rcx set to a constant in the superblock */
-};
-
-#define CHASE_RECENT 1024
 static unsigned recent_of(uint64_t entry)
 {
 	return (unsigned)((entry ^ (entry >> 10)) & (CHASE_RECENT - 1));
 }
-
-/* Threads followed at once (--threads=all interleaves their steps); the
- * least recently stepped one gives way. */
-#define CHASE_THREADS 8
-
-struct chase {
-	struct vex_superblock *sbs;
-	uint32_t n, cap;
-	struct hashtab map;	/* entry pc -> index in sbs */
-	/* In front of MAP: the last superblock found at each slot (an
-	 * index, checked against n and the entry). */
-	uint32_t recent[CHASE_RECENT];
-	struct chase_pos pos[CHASE_THREADS];	/* most recent first */
-	unsigned n_pos;
-};
 
 struct chase *chase_new(void)
 {

@@ -1653,9 +1653,12 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	}
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after, ev);
-	if (d->chase)
-		chase_step(d, d->chase, before->fs_base, before->rsp,
-			   insn, &r->vex, after->rip, ev);
+	if (d->chase) {
+		if (!chase_step_inside(d->chase, before->fs_base, insn->pc,
+				       &r->vex, after->rip))
+			chase_step(d, d->chase, before->fs_base, before->rsp,
+				   insn, &r->vex, after->rip, ev);
+	}
 	else
 		superblock_step(d, r, before, after, ev);
 	return ret;

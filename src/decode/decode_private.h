@@ -10,6 +10,7 @@
 #include <capstone/capstone.h>
 
 #include "decode.h"
+#include "hashtab.h"
 
 /* How an instruction's data accesses are formed (struct sem.cls). */
 enum sem_class {
@@ -156,7 +157,50 @@ bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi);
 /* The same for an instruction already decoded. */
 void decode_vex_of(const struct insn *in, struct vex_insn *vi);
 
-struct chase;
+/* Where VEX's superblocks are (chase.c): shared with decode_step for
+ * chase_step_inside. */
+enum phase {
+	PH_FIRST,	/* the first block of sbs[cur] */
+	PH_CHASED,	/* the block its jmp/call chased */
+	PH_SPEC,	/* its merged && block, running natively */
+	PH_CALLEE,	/* lost track, then at a direct call's destination:
+			 * taken as chased from the caller's superblock */
+};
+
+/* Where one thread's steps are. */
+struct chase_pos {
+	uint64_t thread;	/* its fs_base (TLS): a thread's identity in
+				 * the registers decode_step sees */
+	bool in_sb;
+	bool lost;		/* not following: the next superblock's
+				 * entry is not known (new thread, signal) */
+	uint32_t cur;		/* index in sbs */
+	uint8_t phase;		/* enum phase */
+	uint64_t expect;	/* the pc the next step must have */
+	/* Not next to phase: GCC reads the two with one load for
+	 * "phase == X && count == 0", right after storing them apart, and
+	 * that load waits for both stores (half of chase_step's time). */
+	uint32_t count;		/* instructions of the phase so far */
+	bool rcx_const;		/* rcx set to a constant in the superblock */
+};
+
+#define CHASE_RECENT 1024
+
+/* Threads followed at once (--threads=all interleaves their steps); the
+ * least recently stepped one gives way. */
+#define CHASE_THREADS 8
+
+struct chase {
+	struct vex_superblock *sbs;
+	uint32_t n, cap;
+	struct hashtab map;	/* entry pc -> index in sbs */
+	/* In front of MAP: the last superblock found at each slot (an
+	 * index, checked against n and the entry). */
+	uint32_t recent[CHASE_RECENT];
+	struct chase_pos pos[CHASE_THREADS];	/* most recent first */
+	unsigned n_pos;
+};
+
 struct chase *decode_chase(struct decoder *d);
 struct chase *chase_new(void);
 void chase_free(struct chase *c);
@@ -167,6 +211,45 @@ void chase_step(struct decoder *d, struct chase *c, uint64_t thread,
 		uint64_t rsp, const struct insn *in,
 		const struct vex_insn *vi, uint64_t next,
 		struct step_events *ev);
+/* chase_step's common case, inline: the thread last followed, inside a
+ * block of its superblock and not at that block's end, an instruction
+ * VEX folds nothing around.  False: chase_step must take the step. */
+static inline bool chase_step_inside(struct chase *ch, uint64_t thread,
+				     uint64_t pc, const struct vex_insn *vi,
+				     uint64_t next)
+{
+	struct chase_pos *c = &ch->pos[0];
+	if (!ch->n_pos || c->thread != thread || !c->in_sb ||
+	    pc != c->expect || vi->rep || vi->dead_if_chased ||
+	    vi->rcx_effect != VEX_RCX_NONE)
+		return false;
+	const struct vex_superblock *sb = &ch->sbs[c->cur];
+	uint32_t n = c->count + 1;
+	switch (c->phase) {
+	case PH_FIRST:
+		if (n >= sb->n_first)
+			return false;
+		break;
+	case PH_CHASED:
+		if (vi->end != VEX_END_NONE || n >= sb->chase_max)
+			return false;
+		break;
+	case PH_SPEC:
+		if (n >= sb->n_spec)
+			return false;
+		break;
+	default:
+		return false;
+	}
+	c->count = n;
+	c->expect = pc + vi->len;
+	if (next != c->expect) {
+		c->in_sb = false;
+		c->lost = true;
+	}
+	return true;
+}
+
 /* Does [RSP] hold a return address right after a call rel32 to PC? */
 bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp);
 
