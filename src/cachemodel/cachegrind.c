@@ -95,6 +95,18 @@ static inline bool level_ref(struct cg_level *c, uint64_t addr, uint32_t size)
 	return miss;
 }
 
+/* A fetch outside the line the last one ended in: I1, then LL. */
+static __attribute__((noinline)) void
+cg_fetch_lookup(struct cg_model *cg, uint64_t addr, uint32_t size,
+		uint64_t *row)
+{
+	if (level_ref(&cg->i1, addr, size)) {
+		row[EV_I1MR]++;
+		if (level_ref(&cg->ll, addr, size))
+			row[EV_ILMR]++;
+	}
+}
+
 static void cg_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 		     uint64_t *row)
 {
@@ -105,11 +117,7 @@ static void cg_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 	if (last == cg->i1_last && addr >> cg->i1.line_shift == last)
 		return;
 	cg->i1_last = last;
-	if (level_ref(&cg->i1, addr, size)) {
-		row[EV_I1MR]++;
-		if (level_ref(&cg->ll, addr, size))
-			row[EV_ILMR]++;
-	}
+	cg_fetch_lookup(cg, addr, size, row);
 }
 
 static void cg_access(struct cache_model *m, const struct mem_access *a,

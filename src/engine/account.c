@@ -127,7 +127,8 @@ void engine_new_costs(struct engine *e)
 
 /* INSN's flat row, kept in the decoder's record (insn.user) while the
  * cost table lasts. */
-static uint64_t *insn_row(struct engine *e, const struct insn *in)
+static inline __attribute__((always_inline)) uint64_t *
+insn_row(struct engine *e, const struct insn *in)
 {
 	if (in->user_gen == e->row_gen && in->user)
 		return in->user;
@@ -140,7 +141,8 @@ static uint64_t *insn_row(struct engine *e, const struct insn *in)
 /* The row the models add into for INSN: the pc's flat row, or, with call
  * stacks, a zeroed scratch row that engine_commit adds to both the flat row
  * and the context's row. */
-static uint64_t *engine_row(struct engine *e, const struct insn *in)
+static inline __attribute__((always_inline)) uint64_t *
+engine_row(struct engine *e, const struct insn *in)
 {
 	if (!e->cs)
 		return insn_row(e, in);

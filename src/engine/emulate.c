@@ -427,7 +427,7 @@ static int native_step(struct emu *em, const struct insn *in,
 
 /* The instruction at ADDRESS, which ran after PREV (NULL: none known):
  * through PREV's links when they hold it, else decoded and linked. */
-static int next_insn(struct emu *em, const struct insn *prev,
+static inline int next_insn(struct emu *em, const struct insn *prev,
 		     uint64_t address)
 {
 	struct engine *e = &em->tr->eng;
@@ -454,11 +454,39 @@ static int next_insn(struct emu *em, const struct insn *prev,
 	return 0;
 }
 
+/* Not for Unicorn: IN runs on our CPU (pending, then), or the slice
+ * stops before it (REGS: as for hook_next). */
+static __attribute__((noinline)) void
+not_emulable(struct emu *em, const struct insn *in,
+	     struct user_regs_struct *regs)
+{
+	if (in->native && em->nx) {
+		/* on our CPU: every register is needed */
+		struct user_regs_struct *R = regs ? regs : &em->t->regs;
+		if (regs && regs_read_mask(em, R, DECODE_REGS_ALL) < 0) {
+			stop(em, WHY_ERROR);
+			return;
+		}
+		int rc = native_step(em, in, R);
+		if (rc == 0) {
+			em->fp_dirty = true;
+			em->pending = true;
+			return;
+		}
+		if (rc == -2) {
+			stop(em, WHY_ERROR);
+			return;
+		}
+	}
+	stop(em, WHY_FALLBACK);
+}
+
 /* The hook's second half: the slice's checks, then the instruction at
  * ADDRESS (which ran after PREV, when not NULL) decoded and made
  * pending, or the slice stopped before it.  Reading lazily, its memory
  * operand's registers go into REGS. */
-static void hook_next(struct emu *em, const struct insn *prev,
+static inline __attribute__((always_inline)) void
+hook_next(struct emu *em, const struct insn *prev,
 		      uint64_t address, struct user_regs_struct *regs)
 {
 	struct engine *e = &em->tr->eng;
@@ -475,25 +503,7 @@ static void hook_next(struct emu *em, const struct insn *prev,
 	}
 	const struct insn *in = t->insn;
 	if (!in->emulable) {
-		if (in->native && em->nx) {
-			/* on our CPU: every register is needed */
-			struct user_regs_struct *R = regs ? regs : &t->regs;
-			if (regs && regs_read_mask(em, R, DECODE_REGS_ALL) < 0) {
-				stop(em, WHY_ERROR);
-				return;
-			}
-			int rc = native_step(em, in, R);
-			if (rc == 0) {
-				em->fp_dirty = true;
-				em->pending = true;
-				return;
-			}
-			if (rc == -2) {
-				stop(em, WHY_ERROR);
-				return;
-			}
-		}
-		stop(em, WHY_FALLBACK);
+		not_emulable(em, in, regs);
 		return;
 	}
 	if (regs && in->regs_in && regs_read_mask(em, regs, in->regs_in) < 0) {
