@@ -821,15 +821,47 @@ static void sync_for_unwind(void *ctx, pid_t tid)
 		sync_out(em, em->t, em->unwinding);
 }
 
+/* O, stopped by window_stop_others, ran nothing since it was last
+ * restarted, so our copy of the memory still holds: its real step had
+ * not begun (the stop is at the instruction it was given, not a rep
+ * string's, which can stop there having run), or it was stopped inside
+ * the system call the step began, which the kernel will restart (a thread
+ * waiting in futex, nanosleep, read...). */
+static bool ran_nothing(const struct tracee *o)
+{
+	struct user_regs_struct r;
+	if (!o->has_deferred ||
+	    (unsigned)o->deferred_status >> 16 != PTRACE_EVENT_STOP ||
+	    tracee_getregs(o->tid, &r) < 0)
+		return false;
+	if (emu_syscall_restarts(&r))
+		return true;
+	return tracee_stepping(o) && o->insn && !o->insn->rep &&
+	       r.rip == o->insn->pc && r.rip == o->regs.rip &&
+	       r.rsp == o->regs.rsp && r.rcx == o->regs.rcx;
+}
+
 /* Stop the target's other threads while T is emulated. */
 void emu_hold_others(struct tracer *tr, struct emu *em, struct tracee *t)
 {
+	unsigned n = 0;
 	for (struct tracee *o = tr->tracees; o; o = o->next)
 		if (o != t && !tracee_stopped(o)) {
-			window_stop_others(tr, t);
-			em->mem_stale = true;	/* they ran */
-			break;
+			o->emu_flags |= EF_HELD;
+			n++;
 		}
+	if (!n)
+		return;
+	window_stop_others(tr, t);
+	for (struct tracee *o = tr->tracees; o; o = o->next) {
+		if (!(o->emu_flags & EF_HELD))
+			continue;
+		o->emu_flags &= ~EF_HELD;
+		if (ran_nothing(o))
+			o->emu_flags |= EF_IDLE;
+		else
+			em->mem_stale = true;	/* it ran */
+	}
 }
 
 /* Account the hooked instruction that completed before a fault on the
@@ -1033,6 +1065,7 @@ int emu_begin_window(struct tracer *tr, struct tracee *t)
 	/* Stopped inside a system call (interrupted while blocked, to join
 	 * a --threads=all window): the kernel finishes or restarts it when
 	 * the thread runs on, so its first step is on the CPU. */
+	t->emu_flags &= ~EF_HANDOVER;
 	if ((long long)t->regs.orig_rax >= 0)
 		t->emu_flags |= EF_ISSUED;
 	/* The target ran natively since the last window. */
@@ -1045,6 +1078,7 @@ int emu_begin_window(struct tracer *tr, struct tracee *t)
 void emu_end_window(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = tr->emu;
+	t->emu_flags &= ~EF_HANDOVER;
 	if (em && em->t == t)
 		em->t = NULL;
 	if (em)
@@ -1078,12 +1112,17 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 			/* A clone event took our step: the thread is still
 			 * inside the system call (rax is not its result
 			 * yet).  It goes on on the CPU, as under stepping,
-			 * and the next slice assumes the worst. */
+			 * and the next slice assumes the worst, unless the
+			 * step was stopped before anything ran (EF_IDLE:
+			 * emu_hold_others stopped it). */
 			t->emu_flags &= ~EF_ISSUED;
 			t->emu_flags |= EF_CHECK_SIGNALS;
-			em->mem_stale = em->maps_stale = em->fp_stale = true;
+			if (!(t->emu_flags & EF_IDLE))
+				em->mem_stale = em->maps_stale =
+					em->fp_stale = true;
 			real = true;
 		}
+		t->emu_flags &= ~EF_IDLE;
 		if (real || t->inject || !t->insn->emulable)
 			break;
 		if (t->emu_flags & EF_CHECK_SIGNALS) {
@@ -1112,6 +1151,16 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 			return;
 		case WHY_BUDGET:
 			window_replay_deferred(tr);	/* a sync point */
+			if (!tracee_stepping(t) || !tracee_stopped(t))
+				return;		/* its window ended meanwhile */
+			if (em->turns && !tracee_ending(t)) {
+				/* Its turn is over: the others have theirs in
+				 * the emulator, and it goes on after them,
+				 * with no real step. */
+				t->emu_flags |= EF_HANDOVER;
+				window_hand_over(tr, t);
+				return;
+			}
 			real = true;
 			break;
 		case WHY_FAULT:
@@ -1135,6 +1184,11 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 static bool emu_trap(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = tr->emu;
+	if (t->emu_flags & EF_HANDOVER) {
+		/* its turn again: nothing ran since it gave it */
+		t->emu_flags &= ~EF_HANDOVER;
+		return true;
+	}
 	t->emu_flags &= ~EF_ISSUED;
 	const struct insn *in = t->insn;
 	bool injected = tracee_injected(t);

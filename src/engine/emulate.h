@@ -57,6 +57,10 @@ enum {
 	EF_CHECK_SIGNALS = 2,	/* a real step ran: a signal may be pending */
 	EF_FAULT_STEP = 4,	/* the real step is a fault's */
 	EF_REAL_NEXT = 8,	/* the next instruction runs on the CPU too */
+	EF_HANDOVER = 16,	/* its turn given (window_hand_over): the trap
+				 * the dispatcher replays ran nothing */
+	EF_HELD = 32,		/* being stopped by emu_hold_others */
+	EF_IDLE = 64,		/* ... and its real step had run nothing */
 };
 
 #define EMU_FB_EXTRA 32

@@ -190,6 +190,16 @@ void tracee_next_event(struct event_info *ei)
 	tracee_decode_status(tid, status, ei);
 }
 
+bool tracee_poll_event(struct event_info *ei)
+{
+	int status;
+	pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+	if (tid <= 0)
+		return false;
+	tracee_decode_status(tid, status, ei);
+	return true;
+}
+
 /* tr->pin_cpu: the CPU everything stepped runs on; tr->saved_self: the
  * tracer's own mask, restored when nothing is stepped. */
 void tracee_pin(struct tracer *tr, struct tracee *t)
@@ -248,6 +258,11 @@ void tracee_unpin_self(struct tracer *tr)
 
 int tracee_restart(struct tracee *t, int request, int sig)
 {
+	if (t->flags & TF_HANDOVER) {
+		/* restarted before its turn came: no turn to take */
+		t->flags &= ~TF_HANDOVER;
+		t->has_deferred = false;
+	}
 	t->flags &= ~TF_STOPPED;
 	if (sig)
 		t->flags |= TF_INJECTED;

@@ -70,6 +70,7 @@ struct tracee {
 	int deferred_status;		/* a wait status taken while stopping
 					 * the others for an int3 step-over */
 	bool has_deferred;
+	uint64_t handover_seq;		/* TF_HANDOVER: when it gave its turn */
 	struct tracee *next;
 };
 
@@ -89,6 +90,11 @@ enum {
 					 * next stop (our PTRACE_INTERRUPT) */
 	TF_LEAD		= 1 << 8,	/* it hit the start event: leads a window
 					 * (several at once with --threads=hit) */
+	TF_HANDOVER	= 1 << 9,	/* stopped, its emulated turn over, its
+					 * state written back: it goes on when
+					 * the others have had theirs (its
+					 * deferred status is a trap of no
+					 * instruction; tracer_run replays it) */
 };
 
 static inline bool tracee_stepping(const struct tracee *t)
@@ -186,6 +192,7 @@ struct tracer {
 	int target_status;		/* wait status of its exit; -1: none */
 	struct tracee *tracees;		/* its threads (tracee.c) */
 	unsigned next_seq;		/* creation order of the next thread */
+	uint64_t handover_seq;		/* the last TF_HANDOVER's */
 	struct sigaction orig_sigaction[NSIG];	/* as we were started */
 	cpu_set_t saved_self;		/* the tracer's affinity while pinned */
 	int pin_cpu;			/* the CPU stepping runs on; -1: none */
@@ -309,6 +316,8 @@ static inline bool is_stop_signal(int sig)
 void tracee_decode_status(pid_t tid, int status, struct event_info *ei);
 /* Wait for the next stop of any traced thread and decode it. */
 void tracee_next_event(struct event_info *ei);
+/* The next wait event if one is there, without waiting. */
+bool tracee_poll_event(struct event_info *ei);
 /* Detach every thread, restarting it with no signal.  The threads must be
  * stopped (interrupt them first with tracee_stop_all). */
 void tracee_detach_all(struct tracer *tr);
@@ -406,7 +415,17 @@ void window_sync_dr(struct tracer *tr, struct tracee *t);
 /* Stop every other thread, keeping their wait statuses, and dispatch them
  * later (window_replay_deferred): nothing runs beside T. */
 void window_stop_others(struct tracer *tr, struct tracee *t);
+/* Dispatch the kept wait statuses (but a hand-over's). */
 void window_replay_deferred(struct tracer *tr);
+/* T (stopped, in a window, its registers written back) gives its turn to
+ * the others: it goes on from where it is after every thread that gave
+ * its turn before it (TF_HANDOVER; tracer_run). */
+void window_hand_over(struct tracer *tr, struct tracee *t);
+/* A thread waits for its turn (TF_HANDOVER). */
+bool window_turn_waits(const struct tracer *tr);
+/* Dispatch the turn of the thread that gave it first; false when none
+ * waits for one. */
+bool window_take_turn(struct tracer *tr);
 /* Our int3 under T's pc (being stepped), or NULL. */
 struct breakpoint *window_int3_at(struct tracer *tr, const struct tracee *t);
 /* T executes the instruction under our int3 BP with the others stopped. */

@@ -75,6 +75,11 @@ static void settle_deferred(struct tracer *tr)
 			continue;
 		int status = t->deferred_status;
 		t->has_deferred = false;
+		if (t->flags & TF_HANDOVER) {
+			/* a turn given, not a stop: nothing to read */
+			t->flags &= ~TF_HANDOVER;
+			continue;
+		}
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			if (t->tid == tr->target_pid)
 				tr->target_status = status;
@@ -158,20 +163,56 @@ void window_stop_others(struct tracer *tr, struct tracee *t)
 	}
 }
 
+static void replay(struct tracer *tr, struct tracee *o)
+{
+	o->has_deferred = false;
+	o->flags &= ~(TF_STOPPED | TF_HANDOVER);	/* dispatch sets it */
+	struct event_info ei;
+	tracee_decode_status(o->tid, o->deferred_status, &ei);
+	dispatch(tr, &ei);
+}
+
 void window_replay_deferred(struct tracer *tr)
 {
 	for (;;) {
 		struct tracee *o = tr->tracees;
-		while (o && !o->has_deferred)
+		while (o && (!o->has_deferred || (o->flags & TF_HANDOVER)))
 			o = o->next;
 		if (!o)
 			return;
-		o->has_deferred = false;
-		o->flags &= ~TF_STOPPED;	/* dispatch sets it again */
-		struct event_info ei;
-		tracee_decode_status(o->tid, o->deferred_status, &ei);
-		dispatch(tr, &ei);
+		replay(tr, o);
 	}
+}
+
+void window_hand_over(struct tracer *tr, struct tracee *t)
+{
+	/* What the dispatcher reads as a trap of a stepped thread: the
+	 * engine's trap op sees the hand-over and accounts nothing. */
+	t->deferred_status = (SIGTRAP << 8) | 0x7f;
+	t->has_deferred = true;
+	t->flags |= TF_STOPPED | TF_HANDOVER;
+	t->handover_seq = ++tr->handover_seq;
+}
+
+bool window_turn_waits(const struct tracer *tr)
+{
+	for (const struct tracee *o = tr->tracees; o; o = o->next)
+		if ((o->flags & TF_HANDOVER) && o->has_deferred)
+			return true;
+	return false;
+}
+
+bool window_take_turn(struct tracer *tr)
+{
+	struct tracee *first = NULL;
+	for (struct tracee *o = tr->tracees; o; o = o->next)
+		if ((o->flags & TF_HANDOVER) && o->has_deferred &&
+		    (!first || o->handover_seq < first->handover_seq))
+			first = o;
+	if (!first)
+		return false;
+	replay(tr, first);
+	return true;
 }
 
 /* T came back from its step over the int3 with STATUS: account it (when
