@@ -211,6 +211,12 @@ bool window_take_turn(struct tracer *tr)
 			first = o;
 	if (!first)
 		return false;
+	if (!tracee_stepping(first)) {
+		/* its window ended while it waited: it runs on */
+		first->has_deferred = false;
+		tracer_restart(tr, first, RESTART_CONT);
+		return true;
+	}
 	replay(tr, first);
 	return true;
 }
