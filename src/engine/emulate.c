@@ -30,7 +30,15 @@
  *   another thread's run, every writable page; after a system call that
  *   maps memory, /proc/PID/maps too.
  * - Other threads of the target are stopped while one is emulated, and
- *   let run during its real system calls and every 10 ms.
+ *   let run during its real system calls and every 10 ms.  One stopped
+ *   before its real step ran anything, or inside the system call the step
+ *   began (the kernel restarts it), leaves the mirror valid (EF_IDLE).
+ * - --threads=all: each thread of the window runs a turn (EMU_TURN
+ *   instructions, EMU_TURN_CORES on a model of several cores), then
+ *   hands over (window_hand_over): it stays stopped, its state written
+ *   back, and tracer_run gives the turn to the thread that has waited
+ *   longest, with no real step; its own comes back as a trap of no
+ *   instruction (EF_HANDOVER).
  * - A rep string instruction: Unicorn calls the code hook once per
  *   iteration, as ptrace traps once per iteration, and once more at the
  *   same pc when rcx reached 0: that call finishes the instruction.
