@@ -911,6 +911,77 @@ static ssize_t mirror_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* Emulate T from t->regs until a sync point.  On return the real thread
  * has T's state and t->insn is decoded at t->regs.rip (not executed). */
+#ifdef CT_BENCH_FLOOR
+/* bench/unicorn-floor.sh only (never in a normal build): the window run
+ * by Unicorn alone to the start function's return, with no hook
+ * (CT_FLOOR=bare), an empty code hook (code), empty block and memory
+ * hooks (blockmem), or block and memory hooks that feed the cache model
+ * each instruction's fetch and each access (model): what a design could
+ * reach on this Unicorn at best.  Prints the time and exits. */
+static uint64_t floor_n[3], floor_row[64];
+
+static void floor_code(uc_engine *uc, uint64_t a, uint32_t n, void *ctx)
+{
+	(void)uc; (void)a; (void)n; (void)ctx;
+	floor_n[0]++;
+}
+
+static void floor_block(uc_engine *uc, uint64_t a, uint32_t n, void *ctx)
+{
+	struct emu *em = ctx;
+	struct engine *e = &em->tr->eng;
+	const char *err;
+	(void)uc;
+	floor_n[1]++;
+	if (!em->lazy)
+		return;			/* blockmem: empty */
+	for (uint64_t pc = a; pc < a + n; ) {
+		const struct insn *in = decode_insn(e->dec, pc, &err);
+		if (!in || !in->len)
+			break;
+		cache_fetch(e->cm, pc, in->len, floor_row);
+		pc += in->len;
+	}
+}
+
+static bool floor_mem(uc_engine *uc, uc_mem_type type, uint64_t a, int n,
+		      int64_t v, void *ctx)
+{
+	struct emu *em = ctx;
+	(void)uc; (void)v;
+	floor_n[2]++;
+	if (em->lazy) {
+		struct mem_access acc = { a, (uint32_t)n, type == UC_MEM_READ ?
+					  ACC_READ : ACC_WRITE };
+		cache_access(em->tr->eng.cm, &acc, floor_row);
+	}
+	return true;
+}
+
+static void bench_floor(struct emu *em, struct tracee *t, const char *mode)
+{
+	uint64_t ret = 0;
+	uc_hook h;
+	mirror_read(em, t->regs.rsp, &ret, 8);
+	uc_hook_del(em->uc, em->code_hook);
+	em->lazy = !strcmp(mode, "model");
+	if (!strcmp(mode, "code"))
+		uc_hook_add(em->uc, &h, UC_HOOK_CODE, (void *)floor_code, em, 1, 0);
+	if (!strcmp(mode, "blockmem") || em->lazy) {
+		uc_hook_add(em->uc, &h, UC_HOOK_BLOCK, (void *)floor_block, em, 1, 0);
+		uc_hook_add(em->uc, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE,
+			    (void *)floor_mem, em, 1, 0);
+	}
+	double t0 = now_seconds();
+	uc_err err = uc_emu_start(em->uc, t->regs.rip, ret, 0, 0);
+	double t1 = now_seconds();
+	fprintf(stderr, "floor %s: %s, %.3f s (code hooks %" PRIu64 ", blocks %"
+		PRIu64 ", accesses %" PRIu64 ")\n", mode, uc_strerror(err),
+		t1 - t0, floor_n[0], floor_n[1], floor_n[2]);
+	exit(err == UC_ERR_OK ? 0 : 1);
+}
+#endif
+
 static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 {
 	emu_hold_others(tr, em, t);
@@ -937,6 +1008,10 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	emumem_activate(em->mem);
 	tr->eng.read_mem = mirror_read;
 	tr->eng.read_mem_ctx = em;
+#ifdef CT_BENCH_FLOOR
+	if (getenv("CT_FLOOR"))
+		bench_floor(em, t, getenv("CT_FLOOR"));
+#endif
 	uc_err err = uc_emu_start(em->uc, t->regs.rip, NEVER, 0, 0);
 	tr->eng.read_mem = NULL;
 	emumem_deactivate(em->mem);
