@@ -909,8 +909,6 @@ static ssize_t mirror_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return tracee_read_mem(em->t->tid, addr, buf, len);
 }
 
-/* Emulate T from t->regs until a sync point.  On return the real thread
- * has T's state and t->insn is decoded at t->regs.rip (not executed). */
 #ifdef CT_BENCH_FLOOR
 /* bench/unicorn-floor.sh only (never in a normal build): the window run
  * by Unicorn alone to the start function's return, with no hook
@@ -919,6 +917,7 @@ static ssize_t mirror_read(void *ctx, uint64_t addr, void *buf, size_t len)
  * each instruction's fetch and each access (model): what a design could
  * reach on this Unicorn at best.  Prints the time and exits. */
 static uint64_t floor_n[3], floor_row[64];
+static bool floor_model;		/* CT_FLOOR=model */
 
 static void floor_code(uc_engine *uc, uint64_t a, uint32_t n, void *ctx)
 {
@@ -933,7 +932,7 @@ static void floor_block(uc_engine *uc, uint64_t a, uint32_t n, void *ctx)
 	const char *err;
 	(void)uc;
 	floor_n[1]++;
-	if (!em->lazy)
+	if (!floor_model)
 		return;			/* blockmem: empty */
 	for (uint64_t pc = a; pc < a + n; ) {
 		const struct insn *in = decode_insn(e->dec, pc, &err);
@@ -950,7 +949,7 @@ static bool floor_mem(uc_engine *uc, uc_mem_type type, uint64_t a, int n,
 	struct emu *em = ctx;
 	(void)uc; (void)v;
 	floor_n[2]++;
-	if (em->lazy) {
+	if (floor_model) {
 		struct mem_access acc = { a, (uint32_t)n, type == UC_MEM_READ ?
 					  ACC_READ : ACC_WRITE };
 		cache_access(em->tr->eng.cm, &acc, floor_row);
@@ -964,10 +963,10 @@ static void bench_floor(struct emu *em, struct tracee *t, const char *mode)
 	uc_hook h;
 	mirror_read(em, t->regs.rsp, &ret, 8);
 	uc_hook_del(em->uc, em->code_hook);
-	em->lazy = !strcmp(mode, "model");
+	floor_model = !strcmp(mode, "model");
 	if (!strcmp(mode, "code"))
 		uc_hook_add(em->uc, &h, UC_HOOK_CODE, (void *)floor_code, em, 1, 0);
-	if (!strcmp(mode, "blockmem") || em->lazy) {
+	if (!strcmp(mode, "blockmem") || floor_model) {
 		uc_hook_add(em->uc, &h, UC_HOOK_BLOCK, (void *)floor_block, em, 1, 0);
 		uc_hook_add(em->uc, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE,
 			    (void *)floor_mem, em, 1, 0);
@@ -982,6 +981,8 @@ static void bench_floor(struct emu *em, struct tracee *t, const char *mode)
 }
 #endif
 
+/* Emulate T from t->regs until a sync point.  On return the real thread
+ * has T's state and t->insn is decoded at t->regs.rip (not executed). */
 static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 {
 	emu_hold_others(tr, em, t);

@@ -299,13 +299,14 @@ void tracer_run(struct tracer *tr)
 		if (tr->done || window_all_done(tr) || !tr->tracees)
 			break;		/* done, or every thread is gone */
 		struct event_info ei;
-		if (window_turn_waits(tr)) {
+		struct tracee *turn = window_next_turn(tr);
+		if (turn) {
 			/* Emulated threads take turns; what the kernel has
 			 * for us first (a new thread's first stop). */
 			if (tracee_poll_event(&ei))
 				go = dispatch(tr, &ei);
 			else
-				window_take_turn(tr);
+				window_take_turn(tr, turn);
 			continue;
 		}
 		tracee_next_event(&ei);

@@ -93,7 +93,8 @@ enum {
 	TF_HANDOVER	= 1 << 9,	/* stopped, its emulated turn over, its
 					 * state written back: it goes on when
 					 * the others have had theirs (its
-					 * deferred status is a trap of no
+					 * deferred status, set with the flag
+					 * and cleared with it, is a trap of no
 					 * instruction; tracer_run replays it) */
 };
 
@@ -421,11 +422,10 @@ void window_replay_deferred(struct tracer *tr);
  * the others: it goes on from where it is after every thread that gave
  * its turn before it (TF_HANDOVER; tracer_run). */
 void window_hand_over(struct tracer *tr, struct tracee *t);
-/* A thread waits for its turn (TF_HANDOVER). */
-bool window_turn_waits(const struct tracer *tr);
-/* Dispatch the turn of the thread that gave it first; false when none
- * waits for one. */
-bool window_take_turn(struct tracer *tr);
+/* The thread that gave its turn first (TF_HANDOVER), or NULL. */
+struct tracee *window_next_turn(const struct tracer *tr);
+/* T takes its turn (it runs on if its window ended meanwhile). */
+void window_take_turn(struct tracer *tr, struct tracee *t);
 /* Our int3 under T's pc (being stepped), or NULL. */
 struct breakpoint *window_int3_at(struct tracer *tr, const struct tracee *t);
 /* T executes the instruction under our int3 BP with the others stopped. */

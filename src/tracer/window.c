@@ -194,31 +194,23 @@ void window_hand_over(struct tracer *tr, struct tracee *t)
 	t->handover_seq = ++tr->handover_seq;
 }
 
-bool window_turn_waits(const struct tracer *tr)
-{
-	for (const struct tracee *o = tr->tracees; o; o = o->next)
-		if ((o->flags & TF_HANDOVER) && o->has_deferred)
-			return true;
-	return false;
-}
-
-bool window_take_turn(struct tracer *tr)
+struct tracee *window_next_turn(const struct tracer *tr)
 {
 	struct tracee *first = NULL;
 	for (struct tracee *o = tr->tracees; o; o = o->next)
-		if ((o->flags & TF_HANDOVER) && o->has_deferred &&
+		if ((o->flags & TF_HANDOVER) &&
 		    (!first || o->handover_seq < first->handover_seq))
 			first = o;
-	if (!first)
-		return false;
-	if (!tracee_stepping(first)) {
-		/* its window ended while it waited: it runs on */
-		first->has_deferred = false;
-		tracer_restart(tr, first, RESTART_CONT);
-		return true;
-	}
-	replay(tr, first);
-	return true;
+	return first;
+}
+
+void window_take_turn(struct tracer *tr, struct tracee *t)
+{
+	if (!tracee_stepping(t))
+		tracer_restart(tr, t, RESTART_CONT);	/* its window ended
+							 * while it waited */
+	else
+		replay(tr, t);
 }
 
 /* T came back from its step over the int3 with STATUS: account it (when
