@@ -261,10 +261,19 @@ bool dispatch(struct tracer *tr, struct event_info *ei)
 static void note_how_it_ended(struct tracer *tr)
 {
 	const struct options *o = &tr->opt;
-	if (!tr->eng.windows && !o->quiet)
-		error_msg("warning: the target exited before the start event "
-			  "(--start=%s); no instructions were traced",
-			  o->start);
+	if (!tr->eng.windows && !o->quiet) {
+		if (o->start || o->start_watch)
+			error_msg("warning: the target exited before the start "
+				  "event (--start%s=%s); no instructions were "
+				  "traced", o->start ? "" : "-watch",
+				  o->start ? o->start : o->start_watch);
+		else
+			error_msg("warning: the target exited before a window "
+				  "began (--toggle-signal=SIG%s: signal "
+				  "cachetrace, not the target); no instructions "
+				  "were traced", sigabbrev_np(o->toggle_signal) ?
+				  sigabbrev_np(o->toggle_signal) : "?");
+	}
 	if (!tr->eng.windows && !tr->partial_reason)
 		tr->partial_reason = "the target exited before the start event";
 	else if (o->start && tr->eng.windows && !window_all_done(tr) &&

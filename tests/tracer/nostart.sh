@@ -23,4 +23,16 @@ nonzero=$(sed 's/^[^:]*://' summary | grep -o '[0-9][0-9.,]*' | grep -v -x -e 0 
 	fail "non-zero numbers in the summary: $nonzero"
 grep -q '^summary: 0\( 0\)*$' p.out && pass "the profile's summary is 0" ||
 	fail "profile: $(grep '^summary' p.out)"
+
+# --toggle-signal and no signal ever sent: the warning names the signal and
+# who must receive it (it said "--start=(null)"; a user who signalled the
+# target instead of cachetrace saw only that).
+"$CT" --toggle-signal=SIGUSR2 -o t.out -- ./loop 0 >run.out 2>run.err
+rc=$?
+[ $rc -eq 0 ] && pass "toggle: exit 0" || { fail "toggle: exit $rc"; cat run.err; }
+grep -q 'exited before a window began (--toggle-signal=SIGUSR2: signal cachetrace, not the target)' run.err &&
+	pass "toggle: the warning names the signal" ||
+	fail "toggle: $(grep warning run.err)"
+grep -q 'null' run.err && fail "toggle: (null) in: $(grep null run.err)" ||
+	pass "toggle: no (null)"
 finish
