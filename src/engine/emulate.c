@@ -112,14 +112,102 @@ static int regs_read(struct emu *em, struct user_regs_struct *r)
 	return regs_batch(em, r, false);
 }
 
+/* The general registers in the encoding's order (rax, rcx, rdx, rbx,
+ * rsp, rbp, rsi, rdi, r8 .. r15), as struct user_regs_struct offsets. */
+static const size_t enc_slots[16] = {
+	SLOT_OF(rax), SLOT_OF(rcx), SLOT_OF(rdx), SLOT_OF(rbx), SLOT_OF(rsp),
+	SLOT_OF(rbp), SLOT_OF(rsi), SLOT_OF(rdi), SLOT_OF(r8), SLOT_OF(r9),
+	SLOT_OF(r10), SLOT_OF(r11), SLOT_OF(r12), SLOT_OF(r13), SLOT_OF(r14),
+	SLOT_OF(r15),
+};
+
 /* Unicorn's id of each struct user_regs_struct slot (offsetof / 8), or 0
- * (UC_X86_REG_INVALID) for the slots Unicorn does not share. */
+ * (UC_X86_REG_INVALID) for the slots Unicorn does not share; the slot's
+ * index in the encoding's order, or -1 for the slots that are not one of
+ * the sixteen. */
 static int uc_id_of_slot[sizeof(struct user_regs_struct) / 8];
+static signed char enc_of_slot[sizeof(struct user_regs_struct) / 8];
+static uint32_t enc_slot_mask;		/* the sixteen's slots */
 
 static void slot_table_init(void)
 {
 	for (unsigned i = 0; i < EMU_N_GPR; i++)
 		uc_id_of_slot[gpr_slots[i] / 8] = gpr_ids[i];
+	memset(enc_of_slot, -1, sizeof(enc_of_slot));
+	for (unsigned i = 0; i < 16; i++) {
+		enc_of_slot[enc_slots[i] / 8] = (signed char)i;
+		enc_slot_mask |= 1u << (enc_slots[i] / 8);
+	}
+}
+
+/* ---- the general registers in place ----
+ * Unicorn 2.0.1's uc_reg_read_batch costs about 90 host instructions a
+ * call (a switch per register), and the lazy hook makes one or two calls
+ * per instruction: ~6% of a window.  QEMU keeps the sixteen general
+ * registers in its CPUX86State as one array in the encoding's order; a
+ * code hook (a TCG helper, after which the generated code keeps nothing
+ * in host registers) sees it current, and uc_reg_read reads it there.
+ * We look for that array once: sixteen distinct values written through
+ * the API, searched for in the memory the handle's first words point to
+ * (read with process_vm_readv on ourselves: a word that is no pointer
+ * costs an EFAULT, never a crash), then proven both ways: new values
+ * written through the API seen in place, and a value written in place
+ * read back through the API.  Not found (another Unicorn, another
+ * layout), or CACHETRACE_HOST=uc-regs=api: the API, as before. */
+static size_t self_read(void *dst, uintptr_t src, size_t n)
+{
+	struct iovec l = { dst, n }, r = { (void *)src, n };
+	ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+	return got < 0 ? 0 : (size_t)got;
+}
+
+static bool gprs_match(uc_engine *uc, const uint64_t *at, uint64_t salt)
+{
+	uint64_t v[16], back = 0;
+	void *vals[16];
+	int ids[16];
+	for (unsigned i = 0; i < 16; i++) {
+		v[i] = salt ^ ((uint64_t)(i + 1) << 44) ^ (i * 0x9e3779b9u);
+		vals[i] = &v[i];
+		ids[i] = uc_id_of_slot[enc_slots[i] / 8];
+	}
+	if (uc_reg_write_batch(uc, ids, vals, 16) != UC_ERR_OK ||
+	    memcmp(at, v, sizeof(v)))
+		return false;
+	((uint64_t *)at)[11] = salt + 11;	/* r11, in place */
+	return uc_reg_read(uc, UC_X86_REG_R11, &back) == UC_ERR_OK &&
+	       back == salt + 11;
+}
+
+static const uint64_t *find_gprs(uc_engine *uc)
+{
+	static uint64_t words[2048];
+	static uint8_t buf[64 << 10];
+	uint64_t pat[16];
+	void *vals[16];
+	int ids[16];
+	uint64_t salt = 0x5ca1ab1e00000000ull ^ (uintptr_t)&pat;
+	for (unsigned i = 0; i < 16; i++) {
+		pat[i] = salt ^ ((uint64_t)i << 40);
+		vals[i] = &pat[i];
+		ids[i] = uc_id_of_slot[enc_slots[i] / 8];
+	}
+	if (uc_reg_write_batch(uc, ids, vals, 16) != UC_ERR_OK)
+		return NULL;
+	size_t nw = self_read(words, (uintptr_t)uc, sizeof(words)) / 8;
+	for (size_t i = 0; i < nw; i++) {
+		uintptr_t w = words[i];
+		if (w < 0x10000 || (w & 7))
+			continue;
+		size_t got = self_read(buf, w, sizeof(buf));
+		const uint8_t *f = memmem(buf, got, pat, sizeof(pat));
+		if (!f || (f - buf) % 8)
+			continue;
+		const uint64_t *at = (const uint64_t *)(w + (uintptr_t)(f - buf));
+		if (gprs_match(uc, at, ~salt) && gprs_match(uc, at, salt * 3))
+			return at;
+	}
+	return NULL;
 }
 
 /* The registers of R whose slots (offsetof / 8) are in MASK, from
@@ -133,6 +221,16 @@ static int regs_read_mask(struct emu *em, struct user_regs_struct *r,
 	void *vals[EMU_N_GPR];
 	int n = 0;
 	mask &= ~(1u << (offsetof(struct user_regs_struct, rip) / 8));
+	if (em->gprs) {
+		uint32_t g = mask & enc_slot_mask;
+		mask &= ~enc_slot_mask;
+		while (g) {
+			unsigned slot = (unsigned)__builtin_ctz(g);
+			g &= g - 1;
+			((unsigned long long *)r)[slot] =
+				em->gprs[enc_of_slot[slot]];
+		}
+	}
 	while (mask) {
 		unsigned slot = (unsigned)__builtin_ctz(mask);
 		mask &= mask - 1;
@@ -289,14 +387,6 @@ static bool slice_over(struct emu *em)
 	return false;
 }
 
-/* The general registers in the encoding's order (rax, rcx, rdx, rbx,
- * rsp, rbp, rsi, rdi, r8 .. r15), as struct user_regs_struct offsets. */
-static const size_t enc_slots[16] = {
-	SLOT_OF(rax), SLOT_OF(rcx), SLOT_OF(rdx), SLOT_OF(rbx), SLOT_OF(rsp),
-	SLOT_OF(rbp), SLOT_OF(rsi), SLOT_OF(rdi), SLOT_OF(r8), SLOT_OF(r9),
-	SLOT_OF(r10), SLOT_OF(r11), SLOT_OF(r12), SLOT_OF(r13), SLOT_OF(r14),
-	SLOT_OF(r15),
-};
 
 /* Unicorn's xmm0..15 and MXCSR into the legacy area of the XSAVE image
  * XS. */
@@ -698,6 +788,8 @@ struct emu *emu_get(struct tracer *tr)
 	if (err != UC_ERR_OK)
 		error_msg_and_die("cannot start the emulator (Unicorn): %s",
 				  uc_strerror(err));
+	if (!host_forced("uc-regs", "api"))
+		em->gprs = find_gprs(em->uc);
 	em->fb = xcalloc(X86_INS_ENDING + EMU_FB_EXTRA, sizeof(*em->fb));
 	char why[160];
 	if (!host_forced("native", "no")) {
@@ -1390,6 +1482,18 @@ int emu_selftest(char *why, size_t len)
 		err = uc_reg_read(uc, UC_X86_REG_RAX, &rax);
 	if (err == UC_ERR_OK)
 		err = uc_mem_read(uc, base + sizeof(code) + 0x100, &stored, 8);
+	/* The registers in place (find_gprs), as a window would find them,
+	 * and holding the loop's sum after a second run. */
+	const char *regs = "read through its API (CACHETRACE_HOST=uc-regs=api)";
+	if (err == UC_ERR_OK && !host_forced("uc-regs", "api")) {
+		slot_table_init();
+		const uint64_t *g = find_gprs(uc);
+		regs = "read through its API (QEMU's register array not found)";
+		if (g && uc_emu_start(uc, base, base + sizeof(code), 0, 0) ==
+		    UC_ERR_OK && g[0] == 500500)
+			regs = "read in place (QEMU's register array, found "
+			       "and proven)";
+	}
 	uc_close(uc);
 	if (err != UC_ERR_OK) {
 		snprintf(why, len, "%s", uc_strerror(err));
@@ -1403,6 +1507,7 @@ int emu_selftest(char *why, size_t len)
 	}
 	unsigned major, minor;
 	uc_version(&major, &minor);
-	snprintf(why, len, "Unicorn %u.%u", major, minor);
+	snprintf(why, len, "Unicorn %u.%u runs the self-test program; its registers "
+		 "are %s", major, minor, regs);
 	return 0;
 }

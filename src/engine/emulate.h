@@ -71,6 +71,8 @@ struct emu_fb_count {
 
 struct emu {
 	uc_engine *uc;
+	const uint64_t *gprs;		/* QEMU's sixteen general registers,
+					 * found in place; NULL: the API */
 	struct emumem *mem;
 	uc_hook code_hook, intr_hook;
 	struct tracer *tr;

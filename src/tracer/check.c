@@ -180,7 +180,7 @@ int check_host(struct tracer *tr)
 	}
 	check_geometry();
 	if (emu_selftest(buf, sizeof(buf)) == 0)
-		line("emulator:", "%s runs the self-test program", buf);
+		line("emulator:", "%s", buf);
 	else
 		line("emulator:", "fails its self-test (%s): use --engine=step",
 		     buf);

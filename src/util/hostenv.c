@@ -16,6 +16,8 @@ static const struct {
 	{ "sysfs-cache", { "no" } },		  /* /sys has no caches */
 	{ "cpuid-cache", { "no" } },		  /* CPUID has no cache leaves */
 	{ "native", { "no" } },			  /* no XSAVE, no W+X memory */
+	{ "uc-regs", { "api" } },		  /* Unicorn's registers: no
+						   * direct reads */
 };
 
 const char *hostenv_get(const char *key, char *buf, size_t len)
@@ -70,7 +72,7 @@ const char *hostenv_check(char *err, size_t len)
 			snprintf(err, len, "CACHETRACE_HOST: '%.*s' is not a "
 				 "forced probe answer (hwbp=yes|no, "
 				 "cpuid-step=precise|late, sysfs-cache=no, "
-				 "cpuid-cache=no, native=no)", (int)n, s);
+				 "cpuid-cache=no, native=no, uc-regs=api)", (int)n, s);
 			return err;
 		}
 		s += n;

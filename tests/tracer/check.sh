@@ -44,6 +44,16 @@ forced hwbp=yes '^hardware breakpoints: *fire (forced): --start uses the debug'
 forced cpuid-step=late '^single steps: *cpuid one instruction late (forced)'
 forced cpuid-step=precise '^single steps: *.*cpuid precise\|^single steps: *precise over cpuid'
 forced native=no '^vector code: *(forced) each VEX, EVEX and BMI instruction is a real step'
+forced uc-regs=api '^emulator: *Unicorn .* runs the self-test program; its registers are read through its API (CACHETRACE_HOST=uc-regs=api)'
+# The natural answer on Debian's Unicorn 2.0.1: QEMU's register array
+# found in place (the layout this build of cachetrace was proven on; the
+# API is the fallback for another Unicorn).
+if dpkg-query -W -f '${Version}' libunicorn2 2>/dev/null | grep -q '^2\.0\.1'; then
+	grep -q "^emulator: .*its registers are read in place (QEMU's register array, found and proven)" check.out
+else
+	grep -q '^emulator: .*its registers are read' check.out
+fi && pass "--check: the emulator's registers" ||
+	fail "--check: $(grep '^emulator:' check.out)"
 # The natural answer: the self-test (vpaddd) runs where the CPU has AVX.
 if grep -qw avx /proc/cpuinfo; then
 	grep -q '^vector code: *VEX, EVEX and BMI instructions run on cachetrace.s own CPU' check.out
