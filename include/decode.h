@@ -57,6 +57,10 @@ struct insn {
 				 * offsetof / 8) decode_step reads from its
 				 * before-registers, besides rip, rsp and
 				 * fs_base: an engine may read only these */
+	uint32_t regs_out;	/* the same of its after-registers, besides
+				 * rip: rsp when it may write it, rcx, rsi,
+				 * rdi and rflags after a rep string, rcx
+				 * after a loop */
 	const char *text;	/* "mnemonic operands", for messages (in the
 				 * record: what a step reads fits one line) */
 	/* The fields a caller may write, zeroed when the record is made.

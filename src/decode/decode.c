@@ -1080,6 +1080,18 @@ static uint32_t regs_in_of(const struct drec *r)
 	}
 }
 
+static uint32_t regs_out_of(const struct insn *in)
+{
+	uint32_t m = in->writes_rsp ? RBIT(rsp) : 0;
+
+	if (in->rep)
+		m |= RBIT(rcx) | RBIT(rsi) | RBIT(rdi) | RBIT(eflags);
+	else if (in->id == X86_INS_LOOP || in->id == X86_INS_LOOPE ||
+		 in->id == X86_INS_LOOPNE)
+		m |= RBIT(rcx);
+	return m;
+}
+
 /* A register operand is rsp, esp, sp or spl. */
 static bool operand_names_rsp(const cs_x86 *x)
 {
@@ -1196,6 +1208,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 			r->flags & RF_MEM, r->t.size, r->t.kind,
 			names_rsp, buf, (size_t)got);
 	r->insn.regs_in = regs_in_of(r);
+	r->insn.regs_out = regs_out_of(&r->insn);
 	vex_of(r, &r->vex);
 	d->recent[recent_slot(pc)] = r;
 	/* Nothing has touched the map since the probe. */

@@ -150,16 +150,21 @@ engine_row(struct engine *e, const struct insn *in)
 	return e->scratch;
 }
 
-static void engine_commit(struct engine *e, const struct insn *in)
+static void commit_cs(struct engine *e, const struct insn *in)
 {
-	if (!e->cs)
-		return;
 	uint64_t *row = insn_row(e, in);
 	uint64_t *crow = callstack_row(e->cs, in->pc);
 	for (unsigned i = 0; i < e->n_events; i++) {
 		row[i] += e->scratch[i];
 		crow[i] += e->scratch[i];
 	}
+}
+
+static inline __attribute__((always_inline)) void
+engine_commit(struct engine *e, const struct insn *in)
+{
+	if (e->cs)
+		commit_cs(e, in);
 }
 
 static void engine_switch_core(struct engine *e, struct tracee *t)
@@ -290,20 +295,6 @@ bool engine_at_stop(const struct engine *e, const struct tracee *t)
 	return engine_at_stop_regs(e, t, &t->regs);
 }
 
-bool engine_at_stop_regs(const struct engine *e, const struct tracee *t,
-			 const struct user_regs_struct *r)
-{
-	if (e->max_steps && t->win.steps >= e->max_steps)
-		return true;
-	if (t->win.watch_hit)
-		return true;
-	/* The start function's frame is gone: it returned (rip is the
-	 * return address, rsp one word above), or a longjmp or exception
-	 * unwound past it. */
-	if (t->win.on_return)
-		return r->rsp > t->win.entry_sp;
-	return t->win.stop_pc && r->rip == t->win.stop_pc;
-}
 
 void engine_progress(struct engine *e, bool force)
 {

@@ -214,7 +214,8 @@ static const uint64_t *find_gprs(uc_engine *uc)
  * Unicorn: what the next instruction's accounting needs, no more (rip is
  * the hook's address, never read).  Each register costs (rflags most:
  * QEMU computes its lazy flags). */
-static int regs_read_mask(struct emu *em, struct user_regs_struct *r,
+static __attribute__((noinline)) int
+regs_read_slow(struct emu *em, struct user_regs_struct *r,
 			  uint32_t mask)
 {
 	int ids[EMU_N_GPR];
@@ -245,25 +246,25 @@ static int regs_read_mask(struct emu *em, struct user_regs_struct *r,
 	return uc_reg_read_batch(em->uc, ids, vals, n) == UC_ERR_OK ? 0 : -1;
 }
 
-#define RSLOT(f) (1u << (offsetof(struct user_regs_struct, f) / 8))
-
-/* Lazily: what P's after-state needs besides rip (the hook's address):
- * rsp when P may change it (the stop event, the next instruction's
- * stack accesses); for a rep string or a loop, the registers of its next
- * iteration and of its end. */
-static uint32_t after_mask(const struct insn *p)
+/* regs_read_slow, inline where every register of MASK is one of the
+ * sixteen and they are read in place (most instructions). */
+static inline __attribute__((always_inline)) int
+regs_read_mask(struct emu *em, struct user_regs_struct *r, uint32_t mask)
 {
-	uint32_t m = p->writes_rsp ? RSLOT(rsp) : 0;
-	if (p->rep)
-		m |= RSLOT(rcx) | RSLOT(rsi) | RSLOT(rdi) | RSLOT(eflags);
-	else if (p->id == X86_INS_LOOP || p->id == X86_INS_LOOPE ||
-		 p->id == X86_INS_LOOPNE)
-		m |= RSLOT(rcx);
-	return m;
+	if (!em->gprs || (mask & ~enc_slot_mask))
+		return regs_read_slow(em, r, mask);
+	while (mask) {
+		unsigned slot = (unsigned)__builtin_ctz(mask);
+		mask &= mask - 1;
+		((unsigned long long *)r)[slot] = em->gprs[enc_of_slot[slot]];
+	}
+	return 0;
 }
 
+#define RSLOT(f) (1u << (offsetof(struct user_regs_struct, f) / 8))
+
 /* Reading lazily, the hook at the pending instruction's pc again with
- * NOW, its after-state as AFTER_MASK (M) read: QEMU restarted it (a page
+ * NOW, its after-state as insn.regs_out (M) read: QEMU restarted it (a page
  * mapped on its first touch) rather than ran it twice?  Only a rep string
  * or a loop comes back to its own pc by running, and those change rcx; a
  * call to itself changes rsp.  (Reading every register, the whole set is
@@ -614,19 +615,19 @@ hook_next(struct emu *em, const struct insn *prev,
 }
 
 /* The hook when reading lazily (no call stacks, not lockstep): the
- * pending instruction's before-registers are em->r[k], its after-state
- * goes into em->r[k ^ 1] (rip, rsp and the segment bases carried over,
- * what after_mask names read), and the two change places. */
+ * pending instruction's before-registers are em->cur, its after-state
+ * goes into em->nxt (rip, rsp and the segment bases carried over, what
+ * insn.regs_out names read), and the two change places. */
 static void on_code_lazy(struct emu *em, uint64_t address)
 {
 	struct engine *e = &em->tr->eng;
 	struct tracee *t = em->t;
-	struct user_regs_struct *cur = &em->r[em->k];
+	struct user_regs_struct *cur = em->cur;
 	const struct insn *prev = NULL;
 	if (em->pending) {
 		const struct insn *p = t->insn;
-		struct user_regs_struct *nxt = &em->r[em->k ^ 1];
-		uint32_t m = after_mask(p);
+		struct user_regs_struct *nxt = em->nxt;
+		uint32_t m = p->regs_out;
 		nxt->rip = address;
 		nxt->rsp = cur->rsp;
 		nxt->fs_base = cur->fs_base;
@@ -645,8 +646,8 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 		if (finished_rep)
 			nxt->rip = p->pc + p->len;
 		engine_account_regs(e, t, cur, nxt);
-		em->k ^= 1;
-		cur = nxt;
+		em->nxt = cur;
+		em->cur = cur = nxt;
 		em->pending = false;
 		em->emulated++;
 		if (tracee_leads(t) && engine_at_stop_regs(e, t, cur)) {
@@ -1095,7 +1096,8 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 		/* both whole: the fields Unicorn has not (segment
 		 * selectors, orig_rax) stay the thread's */
 		em->r[0] = em->r[1] = t->regs;
-		em->k = 0;
+		em->cur = &em->r[0];
+		em->nxt = &em->r[1];
 	}
 	em->slices++;
 	emumem_activate(em->mem);
@@ -1109,7 +1111,7 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	tr->eng.read_mem = NULL;
 	emumem_deactivate(em->mem);
 	if (em->lazy)
-		t->regs = em->r[em->k];
+		t->regs = *em->cur;
 	enum why why = em->why;
 	if (err != UC_ERR_OK || why == WHY_FAULT)
 		why = after_fault(tr, em, t);

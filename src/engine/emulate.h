@@ -88,11 +88,12 @@ struct emu {
 	bool lazy;			/* the hook reads only the registers
 					 * accounting needs (insn.regs_in) */
 	const struct user_regs_struct *unwinding; /* the regs being accounted */
-	/* Lazily, the thread's registers in the hook: r[k] before the
-	 * pending instruction, r[k ^ 1] after it (only what accounting
-	 * reads is current: rip, rsp, fs/gs base and what was read). */
+	/* Lazily, the thread's registers in the hook: *cur before the
+	 * pending instruction, *nxt after it, two of r[] that change
+	 * places (only what accounting reads is current: rip, rsp, fs/gs
+	 * base and what was read). */
 	struct user_regs_struct r[2];
-	unsigned k;
+	struct user_regs_struct *cur, *nxt;
 	const uint32_t *dgen;		/* decode_generation: insn.next */
 
 	/* What the real thread may have changed since Unicorn last had it. */

@@ -134,9 +134,8 @@ void engine_account_fetch_only(struct engine *e, struct tracee *t);
  * exits are right),
  * the instruction cap, or a write to the --stop-watch range. */
 bool engine_at_stop(const struct engine *e, const struct tracee *t);
-/* The same with T's registers R. */
-bool engine_at_stop_regs(const struct engine *e, const struct tracee *t,
-			 const struct user_regs_struct *r);
+/* The same with T's registers R: engine_at_stop_regs, inline in tracer.h
+ * (the emulator asks after every instruction). */
 void engine_progress(struct engine *e, bool force);
 void engine_clear_progress(struct engine *e);
 void engine_free(struct engine *e);

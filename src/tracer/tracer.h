@@ -115,6 +115,23 @@ static inline bool tracee_wants_window(const struct tracee *t)
 static inline bool tracee_leads(const struct tracee *t)
 { return t->flags & TF_LEAD; }
 
+/* engine.h's engine_at_stop with T's registers R. */
+static inline bool engine_at_stop_regs(const struct engine *e,
+				       const struct tracee *t,
+				       const struct user_regs_struct *r)
+{
+	if (e->max_steps && t->win.steps >= e->max_steps)
+		return true;
+	if (t->win.watch_hit)
+		return true;
+	/* The start function's frame is gone: it returned (rip is the
+	 * return address, rsp one word above), or a longjmp or exception
+	 * unwound past it. */
+	if (t->win.on_return)
+		return r->rsp > t->win.entry_sp;
+	return t->win.stop_pc && r->rip == t->win.stop_pc;
+}
+
 /* A software breakpoint (int3), restored byte for byte on removal. */
 struct breakpoint {
 	uint64_t addr;
