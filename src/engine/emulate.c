@@ -307,6 +307,7 @@ static int fp_to_uc(struct emu *em, const struct user_fpregs_struct *fp)
 {
 	struct user_fpregs_struct img = *fp;
 	img.mxcr_mask = 0;
+	em->xmm_in_xs = false;
 	if (uc_mem_write(em->uc, STUB_ADDR + STUB_DATA, &img, sizeof(img)) !=
 	    UC_ERR_OK)
 		return -1;
@@ -445,9 +446,11 @@ static int native_step(struct emu *em, const struct insn *in,
 		em->xs_len = iov.iov_len;
 		memcpy(em->xs_spare, em->xs, em->xs_len);
 		em->xs_valid = true;
+		em->xmm_in_xs = false;
 	}
-	if (xmm_from_uc(em, em->xs) < 0)
+	if (!em->xmm_in_xs && xmm_from_uc(em, em->xs) < 0)
 		return -1;
+	em->xmm_in_xs = false;		/* until Unicorn has the outcome */
 	uint64_t bv;
 	memcpy(&bv, em->xs + 512, 8);
 	bv |= 2;			/* the SSE state is as given */
@@ -520,6 +523,7 @@ static int native_step(struct emu *em, const struct insn *in,
 	     UC_ERR_OK))
 		return -2;
 	em->xs_dirty = true;
+	em->xmm_in_xs = true;		/* xmm_to_uc made them equal */
 	em->natives++;
 	return 0;
 }
@@ -609,8 +613,10 @@ hook_next(struct emu *em, const struct insn *prev,
 		stop(em, WHY_ERROR);
 		return;
 	}
-	if (in->fpu)
+	if (in->fpu) {
 		em->fp_dirty = true;
+		em->xmm_in_xs = false;
+	}
 	em->pending = true;
 }
 
@@ -868,6 +874,7 @@ int emu_seed(struct tracer *tr, struct emu *em, struct tracee *t)
 	}
 	if (em->fp_stale) {
 		em->xs_valid = false;	/* the thread's vector state moved */
+		em->xmm_in_xs = false;
 		struct user_fpregs_struct fp;
 		if (ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) < 0)
 			return -1;

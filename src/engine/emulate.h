@@ -115,6 +115,10 @@ struct emu {
 	bool xs_valid;			/* read from the thread since its
 					 * last real step */
 	bool xs_dirty;			/* changed: write it back */
+	bool xmm_in_xs;			/* Unicorn's xmm0..15 and MXCSR are
+					 * xs's (a native step left them so,
+					 * and no emulated instruction that
+					 * touches them has run since) */
 
 	/* lockstep: the outcome of the one instruction being emulated,
 	 * copied to its thread's record (struct emu_thread) */
