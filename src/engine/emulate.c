@@ -1271,6 +1271,47 @@ void emu_end_window(struct tracer *tr, struct tracee *t)
 	step_engine.end_window(tr, t);
 }
 
+/* R: stopped inside a futex wait (FUTEX_WAIT, FUTEX_WAIT_BITSET) that the
+ * kernel restarts when the thread next runs. */
+static bool in_futex_wait(const struct user_regs_struct *r)
+{
+	unsigned cmd = (unsigned)r->rsi & 0x7f;	/* FUTEX_CMD_MASK */
+	return r->orig_rax == SYS_futex && emu_syscall_restarts(r) &&
+	       (cmd == 0 || cmd == 9);
+}
+
+/* --threads=all: T's turn came while it waits in a futex (pthread_join, a
+ * mutex, a condition variable), where our stopping the others took it
+ * out of the wait (EF_IDLE: it ran nothing).  Its turn would be a real
+ * step back into the wait, which blocks, and the next turn's stop takes
+ * it out again: a sync point (every dirty page written back) and a real
+ * step per turn, for a thread that does nothing.  While another thread
+ * of the window can run, T gives its turn away instead, still outside
+ * the wait: as if the kernel had not scheduled it.  A wake it misses
+ * costs nothing, since a futex wait compares the word again on entry
+ * (a changed word: EAGAIN, and the caller looks again).  At most
+ * SLICE_SECONDS at a time, so that a thread that spins on what T
+ * should do is not starved.  True: T handed over. */
+static bool park(struct tracer *tr, struct tracee *t)
+{
+	if (!tr->opt.threads_all || !in_futex_wait(&t->regs))
+		return false;
+	bool other = false;
+	for (struct tracee *o = tr->tracees; o && !other; o = o->next)
+		other = o != t && tracee_stepping(o) && tracee_stopped(o) &&
+			!o->emu_parked;
+	double now = now_seconds();
+	if (!other || (t->emu_parked && now - t->emu_parked > SLICE_SECONDS))
+		return false;
+	if (!t->emu_parked)
+		t->emu_parked = now;
+	tr->emu->parked++;
+	/* still outside the wait, having run nothing */
+	t->emu_flags |= EF_REAL_NEXT | EF_HANDOVER | EF_IDLE;
+	window_hand_over(tr, t);
+	return true;
+}
+
 static void emu_run(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = tr->emu;
@@ -1307,7 +1348,12 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 					em->fp_stale = true;
 			real = true;
 		}
+		bool idle = t->emu_flags & EF_IDLE;
 		t->emu_flags &= ~EF_IDLE;
+		if (real && idle && park(tr, t))
+			return;
+		if (real)
+			t->emu_parked = 0;
 		if (real || t->inject || !t->insn->emulable)
 			break;
 		if (t->emu_flags & EF_CHECK_SIGNALS) {
@@ -1420,6 +1466,9 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 		reads, writes);
 	if (bad)
 		fprintf(f, ", %" PRIu64 " unreadable", bad);
+	if (em->parked)
+		fprintf(f, "; %" PRIu64 " turns given away in a futex wait",
+			em->parked);
 	fputc('\n', f);
 	if (em->lockstep)
 		fprintf(f, "%sLockstep: %" PRIu64 " instructions compared, %"

@@ -129,6 +129,7 @@ struct emu {
 	/* statistics */
 	uint64_t emulated, fallbacks, slices;
 	uint64_t natives;		/* of emulated: run on our CPU */
+	uint64_t parked;		/* turns given away in a futex wait */
 	/* Fallbacks per mnemonic: at a Capstone id, then (id 0: what
 	 * only our own decoder knows, e.g. the EVEX mask instructions
 	 * Capstone 4.0.2 cannot decode) EMU_FB_EXTRA more by name. */

@@ -63,6 +63,8 @@ struct tracee {
 					 * the window ends, with this reason */
 	} win;
 	unsigned emu_flags;		/* the emulate engine's (emulate.c) */
+	double emu_parked;		/* since when it has given its turns
+					 * away inside a futex wait; 0: not */
 	struct emu_thread *emu;		/* lockstep's, per thread (emulate.c) */
 	bool in_syscall;		/* its window began inside a system call
 					 * that no real step has finished yet */
