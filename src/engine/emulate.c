@@ -1296,10 +1296,15 @@ static bool park(struct tracer *tr, struct tracee *t)
 {
 	if (!tr->opt.threads_all || !in_futex_wait(&t->regs))
 		return false;
+	/* Another that will run: waiting for its turn, or the one whose
+	 * turn is ending (its sync point replays T's event before it hands
+	 * over).  Not one held with an event to replay: that waits for
+	 * someone's sync point, and T would give its turns to nobody. */
 	bool other = false;
 	for (struct tracee *o = tr->tracees; o && !other; o = o->next)
 		other = o != t && tracee_stepping(o) && tracee_stopped(o) &&
-			!o->emu_parked;
+			!o->emu_parked &&
+			((o->flags & TF_HANDOVER) || o == tr->emu->t);
 	double now = now_seconds();
 	if (!other || (t->emu_parked && now - t->emu_parked > SLICE_SECONDS))
 		return false;
