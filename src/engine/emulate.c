@@ -1281,20 +1281,29 @@ static bool in_futex_wait(const struct user_regs_struct *r)
 }
 
 /* --threads=all: T's turn came while it waits in a futex (pthread_join, a
- * mutex, a condition variable), where our stopping the others took it
- * out of the wait (EF_IDLE: it ran nothing).  Its turn would be a real
+ * mutex, a condition variable, a barrier), where our stopping the others
+ * took it out of the wait (EF_IDLE: it ran nothing).  Its turn would be a real
  * step back into the wait, which blocks, and the next turn's stop takes
  * it out again: a sync point (every dirty page written back) and a real
  * step per turn, for a thread that does nothing.  While another thread
- * of the window can run, T gives its turn away instead, still outside
- * the wait: as if the kernel had not scheduled it.  A wake it misses
- * costs nothing, since a futex wait compares the word again on entry
- * (a changed word: EAGAIN, and the caller looks again).  At most
+ * of the window can run, and its futex word still holds the value it
+ * waits on, T gives its turn away instead, still outside the wait.  A
+ * wake it misses is seen at its next turn: the word changed, and T goes
+ * back into the wait, which returns at once (EAGAIN: the caller looks
+ * again), as soon as it would have run after the wake.  At most
  * SLICE_SECONDS at a time, so that a thread that spins on what T
  * should do is not starved.  True: T handed over. */
 static bool park(struct tracer *tr, struct tracee *t)
 {
 	if (!tr->opt.threads_all || !in_futex_wait(&t->regs))
+		return false;
+	/* Its word changed (a barrier's round, a join's tid, a mutex
+	 * released): the wait would end at once, so T runs now, as it would
+	 * after the wake it missed.  Every page is written back at a turn's
+	 * end: the target has the word. */
+	uint32_t word;
+	if (tracee_read_mem(t->tid, t->regs.rdi, &word, sizeof(word)) !=
+	    (ssize_t)sizeof(word) || word != (uint32_t)t->regs.rdx)
 		return false;
 	/* Another that will run: waiting for its turn, or the one whose
 	 * turn is ending (its sync point replays T's event before it hands
