@@ -1251,6 +1251,7 @@ int emu_begin_window(struct tracer *tr, struct tracee *t)
 	 * a --threads=all window): the kernel finishes or restarts it when
 	 * the thread runs on, so its first step is on the CPU. */
 	t->emu_flags &= ~EF_HANDOVER;
+	t->emu_parked = 0;
 	if ((long long)t->regs.orig_rax >= 0)
 		t->emu_flags |= EF_ISSUED;
 	/* The target ran natively since the last window. */
