@@ -295,7 +295,6 @@ bool engine_at_stop(const struct engine *e, const struct tracee *t)
 	return engine_at_stop_regs(e, t, &t->regs);
 }
 
-
 void engine_progress(struct engine *e, bool force)
 {
 	double t = now_seconds();

@@ -210,6 +210,18 @@ static const uint64_t *find_gprs(uc_engine *uc)
 	return NULL;
 }
 
+/* The registers of R whose slots are in MASK, all of them among the
+ * sixteen, from QEMU's array in place (em->gprs). */
+static inline __attribute__((always_inline)) void
+gprs_in_place(const struct emu *em, struct user_regs_struct *r, uint32_t mask)
+{
+	while (mask) {
+		unsigned slot = (unsigned)__builtin_ctz(mask);
+		mask &= mask - 1;
+		((unsigned long long *)r)[slot] = em->gprs[enc_of_slot[slot]];
+	}
+}
+
 /* The registers of R whose slots (offsetof / 8) are in MASK, from
  * Unicorn: what the next instruction's accounting needs, no more (rip is
  * the hook's address, never read).  Each register costs (rflags most:
@@ -223,14 +235,8 @@ regs_read_slow(struct emu *em, struct user_regs_struct *r,
 	int n = 0;
 	mask &= ~(1u << (offsetof(struct user_regs_struct, rip) / 8));
 	if (em->gprs) {
-		uint32_t g = mask & enc_slot_mask;
+		gprs_in_place(em, r, mask & enc_slot_mask);
 		mask &= ~enc_slot_mask;
-		while (g) {
-			unsigned slot = (unsigned)__builtin_ctz(g);
-			g &= g - 1;
-			((unsigned long long *)r)[slot] =
-				em->gprs[enc_of_slot[slot]];
-		}
 	}
 	while (mask) {
 		unsigned slot = (unsigned)__builtin_ctz(mask);
@@ -253,11 +259,7 @@ regs_read_mask(struct emu *em, struct user_regs_struct *r, uint32_t mask)
 {
 	if (!em->gprs || (mask & ~enc_slot_mask))
 		return regs_read_slow(em, r, mask);
-	while (mask) {
-		unsigned slot = (unsigned)__builtin_ctz(mask);
-		mask &= mask - 1;
-		((unsigned long long *)r)[slot] = em->gprs[enc_of_slot[slot]];
-	}
+	gprs_in_place(em, r, mask);
 	return 0;
 }
 
@@ -388,7 +390,6 @@ static bool slice_over(struct emu *em)
 	em->deadline = now + SLICE_SECONDS;
 	return false;
 }
-
 
 /* Unicorn's xmm0..15 and MXCSR into the legacy area of the XSAVE image
  * XS. */

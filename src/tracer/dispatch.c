@@ -267,12 +267,13 @@ static void note_how_it_ended(struct tracer *tr)
 				  "event (--start%s=%s); no instructions were "
 				  "traced", o->start ? "" : "-watch",
 				  o->start ? o->start : o->start_watch);
-		else
+		else {
+			const char *sig = sigabbrev_np(o->toggle_signal);
 			error_msg("warning: the target exited before a window "
 				  "began (--toggle-signal=SIG%s: signal "
 				  "cachetrace, not the target); no instructions "
-				  "were traced", sigabbrev_np(o->toggle_signal) ?
-				  sigabbrev_np(o->toggle_signal) : "?");
+				  "were traced", sig ? sig : "?");
+		}
 	}
 	if (!tr->eng.windows && !tr->partial_reason)
 		tr->partial_reason = "the target exited before the start event";
