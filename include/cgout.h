@@ -53,10 +53,13 @@ int cgout_write_resolved(FILE *out, const struct cgout_meta *meta,
  * the command line), so that text can never start a line of its own. */
 void cgout_put_text(FILE *out, const char *s);
 
-/* Expand %p (PID) and %q{VAR} (environment) in a file name pattern as
- * valgrind does; %% is a percent sign.  Returns a malloc'd string, or NULL
+/* Expand %p (PID), %q{VAR} (environment) and %n (a sequence number) in a
+ * file name pattern as valgrind does; %% is a percent sign.  Returns a malloc'd string, or NULL
  * with a message in ERR (bad %-sequence, unset variable). */
 char *cgout_expand_name(const char *pattern, int pid, char *err,
 			size_t errlen);
+/* Would cgout_expand_name(PATTERN, ...) work?  0, or -1 with the message
+ * in ERR; nothing counted (%n). */
+int cgout_check_name(const char *pattern, char *err, size_t errlen);
 
 #endif

@@ -47,6 +47,9 @@ struct model_config {
 	unsigned n_opts;
 };
 
+/* The names model_parse_option takes ("cache", ...), NULL-terminated. */
+extern const char *const model_option_names[];
+
 /* The cachetrace front end hands every long option it does not know
  * ("--NAME=VALUE") to this.  Returns 1 when a model option took it (kept
  * in CFG), 0 when no model knows NAME, -1 with a message in ERR for a bad
@@ -134,20 +137,31 @@ struct branch_model {
  * default ("cachegrind").  Geometry left at size 0 in CFG is filled from
  * the host by cache_geom_host (LL = the last level; a level whose set
  * count is not a power of two is adjusted as Cachegrind does, with a note
- * in *note; a source other than /sys is said in *note too).  Returns 0, or -1 with a one-line message in ERR.
+ * in *note; a source other than /sys is said in *note too).  Returns 0,
+ * or with a one-line message in ERR: MODEL_ERR_USAGE when what was given
+ * is wrong (a name, an option, a geometry: the tracer's exit status 2),
+ * MODEL_ERR_HOST when what the host gave cannot be simulated.
  * With cache_sim off the cache model counts Ir only (events "Ir"); with
  * branch_sim off *bm is NULL. */
+#define MODEL_ERR_USAGE (-1)
+#define MODEL_ERR_HOST (-2)
 int model_create(const char *model_name, struct model_config *cfg,
 		 struct cache_model **cm, struct branch_model **bm,
 		 char *err, size_t errlen, char *note, size_t notelen);
+/* The checks of model_create that need no host: the model names, the
+ * model options each model takes, a geometry a model would ignore.
+ * Returns 0, or -1 with a one-line message naming the option first. */
+int model_check(const char *model_name, const struct model_config *cfg,
+		char *err, size_t errlen);
 
 /* Parse "size,assoc,line" (as Cachegrind's --I1=...) into G.  Returns 0,
  * or -1 with a message in ERR. */
 int cache_geom_parse(const char *s, struct cache_geom *g, char *err,
 		     size_t errlen);
 /* Validate one geometry: sets a power of two, line >= 16 and a power of
- * two, assoc >= 1 and <= the number of lines.  NAME ("I1") prefixes the
- * message.  Returns NULL or a static/ERR-backed message. */
+ * two, assoc >= 1 and <= the number of lines.  "NAME: " ("I1 cache",
+ * "--I1") prefixes the message.  Returns NULL or a static/ERR-backed
+ * message. */
 const char *cache_geom_check(const char *name, const struct cache_geom *g,
 			     char *err, size_t errlen);
 

@@ -16,4 +16,13 @@ int parse_bool(const char *v, enum parse_bool_words words, bool *out);
 bool parse_bool_or_die(const char *opt, const char *v,
 		       enum parse_bool_words words);
 
+#include <stddef.h>
+
+/* The optimal string alignment distance between A (LA bytes) and B (LB):
+ * Levenshtein plus the transposition of two adjacent characters as one
+ * edit, the commonest typo.  SIZE_MAX when A is longer than 127 bytes.
+ * For "did you mean" hints. */
+size_t parse_edit_distance(const char *a, size_t la, const char *b,
+			   size_t lb);
+
 #endif

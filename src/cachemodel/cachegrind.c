@@ -249,9 +249,9 @@ struct cache_model *cg_cache_new(const struct model_config *cfg, bool sim,
 	cg->i1_last = UINT64_MAX;
 	cg->base.n_events = sim ? N_EVENTS : 1;
 	cg->base.event_names = sim ? cg_event_names : none_event_names;
-	if ((bad = cache_geom_check("I1", &cfg->i1, err, errlen)) ||
-	    (bad = cache_geom_check("D1", &cfg->d1, err, errlen)) ||
-	    (bad = cache_geom_check("LL", &cfg->ll, err, errlen))) {
+	if ((bad = cache_geom_check("I1 cache", &cfg->i1, err, errlen)) ||
+	    (bad = cache_geom_check("D1 cache", &cfg->d1, err, errlen)) ||
+	    (bad = cache_geom_check("LL cache", &cfg->ll, err, errlen))) {
 		if (bad != err)
 			snprintf(err, errlen, "%s", bad);
 		free(cg);

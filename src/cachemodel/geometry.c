@@ -91,44 +91,44 @@ const char *cache_geom_check(const char *name, const struct cache_geom *g,
 	uint64_t lines, sets;
 
 	if (!is_pow2(g->line)) {
-		snprintf(err, errlen, "%s cache: line size %" PRIu32
+		snprintf(err, errlen, "%s: line size %" PRIu32
 			 " is not a power of two", name, g->line);
 		return err;
 	}
 	if (g->line < MIN_LINE_SIZE) {
-		snprintf(err, errlen, "%s cache: line size %" PRIu32
+		snprintf(err, errlen, "%s: line size %" PRIu32
 			 " is smaller than %d bytes", name, g->line,
 			 MIN_LINE_SIZE);
 		return err;
 	}
 	if (g->assoc < 1) {
-		snprintf(err, errlen, "%s cache: associativity must be at least 1",
+		snprintf(err, errlen, "%s: associativity must be at least 1",
 			 name);
 		return err;
 	}
 	/* Cachegrind rejects size <= line size too (one line, one set). */
 	if (g->size <= g->line) {
-		snprintf(err, errlen, "%s cache: size %" PRIu64
+		snprintf(err, errlen, "%s: size %" PRIu64
 			 " is not larger than the line size %" PRIu32,
 			 name, g->size, g->line);
 		return err;
 	}
 	lines = g->size / g->line;
 	if (g->assoc > lines) {
-		snprintf(err, errlen, "%s cache: associativity %" PRIu32
+		snprintf(err, errlen, "%s: associativity %" PRIu32
 			 " exceeds the number of lines %" PRIu64,
 			 name, g->assoc, lines);
 		return err;
 	}
 	if (g->size % ((uint64_t)g->line * g->assoc)) {
-		snprintf(err, errlen, "%s cache: size %" PRIu64
+		snprintf(err, errlen, "%s: size %" PRIu64
 			 " is not a multiple of line size * associativity %" PRIu64,
 			 name, g->size, (uint64_t)g->line * g->assoc);
 		return err;
 	}
 	sets = lines / g->assoc;
 	if (!is_pow2(sets)) {
-		snprintf(err, errlen, "%s cache: set count %" PRIu64
+		snprintf(err, errlen, "%s: set count %" PRIu64
 			 " is not a power of two", name, sets);
 		return err;
 	}

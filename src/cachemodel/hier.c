@@ -1397,7 +1397,7 @@ static struct hier_model *hier_alloc(unsigned n_levels, unsigned n_cores,
 	if (!n_cores)
 		n_cores = 1;
 	if (n_cores > HIER_MAX_CORES) {
-		snprintf(err, errlen, "at most %d cores for the %s model",
+		snprintf(err, errlen, "--cores: at most %d cores for the %s model",
 			 HIER_MAX_CORES, desc_name);
 		return NULL;
 	}

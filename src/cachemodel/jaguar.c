@@ -33,7 +33,7 @@ struct cache_model *jaguar_cache_new(const struct model_config *cfg, bool sim,
 	if (!sim)
 		return cg_cache_new(cfg, false, err, errlen);
 	if (cfg->cores > JAGUAR_CORES) {
-		snprintf(err, errlen, "jaguar has %d cores, not %u",
+		snprintf(err, errlen, "--cores: jaguar has %d cores, not %u",
 			 JAGUAR_CORES, cfg->cores);
 		return NULL;
 	}

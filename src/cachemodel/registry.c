@@ -149,23 +149,23 @@ static int fill_geometry(struct model_config *cfg, bool tell,
 
 	if (!given_i1) {
 		cfg->i1 = host_i1;
-		if ((bad = cache_geom_check("host I1", &cfg->i1, err, errlen)))
+		if ((bad = cache_geom_check("host I1 cache", &cfg->i1, err, errlen)))
 			goto host_bad;
 	}
 	if (!given_d1) {
 		cfg->d1 = host_d1;
-		if ((bad = cache_geom_check("host D1", &cfg->d1, err, errlen)))
+		if ((bad = cache_geom_check("host D1 cache", &cfg->d1, err, errlen)))
 			goto host_bad;
 	}
 	if (!given_ll) {
 		cfg->ll = host_ll;
-		if ((bad = cache_geom_check("host LL", &cfg->ll, err, errlen)))
+		if ((bad = cache_geom_check("host LL cache", &cfg->ll, err, errlen)))
 			goto host_bad;
 	}
-	if ((bad = cache_geom_check("I1", &cfg->i1, err, errlen)) ||
-	    (bad = cache_geom_check("D1", &cfg->d1, err, errlen)) ||
-	    (bad = cache_geom_check("LL", &cfg->ll, err, errlen)))
-		return -1;
+	if ((bad = cache_geom_check("I1 cache", &cfg->i1, err, errlen)) ||
+	    (bad = cache_geom_check("D1 cache", &cfg->d1, err, errlen)) ||
+	    (bad = cache_geom_check("LL cache", &cfg->ll, err, errlen)))
+		return MODEL_ERR_USAGE;
 	return 0;
 
 host_bad:
@@ -175,35 +175,65 @@ host_bad:
 		snprintf(err + used, errlen - used, " (from %s; give its "
 			 "geometry with --I1/--D1/--LL)", source);
 	}
-	return -1;
+	return MODEL_ERR_HOST;
 }
 
-int model_create(const char *model_name, struct model_config *cfg,
-		 struct cache_model **cm, struct branch_model **bm,
-		 char *err, size_t errlen, char *note, size_t notelen)
+/* "PREFIX: " before the message in ERR. */
+static void err_prefix(char *err, size_t errlen, const char *prefix)
 {
-	const struct cache_model_entry *e = NULL;
-	const struct branch_model_entry *be = NULL;
+	size_t n = strlen(prefix) + 2, len = strlen(err);
+
+	if (errlen < n + 1)
+		return;
+	if (n + len + 1 > errlen)
+		len = errlen > n + 1 ? errlen - n - 1 : 0;
+	memmove(err + n, err, len);
+	memcpy(err, prefix, n - 2);
+	memcpy(err + n - 2, ": ", 2);
+	err[n + len] = '\0';
+}
+
+static const struct cache_model_entry *find_cache_model(const char *name)
+{
+	for (size_t i = 0; i < N_CACHE_MODELS; i++)
+		if (!strcmp(cache_models[i].name, name))
+			return &cache_models[i];
+	return NULL;
+}
+
+static const struct branch_model_entry *find_branch_model(const char *name)
+{
+	for (size_t i = 0; i < N_BRANCH_MODELS; i++)
+		if (!strcmp(branch_models[i].name, name))
+			return &branch_models[i];
+	return NULL;
+}
+
+/* Does model E simulate levels of its own rather than I1/D1/LL?  jaguar
+ * and host do, hier with --cache; none with the caches off. */
+static bool has_own_levels(const struct cache_model_entry *e,
+			   const struct model_config *cfg)
+{
+	return cfg->cache_sim && (!strcmp(e->name, "jaguar") ||
+		!strcmp(e->name, "host") ||
+		(!strcmp(e->name, "hier") && model_option(cfg, "cache")));
+}
+
+int model_check(const char *model_name, const struct model_config *cfg,
+		char *err, size_t errlen)
+{
 	const char *bname = cfg->branch_model ? cfg->branch_model :
 		branch_models[0].name;
-	char source[sizeof((*cm)->geom_source)];
-	bool own_levels;
+	const struct cache_model_entry *e;
+	const struct branch_model_entry *be;
 
-	*cm = NULL;
-	*bm = NULL;
-	if (note && notelen)
-		note[0] = '\0';
 	if (!model_name)
 		model_name = cache_models[0].name;
-	for (size_t i = 0; i < N_CACHE_MODELS; i++) {
-		if (!strcmp(cache_models[i].name, model_name)) {
-			e = &cache_models[i];
-			break;
-		}
-	}
+	e = find_cache_model(model_name);
 	if (!e) {
 		size_t used = (size_t)snprintf(err, errlen,
-			"unknown cache model '%.40s' (known:", model_name);
+			"--model: unknown cache model '%.40s' (known:",
+			model_name);
 
 		for (size_t i = 0; i < N_CACHE_MODELS && used < errlen; i++)
 			used += (size_t)snprintf(err + used, errlen - used,
@@ -212,12 +242,10 @@ int model_create(const char *model_name, struct model_config *cfg,
 			snprintf(err + used, errlen - used, ")");
 		return -1;
 	}
-	for (size_t i = 0; i < N_BRANCH_MODELS; i++)
-		if (!strcmp(branch_models[i].name, bname))
-			be = &branch_models[i];
+	be = find_branch_model(bname);
 	if (!be) {
-		snprintf(err, errlen, "unknown branch model '%.40s' (known: "
-			 "cachegrind tage)", bname);
+		snprintf(err, errlen, "--branch-model: unknown branch model "
+			 "'%.40s' (known: cachegrind tage)", bname);
 		return -1;
 	}
 	if (model_option(cfg, "cache") && strcmp(e->name, "hier")) {
@@ -234,16 +262,64 @@ int model_create(const char *model_name, struct model_config *cfg,
 			 "--branch-model=tage");
 		return -1;
 	}
+	/* A geometry the model would not use is a mistake, not a wish to
+	 * ignore silently (issue 26: --I1 with --model=hier --cache=...). */
+	if (has_own_levels(e, cfg) &&
+	    (cfg->i1.size || cfg->d1.size || cfg->ll.size)) {
+		const char *opt = cfg->i1.size ? "--I1" :
+				  cfg->d1.size ? "--D1" : "--LL";
+
+		snprintf(err, errlen, "%s: --model=%s%s simulates %s, not "
+			 "I1/D1/LL: %s", opt, e->name,
+			 strcmp(e->name, "hier") ? "" : " with --cache",
+			 !strcmp(e->name, "hier") ? "the levels of --cache" :
+			 !strcmp(e->name, "host") ? "this host's own levels" :
+			 "its own levels",
+			 !strcmp(e->name, "hier") ? "give the level's geometry "
+			 "in --cache" : "leave out --I1, --D1 and --LL");
+		return -1;
+	}
+	return 0;
+}
+
+int model_create(const char *model_name, struct model_config *cfg,
+		 struct cache_model **cm, struct branch_model **bm,
+		 char *err, size_t errlen, char *note, size_t notelen)
+{
+	const struct cache_model_entry *e;
+	const struct branch_model_entry *be;
+	char source[sizeof((*cm)->geom_source)];
+	bool own_levels;
+	int rc;
+
+	*cm = NULL;
+	*bm = NULL;
+	if (note && notelen)
+		note[0] = '\0';
+	if (model_check(model_name, cfg, err, errlen) < 0)
+		return MODEL_ERR_USAGE;
+	e = find_cache_model(model_name ? model_name : cache_models[0].name);
+	be = find_branch_model(cfg->branch_model ? cfg->branch_model :
+			       branch_models[0].name);
 	/* jaguar's levels are its own, hier's with --cache given; the
 	 * others simulate I1/D1/LL or the host's levels. */
-	own_levels = cfg->cache_sim && (!strcmp(e->name, "jaguar") ||
-		(!strcmp(e->name, "hier") && model_option(cfg, "cache")));
-	if (fill_geometry(cfg, !own_levels, source, sizeof(source), err,
-			  errlen, note, notelen) < 0)
-		return -1;
+	own_levels = has_own_levels(e, cfg) && strcmp(e->name, "host");
+	rc = fill_geometry(cfg, !own_levels, source, sizeof(source), err,
+			   errlen, note, notelen);
+	if (rc < 0)
+		return rc;
 	*cm = e->create(cfg, cfg->cache_sim, err, errlen);
-	if (!*cm)
-		return -1;
+	if (!*cm) {
+		/* host: what the host gave; else what was given, said with
+		 * the option first. */
+		if (!strcmp(e->name, "host"))
+			return MODEL_ERR_HOST;
+		if (err[0] != '-')
+			err_prefix(err, errlen, model_option(cfg, "cache") ?
+				   "--cache" : !strcmp(e->name, "jaguar") ?
+				   "--cores" : "--model");
+		return MODEL_ERR_USAGE;
+	}
 	/* A model that knows better (host) has said it already. */
 	if (!(*cm)->geom_source[0])
 		snprintf((*cm)->geom_source, sizeof((*cm)->geom_source), "%s",
@@ -254,7 +330,9 @@ int model_create(const char *model_name, struct model_config *cfg,
 		if (!*bm) {
 			cache_destroy(*cm);
 			*cm = NULL;
-			return -1;
+			if (err[0] != '-')
+				err_prefix(err, errlen, "--branch-opts");
+			return MODEL_ERR_USAGE;
 		}
 	}
 	return 0;
@@ -306,6 +384,10 @@ bool model_option_bool(const struct model_config *cfg, const char *name,
 
 	return v ? !strcmp(v, "yes") : def;
 }
+
+const char *const model_option_names[] = {
+	"cache", "nt-bypass", "branch-opts", NULL,
+};
 
 /* The model options: each value checked now, so a typo is a usage error
  * before the target starts. */

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,14 +163,15 @@ int cgout_write(FILE *out, const struct cgout_meta *meta,
  * manual); valgrind counts per expansion, from 1. */
 static unsigned name_seq;
 
-char *cgout_expand_name(const char *pattern, int pid, char *err,
-			size_t errlen)
+/* DRY: only checking, %n does not count. */
+static char *expand_name(const char *pattern, int pid, bool dry, char *err,
+			 size_t errlen)
 {
 	struct strbuf b = { 0 };
 	char num[32];
 
 	if (!pattern || !*pattern) {
-		snprintf(err, errlen, "No filename given");
+		snprintf(err, errlen, "no file name given");
 		return NULL;
 	}
 	strbuf_add(&b, "", 0);
@@ -187,7 +189,8 @@ char *cgout_expand_name(const char *pattern, int pid, char *err,
 			strbuf_add(&b, num, strlen(num));
 			break;
 		case 'n':
-			snprintf(num, sizeof(num), "%u", ++name_seq);
+			snprintf(num, sizeof(num), "%u",
+				 dry ? name_seq + 1 : ++name_seq);
 			strbuf_add(&b, num, strlen(num));
 			break;
 		case 'q': {
@@ -196,21 +199,21 @@ char *cgout_expand_name(const char *pattern, int pid, char *err,
 
 			if (p[1] != '{') {
 				snprintf(err, errlen,
-					 "Expected '{' after '%%q'");
+					 "expected '{' after '%%q'");
 				goto fail;
 			}
 			name = p + 2;
 			end = strchr(name, '}');
 			if (!end) {
 				snprintf(err, errlen,
-					 "Missing '}' in %%q specifier");
+					 "missing '}' in a %%q{VAR}");
 				goto fail;
 			}
 			var = xasprintf("%.*s", (int)(end - name), name);
 			val = getenv(var);
 			if (!val) {
 				snprintf(err, errlen,
-					 "Environment variable '%s' is not set",
+					 "environment variable '%s' is not set",
 					 var);
 				free(var);
 				goto fail;
@@ -222,7 +225,7 @@ char *cgout_expand_name(const char *pattern, int pid, char *err,
 		}
 		default:
 			snprintf(err, errlen,
-				 "Expected 'p' or 'q' or '%%' after '%%'");
+				 "expected p, q{VAR}, n or %% after %%");
 			goto fail;
 		}
 	}
@@ -230,4 +233,18 @@ char *cgout_expand_name(const char *pattern, int pid, char *err,
 fail:
 	free(b.s);
 	return NULL;
+}
+
+char *cgout_expand_name(const char *pattern, int pid, char *err,
+			size_t errlen)
+{
+	return expand_name(pattern, pid, false, err, errlen);
+}
+
+int cgout_check_name(const char *pattern, char *err, size_t errlen)
+{
+	char *name = expand_name(pattern, 1, true, err, errlen);
+
+	free(name);
+	return name ? 0 : -1;
 }

@@ -8,7 +8,11 @@
  * - O_CLOEXEC: a launched target must not inherit our output files;
  * - fsync before rename: after a crash, NAME is the old file or the whole
  *   new one, never an empty file renamed over the old (delayed allocation);
- * - rename over NAME: a symlink at NAME is replaced, not written through. */
+ * - rename over NAME: a symlink at NAME is replaced, not written through;
+ * - the mode is set before the rename to what open(O_CREAT, 0666) would
+ *   give under the umask (issue 26: --html's page was 0600, the
+ *   annotator's 0644): the file is readable while it is only the
+ *   temporary one, but its contents are not there yet. */
 #include "outfile.h"
 
 #include <errno.h>
@@ -120,12 +124,27 @@ int outfile_check(const char *name)
 	}
 	if (stat(name, &st) == 0 && !S_ISREG(st.st_mode))
 		return access(name, W_OK);	/* written in place */
-	const char *slash = strrchr(name, '/');
-	char *dir = slash ? xasprintf("%.*s", (int)(slash - name + 1), name)
-			  : xstrdup(".");
-	int rc = access(dir, W_OK | X_OK);
-	free(dir);
-	return rc;
+	/* Create the temporary file and remove it: access() says yes to
+	 * root for /proc and for a read-only file system (issue 26: -o
+	 * /proc/x.out failed only after the whole run). */
+	char *tmp = temp_template(name);
+	int fd = mkostemp(tmp, O_CLOEXEC | O_NOFOLLOW), saved = errno;
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	errno = saved;
+	return fd < 0 ? -1 : 0;
+}
+
+/* The mode open(O_CREAT, 0666) gives a new file: the umask's. */
+static mode_t created_mode(void)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return 0666 & ~mask;
 }
 
 FILE *outfile_stream(const struct outfile *of)
@@ -180,6 +199,8 @@ int outfile_commit(struct outfile *of)
 	}
 	if (flush_checked(of->f) < 0)
 		err = errno ? errno : EIO;
+	else if (!of->direct && fchmod(fileno(of->f), created_mode()) < 0)
+		err = errno;
 	else if (!of->direct && fsync(fileno(of->f)) < 0)
 		err = errno;
 	/* fclose in every case (it frees the stream); its error counts only

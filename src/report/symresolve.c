@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "parse.h"
 #include "symbols_private.h"
 
 /* ---- resolving --start/--stop locations ---- */
@@ -27,38 +28,6 @@ static bool name_matches(const char *name, const char *want)
 	size_t n = strlen(want);
 
 	return !strncmp(name, want, n) && (name[n] == '\0' || name[n] == '@');
-}
-
-/* Optimal string alignment distance: Levenshtein plus the transposition
- * of two adjacent characters as one edit, the commonest typo ("wrok" is
- * one edit from "work", two from "brk" and "ftok"). */
-static size_t edit_distance(const char *a, size_t la, const char *b,
-			    size_t lb)
-{
-	size_t r2[128], r1[128], r0[128];	/* rows j-2, j-1, j */
-
-	if (la >= sizeof(r0) / sizeof(r0[0]))
-		return SIZE_MAX;
-	for (size_t i = 0; i <= la; i++)
-		r1[i] = i;
-	for (size_t j = 1; j <= lb; j++) {
-		r0[0] = j;
-		for (size_t i = 1; i <= la; i++) {
-			size_t best = r1[i - 1] + (a[i - 1] != b[j - 1]);
-
-			if (r1[i] + 1 < best)
-				best = r1[i] + 1;
-			if (r0[i - 1] + 1 < best)
-				best = r0[i - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && r2[i - 2] + 1 < best)
-				best = r2[i - 2] + 1;
-			r0[i] = best;
-		}
-		memcpy(r2, r1, (la + 1) * sizeof(r1[0]));
-		memcpy(r1, r0, (la + 1) * sizeof(r0[0]));
-	}
-	return r1[la];
 }
 
 struct suggest {
@@ -81,7 +50,7 @@ static void suggest_add(struct suggest *sg, struct symbols *s,
 	/* the distance is at least the difference in length */
 	if ((ln > lw ? ln - lw : lw - ln) > sg->max_dist)
 		return;
-	d = edit_distance(want, lw, name, ln);
+	d = parse_edit_distance(want, lw, name, ln);
 	if (d > sg->max_dist || d == 0)
 		return;
 	if (sg->n == 3 && d > sg->dist[2])

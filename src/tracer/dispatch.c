@@ -37,6 +37,22 @@ void tracer_restart(struct tracer *tr, struct tracee *t, enum restart how)
 	}
 }
 
+/* Why the profile is partial when the target ended before the windows
+ * did: set before the profile is rendered, which happens at the main
+ * thread's exit event (issue 26: the file lacked the reason the summary
+ * gave). */
+static void partial_at_exit(struct tracer *tr)
+{
+	const struct options *o = &tr->opt;
+	if (tr->partial_reason)
+		return;
+	if (!tr->eng.windows)
+		tr->partial_reason = "the target exited before the start event";
+	else if (o->start && !window_all_done(tr) && o->intervals)
+		tr->partial_reason = "the target exited before all the windows "
+				     "were traced";
+}
+
 /* A thread that is not stepped. */
 static enum restart dispatch_other(struct tracer *tr, struct event_info *ei)
 {
@@ -76,8 +92,10 @@ static enum restart dispatch_other(struct tracer *tr, struct event_info *ei)
 		children_new(tr, t, ei);
 		return RESTART_CONT;
 	case TE_EXIT:
-		if (ei->tid == tr->target_pid && tr->eng.windows)
+		if (ei->tid == tr->target_pid && tr->eng.windows) {
+			partial_at_exit(tr);
 			output_write_profile(tr); /* the last moment it is mapped */
+		}
 		return RESTART_CONT;
 	case TE_EXEC:
 		return children_on_exec(tr, t);
@@ -257,7 +275,8 @@ bool dispatch(struct tracer *tr, struct event_info *ei)
 	return !tr->done;
 }
 
-/* Why the profile is partial when the loop ended without the windows. */
+/* The loop ended: say why nothing was traced, and why the profile is
+ * partial. */
 static void note_how_it_ended(struct tracer *tr)
 {
 	const struct options *o = &tr->opt;
@@ -275,12 +294,7 @@ static void note_how_it_ended(struct tracer *tr)
 				  "were traced", sig ? sig : "?");
 		}
 	}
-	if (!tr->eng.windows && !tr->partial_reason)
-		tr->partial_reason = "the target exited before the start event";
-	else if (o->start && tr->eng.windows && !window_all_done(tr) &&
-		 !tr->partial_reason && o->intervals)
-		tr->partial_reason = "the target exited before all the windows "
-				     "were traced";
+	partial_at_exit(tr);
 }
 
 void tracer_run(struct tracer *tr)

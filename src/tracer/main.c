@@ -72,6 +72,7 @@ static void install_signal_handlers(struct tracer *tr)
 	}
 }
 
+/* The models of the options: 0, or the exit status after a message. */
 static int setup_models(struct tracer *tr)
 {
 	/* The note can hold three sentences: the geometry's source, a cache
@@ -86,8 +87,12 @@ static int setup_models(struct tracer *tr)
 			      sizeof(err), note, sizeof(note));
 	model_config_free_options(&tr->opt.cfg);
 	if (rc < 0) {
-		error_msg("%s", err);
-		return -1;
+		/* What was given is wrong: bad usage, as for every option. */
+		if (rc == MODEL_ERR_USAGE)
+			error_usage("%s", err);
+		else
+			error_msg("%s", err);
+		return rc == MODEL_ERR_USAGE ? 2 : 1;
 	}
 	if (note[0] && !tr->opt.quiet)
 		error_msg("note: %s", note);
@@ -102,6 +107,19 @@ static int setup_models(struct tracer *tr)
 		tr->event_names[cm->n_events + i] = bm->event_names[i];
 	tr->eng.n_events = tr->n_events;
 	engine_new_costs(&tr->eng);
+	if (tr->opt.call_stacks && tr->opt.folded_out) {
+		unsigned i = 0;
+		while (i < tr->n_events &&
+		       strcmp(tr->event_names[i], tr->opt.folded_event))
+			i++;
+		if (i == tr->n_events) {
+			error_usage("--folded-event: '%s' is not an event of "
+				    "the model (%s...)", tr->opt.folded_event,
+				    tr->event_names[0]);
+			return 2;
+		}
+		tr->folded_event = i;
+	}
 	return 0;
 }
 
@@ -246,6 +264,7 @@ static void tracer_free(struct tracer *tr)
 	free(tr->out_name);
 	free(tr->cmd_line);
 	free(tr->prog_path);
+	free(tr->opt.callgrind_default);
 }
 
 int main(int argc, char **argv)
@@ -267,8 +286,8 @@ int main(int argc, char **argv)
 		return check_host(tr);
 	if (hostcaps_apply(tr) < 0)
 		return 1;
-	if (setup_models(tr) < 0)
-		return 1;
+	if ((rc = setup_models(tr)))
+		return rc;
 	/* CACHETRACE_ENGINE: the default engine (the test suite runs its
 	 * suites under both). */
 	const char *eng = tr->opt.engine ? tr->opt.engine :

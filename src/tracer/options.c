@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgout.h"
 #include "config.h"
 #include "error.h"
 #include "parse.h"
@@ -127,11 +128,25 @@ static int parse_count(const char *opt, const char *v, uint64_t *out)
 	return parse_count_max(opt, v, UINT64_MAX, out);
 }
 
-static int parse_geom(const char *name, const char *v, struct cache_geom *g)
+/* --I1, --D1, --LL: parsed and checked as Cachegrind checks them. */
+static int parse_geom(const char *opt, const char *v, struct cache_geom *g)
 {
 	char err[200];
 	if (cache_geom_parse(v, g, err, sizeof(err)) < 0)
-		return error_usage("--%s: %s", name, err);
+		return error_usage("%s: %s", opt, err);
+	const char *bad = cache_geom_check(opt, g, err, sizeof(err));
+	if (bad)
+		return error_usage("%s", bad);
+	return 0;
+}
+
+/* An output file name: one that can be expanded (%p, %q{VAR}). */
+static int parse_out_name(const char *opt, const char *v, const char **out)
+{
+	char err[200];
+	if (cgout_check_name(v, err, sizeof(err)) < 0)
+		return error_usage("%s: '%s': %s", opt, v, err);
+	*out = v;
 	return 0;
 }
 
@@ -243,6 +258,43 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* ARG is no option: say so, with the nearest names (a typo of one). */
+static int unknown_option(const char *arg)
+{
+	const char *name = arg + strspn(arg, "-");
+	size_t len = strcspn(name, "=");
+	const char *best[2] = { NULL, NULL };
+	size_t dist = len > 4 ? 2 : 1, n = 0;
+
+	for (size_t pass = 0; pass < 2; pass++) {
+		const char *const *model = model_option_names;
+		for (const struct option *lo = longopts; lo->name || *model;) {
+			const char *cand = lo->name ? lo->name : *model;
+			if (lo->name)
+				lo++;
+			else
+				model++;
+			if (!strcmp(cand, "forked-child"))
+				continue;	/* internal */
+			size_t d = parse_edit_distance(name, len, cand,
+						       strlen(cand));
+			/* The first pass finds the smallest distance, the
+			 * second the names at it. */
+			if (!pass && d < dist)
+				dist = d;
+			else if (pass && d == dist && n < 2)
+				best[n++] = cand;
+		}
+	}
+	if (arg[0] != '-' || len == 0 || !n)
+		return error_usage("unknown option '%s'", arg);
+	if (n == 1)
+		return error_usage("unknown option '%s'; did you mean '--%s'?",
+				   arg, best[0]);
+	return error_usage("unknown option '%s'; did you mean '--%s' or "
+			   "'--%s'?", arg, best[0], best[1]);
+}
+
 /* An option getopt does not know: a model's own (--cache=..., ...),
  * valgrind style, --NAME=VALUE only. */
 static int parse_model_option(struct options *o, const char *arg)
@@ -259,7 +311,7 @@ static int parse_model_option(struct options *o, const char *arg)
 		if (r < 0)
 			return error_usage("--%s: %s", name, err);
 	}
-	return error_usage("unknown option '%s'", arg);
+	return unknown_option(arg);
 }
 
 /* One option C with its value V: 0, 1 (--help or --version printed), or
@@ -270,15 +322,19 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 	switch (c) {
 	case OPT_START: o->start = v; return 0;
 	case OPT_STOP: o->stop = v; return 0;
-	case OPT_I1: return parse_geom("I1", v, &o->cfg.i1);
-	case OPT_D1: return parse_geom("D1", v, &o->cfg.d1);
-	case OPT_LL: return parse_geom("LL", v, &o->cfg.ll);
+	case OPT_I1: return parse_geom("--I1", v, &o->cfg.i1);
+	case OPT_D1: return parse_geom("--D1", v, &o->cfg.d1);
+	case OPT_LL: return parse_geom("--LL", v, &o->cfg.ll);
 	case OPT_CACHE_SIM:
 		return parse_yes_no("--cache-sim", v, &o->cfg.cache_sim);
 	case OPT_BRANCH_SIM:
 		return parse_yes_no("--branch-sim", v, &o->cfg.branch_sim);
-	case 'o': o->out = v; return 0;
-	case OPT_TRACE_MEM: o->trace_mem = v; return 0;
+	case 'o': return parse_out_name("-o", v, &o->out);
+	case OPT_TRACE_MEM:
+		if (!*v)
+			return error_usage("--trace-mem: no file name given");
+		o->trace_mem = v;
+		return 0;
 	case OPT_ASLR: return parse_yes_no("--aslr", v, &o->aslr);
 	case OPT_MAX_INSNS:
 		return parse_count("--max-instructions", v, &o->max_insns);
@@ -329,20 +385,22 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->call_stacks_given = true;
 		return parse_yes_no("--call-stacks", v, &o->call_stacks);
 	case OPT_CALLGRIND_OUT:
-		o->callgrind_out = v;
-		o->call_stacks = true;
-		return 0;
+		o->callgrind_out_given = true;
+		return parse_out_name("--callgrind-out-file", v,
+				      &o->callgrind_out);
 	case OPT_FOLDED_OUT:
-		o->folded_out = v;
-		o->call_stacks = true;
+		return parse_out_name("--folded-out-file", v, &o->folded_out);
+	case OPT_FOLDED_EVENT:
+		if (!*v)
+			return error_usage("--folded-event: no event given");
+		o->folded_event = v;
+		o->folded_event_given = true;
 		return 0;
-	case OPT_FOLDED_EVENT: o->folded_event = v; return 0;
 	case OPT_HTML:
 		if (!*v || !strcmp(v, "-"))
-			return error_usage("--html needs a file name (stdout "
+			return error_usage("--html: needs a file name (stdout "
 					   "is the profile's, with -o -)");
-		o->html = v;
-		return 0;
+		return parse_out_name("--html", v, &o->html);
 	case OPT_CORES:
 		if (parse_count_max("--cores", v, UINT32_MAX, &n) < 0)
 			return -1;
@@ -353,6 +411,7 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 	case 'q': o->quiet = true; return 0;
 	case OPT_CHECK: o->check = true; return 0;
 	case 'd': debug_flag = 1; return 0;
+	case 'h':
 	case OPT_HELP:
 		usage();
 		printf("Model options:\n");
@@ -362,7 +421,7 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		printf("cachetrace %s\n", CT_VERSION);
 		return 1;
 	case ':':
-		return error_usage("option %s needs a value", arg);
+		return error_usage("%s: needs a value", arg);
 	default:
 		return parse_model_option(o, arg);
 	}
@@ -403,6 +462,9 @@ static int check_options(const struct options *o, int argc, int first)
 	if (o->pid && !has_start && !o->forked_child)
 		return error_usage("-p needs a start event (--start, "
 				   "--start-watch or --toggle-signal)");
+	char err[256];
+	if (model_check(o->model, &o->cfg, err, sizeof(err)) < 0)
+		return error_usage("%s", err);
 	return 0;
 }
 
@@ -420,17 +482,32 @@ int options_parse(struct options *o, int argc, char **argv)
 	int c;
 	opterr = 0;
 	/* "+": options end at the program; ":": a missing value is ':'. */
-	while ((c = getopt_long(argc, argv, "+:o:qdp:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:qdp:h", longopts, NULL)) != -1) {
 		int rc = parse_one(o, c, optarg, argv[optind - 1]);
 		if (rc)
 			return rc;
 	}
 	o->first = optind;
-	/* The report's call tree, callers and flame graph need the stacks;
-	 * their Callgrind file is then only the page's input, not written
-	 * unless asked for (issue 17: a stray callgrind.out.PID). */
-	o->callgrind_file = o->call_stacks;
-	if (o->html && !o->call_stacks_given)
+	/* The report's call tree, callers and flame graph and the folded
+	 * stacks need the stacks; their Callgrind file is then only an
+	 * input, not written unless asked for (issues 17 and 26: a stray
+	 * callgrind.out.PID). */
+	if (o->call_stacks_given && !o->call_stacks &&
+	    (o->folded_out || o->callgrind_out_given))
+		return error_usage("--call-stacks=no: --%s needs the call "
+				   "stacks", o->folded_out ? "folded-out-file"
+				   : "callgrind-out-file");
+	if (o->folded_event_given && !o->folded_out)
+		return error_usage("--folded-event: needs --folded-out-file");
+	o->callgrind_file = (o->call_stacks_given && o->call_stacks) ||
+			    o->callgrind_out_given;
+	if ((o->html || o->folded_out || o->callgrind_out_given) &&
+	    !o->call_stacks_given)
 		o->call_stacks = true;
+	/* Beside the profile by default, as the user asked for it there. */
+	const char *slash = strrchr(o->out, '/');
+	if (!o->callgrind_out_given && slash)
+		o->callgrind_out = o->callgrind_default = xasprintf("%.*s/"
+			"callgrind.out.%%p", (int)(slash - o->out), o->out);
 	return check_options(o, argc, optind);
 }

@@ -40,9 +40,14 @@ struct options {
 	bool call_stacks;
 	const char *callgrind_out, *folded_out, *folded_event;
 	bool call_stacks_given;		/* --call-stacks= was on the line */
+	bool callgrind_out_given;	/* --callgrind-out-file= was too */
+	bool folded_event_given;
+	char *callgrind_default;	/* callgrind.out.%p beside -o's file
+					 * (allocated), or NULL */
 	bool callgrind_file;		/* write the Callgrind file: asked for
 					 * (--call-stacks=yes, an out file),
-					 * not only turned on by --html */
+					 * not only turned on by --html or
+					 * --folded-out-file */
 	const char *html;		/* --html: the HTML report too */
 	bool quiet;
 	bool check;			/* --check: probe the host, no target */

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -55,19 +56,6 @@ int output_check(struct tracer *tr)
 		return -1;
 	if (o->html && check_name("--html", o->html, pid) < 0)
 		return -1;
-	if (o->call_stacks && o->folded_out) {
-		unsigned i = 0;
-		while (i < tr->n_events &&
-		       strcmp(tr->event_names[i], o->folded_event))
-			i++;
-		if (i == tr->n_events) {
-			error_msg("--folded-event=%s: no such event (the model "
-				  "counts %s...)", o->folded_event,
-				  tr->event_names[0]);
-			return -1;
-		}
-		tr->folded_event = i;
-	}
 	return 0;
 }
 
@@ -173,6 +161,23 @@ static void describe_cores(struct tracer *tr, FILE *out, const char *prefix)
 	fputc('\n', out);
 }
 
+/* One "desc: KEY: VALUE" line, the value in the column of Cachegrind's
+ * own "desc: I1 cache:         " lines (cg_annotate and ours print the
+ * text as it is, under their own "Command:          " lines). */
+static void desc_line(FILE *m, const char *key, const char *fmt, ...)
+	CT_FMT(3, 4);
+static void desc_line(FILE *m, const char *key, const char *fmt, ...)
+{
+	int pad = 18 - (int)strlen(key);
+	va_list ap;
+
+	fprintf(m, "desc: %s%*s", key, pad > 1 ? pad : 1, "");
+	va_start(ap, fmt);
+	vfprintf(m, fmt, ap);
+	va_end(ap);
+	fputc('\n', m);
+}
+
 /* The region as the profile's desc: line says it. */
 static void describe_region(const struct tracer *tr, FILE *m)
 {
@@ -180,18 +185,18 @@ static void describe_region(const struct tracer *tr, FILE *m)
 	const char *stop = o->stop ? o->stop : o->stop_watch;
 	const char *stop_opt = o->stop ? "--stop=" : "--stop-watch=";
 	if (o->start && !stop)
-		fprintf(m, "desc: Region:          --start=%s, stop at the "
-			"return of the start function\n", o->start);
+		desc_line(m, "Region:", "--start=%s, stop at the return of the "
+			  "start function", o->start);
 	else if (o->start || o->start_watch)
-		fprintf(m, "desc: Region:          --%s=%s, %s%s\n",
-			o->start ? "start" : "start-watch",
-			o->start ? o->start : o->start_watch,
-			stop ? stop_opt : "no stop event", stop ? stop : "");
+		desc_line(m, "Region:", "--%s=%s, %s%s",
+			  o->start ? "start" : "start-watch",
+			  o->start ? o->start : o->start_watch,
+			  stop ? stop_opt : "no stop event", stop ? stop : "");
 	else if (o->toggle_signal)
-		fprintf(m, "desc: Region:          --toggle-signal=%s\n",
-			sigabbrev_np(o->toggle_signal));
+		desc_line(m, "Region:", "--toggle-signal=%s",
+			  sigabbrev_np(o->toggle_signal));
 	else
-		fprintf(m, "desc: Region:          the whole run\n");
+		desc_line(m, "Region:", "the whole run");
 }
 
 static void collect_desc(struct tracer *tr)
@@ -207,20 +212,19 @@ static void collect_desc(struct tracer *tr)
 	cache_describe(tr->eng.cm, m);
 	/* After the cache lines, which stay Cachegrind's own. */
 	if (cache_geom_source(tr->eng.cm)[0])
-		fprintf(m, "desc: Geometry:        %s\n",
-			cache_geom_source(tr->eng.cm));
+		desc_line(m, "Geometry:", "%s", cache_geom_source(tr->eng.cm));
 	describe_region(tr, m);
 	if (o->max_insns)
-		fprintf(m, "desc: Window limit:    %" PRIu64 " instructions\n",
-			o->max_insns);
+		desc_line(m, "Window limit:", "%" PRIu64 " instructions",
+			  o->max_insns);
 	if (window_has_start_event(tr))
-		fprintf(m, "desc: Windows:         %u\n", tr->windows_done);
+		desc_line(m, "Windows:", "%u", tr->windows_done);
 	if (o->threads_all)
-		fprintf(m, "desc: Threads:         all\n");
+		desc_line(m, "Threads:", "all");
 	if (tr->engine != &step_engine)
-		fprintf(m, "desc: Engine:          %s\n", tr->engine->name);
+		desc_line(m, "Engine:", "%s", tr->engine->name);
 	if (tr->partial_reason)
-		fprintf(m, "desc: Partial profile: %s\n", tr->partial_reason);
+		desc_line(m, "Partial profile:", "%s", tr->partial_reason);
 	/* The model's end-of-run report (levels, prefetchers, coherence: the
 	 * false- and true-sharing lines), which Cachegrind's format has no
 	 * place for, as "desc: Report: " lines: cg_annotate shows desc: text
@@ -331,6 +335,18 @@ void output_write_profile(struct tracer *tr)
 	if (tr->profile_written)
 		return;
 	tr->profile_written = true;
+	/* --trace-children: a process (or an image before its exec) that
+	 * never reached the start event has nothing to show; its empty
+	 * profile would only bury the others (issue 26). */
+	if (tr->opt.trace_children && window_has_start_event(tr) &&
+	    !tr->eng.windows) {
+		if (!tr->opt.quiet)
+			error_msg("note: process %d (%s): %s: no profile "
+				  "written", tr->target_pid, tr->cmd_line,
+				  tr->partial_reason ? tr->partial_reason :
+				  "no window was traced");
+		return;
+	}
 	char err[256];
 	if (sym_refresh(tr->syms, err, sizeof(err)) < 0)
 		debug_msg("re-reading mappings: %s", err);

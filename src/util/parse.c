@@ -1,5 +1,6 @@
 #include "parse.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "error.h"
@@ -25,4 +26,36 @@ bool parse_bool_or_die(const char *opt, const char *v,
 	if (parse_bool(v, words, &b) < 0)
 		error_usage_and_die("%s: expected yes or no, not '%s'", opt, v);
 	return b;
+}
+
+/* Optimal string alignment distance: Levenshtein plus the transposition
+ * of two adjacent characters as one edit, the commonest typo ("wrok" is
+ * one edit from "work", two from "brk" and "ftok"). */
+size_t parse_edit_distance(const char *a, size_t la, const char *b,
+			   size_t lb)
+{
+	size_t r2[128], r1[128], r0[128];	/* rows j-2, j-1, j */
+
+	if (la >= sizeof(r0) / sizeof(r0[0]))
+		return SIZE_MAX;
+	for (size_t i = 0; i <= la; i++)
+		r1[i] = i;
+	for (size_t j = 1; j <= lb; j++) {
+		r0[0] = j;
+		for (size_t i = 1; i <= la; i++) {
+			size_t best = r1[i - 1] + (a[i - 1] != b[j - 1]);
+
+			if (r1[i] + 1 < best)
+				best = r1[i] + 1;
+			if (r0[i - 1] + 1 < best)
+				best = r0[i - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && r2[i - 2] + 1 < best)
+				best = r2[i - 2] + 1;
+			r0[i] = best;
+		}
+		memcpy(r2, r1, (la + 1) * sizeof(r1[0]));
+		memcpy(r1, r0, (la + 1) * sizeof(r0[0]));
+	}
+	return r1[la];
 }

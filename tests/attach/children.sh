@@ -3,7 +3,8 @@
 # each calling work() once, gives two profiles named by -o's %p, each with
 # work's Ir under Cachegrind (which follows forks too); a program that
 # execs the server: handler, absent from the first image, is found in the
-# new one, also in a vfork child. -o without %p is an error then.
+# new one, also in a vfork child; an image that never reached --start
+# leaves no profile, only a note. -o without %p is an error then.
 . "$(dirname "$0")/lib.sh"
 F=fk$$; S=fs$$
 build forker $F
@@ -64,7 +65,7 @@ fi
 
 # vfork, then exec in the child: the child's new image has handler.
 rm -f cg.*
-"$CT" -q --trace-children=yes --start=handler -o 'cg.%p' -- \
+"$CT" --trace-children=yes --start=handler -o 'cg.%p' -- \
 	./$F vfork ./$S -t 0 2 >tgt.out 2>ct.err &
 CTPID=$!
 wait_ct 60 || fail "vfork: hung"
@@ -80,6 +81,13 @@ if [ -n "$pid" ] && [ -n "$new" ] && [ "$(echo "$new" | wc -l)" = 1 ]; then
 else
 	fail "vfork: not one profile of the child's image: '$new' in $(ls cg.* 2>/dev/null)"
 fi
+# The parent and the child's first image never reached --start: no
+# empty profiles of them (issue 26), and a note for each.
+[ "$(ls cg.* | wc -l)" = 1 ] && pass "vfork: no profile of the images that never started" ||
+	fail "vfork: profiles $(ls cg.*), expected only $new"
+n=$(grep -c "^cachetrace: note: process [0-9]* (.*): the target .* before the start event: no profile written" ct.err)
+[ "$n" = 2 ] && pass "vfork: a note for each image without a window" ||
+	fail "vfork: $n notes: $(cat ct.err)"
 
 "$CT" -q --trace-children=yes --start=work -o single.cg -- ./$F \
 	>tgt.out 2>ct.err </dev/null

@@ -421,7 +421,7 @@ static void test_forced(void)
 	/* The host model has nothing to build from. */
 	cfg = (struct model_config){ .cache_sim = true };
 	CHECK(model_create("host", &cfg, &cm, &bm, err, sizeof(err), note,
-			   sizeof(note)) == -1);
+			   sizeof(note)) == MODEL_ERR_HOST);
 	CHECK_STR(err, "no cache information in "
 		  "/sys/devices/system/cpu/cpu0/cache nor in CPUID: give "
 		  "--model=hier --cache=LEVEL,...");

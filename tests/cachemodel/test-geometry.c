@@ -76,7 +76,7 @@ static void check_ok(uint64_t size, uint32_t assoc, uint32_t line)
 {
 	struct cache_geom g = { size, assoc, line };
 	char err[256] = "";
-	const char *msg = cache_geom_check("D1", &g, err, sizeof(err));
+	const char *msg = cache_geom_check("D1 cache", &g, err, sizeof(err));
 
 	if (msg) {
 		fprintf(stderr, "check %" PRIu64 ",%u,%u: %s\n", size, assoc,
@@ -103,24 +103,24 @@ static void test_check(void)
 	check_ok(1024, 16, 64);		/* fully associative: one set */
 	check_ok(128, 1, 64);		/* two lines */
 
-	check_bad("I1", 98304, 1, 64,
+	check_bad("I1 cache", 98304, 1, 64,
 		  "I1 cache: set count 1536 is not a power of two");
-	check_bad("LL", 314572800, 20, 64,
+	check_bad("LL cache", 314572800, 20, 64,
 		  "LL cache: set count 245760 is not a power of two");
-	check_bad("D1", 32768, 8, 48,
+	check_bad("D1 cache", 32768, 8, 48,
 		  "D1 cache: line size 48 is not a power of two");
-	check_bad("D1", 32768, 8, 8,
+	check_bad("D1 cache", 32768, 8, 8,
 		  "D1 cache: line size 8 is smaller than 16 bytes");
-	check_bad("D1", 32768, 0, 64,
+	check_bad("D1 cache", 32768, 0, 64,
 		  "D1 cache: associativity must be at least 1");
-	check_bad("D1", 1024, 32, 64,
+	check_bad("D1 cache", 1024, 32, 64,
 		  "D1 cache: associativity 32 exceeds the number of lines 16");
-	check_bad("D1", 32768, 3, 64,
+	check_bad("D1 cache", 32768, 3, 64,
 		  "D1 cache: size 32768 is not a multiple of line size * "
 		  "associativity 192");
-	check_bad("LL", 64, 1, 64,
+	check_bad("LL cache", 64, 1, 64,
 		  "LL cache: size 64 is not larger than the line size 64");
-	check_bad("LL", 0, 1, 64,
+	check_bad("LL cache", 0, 1, 64,
 		  "LL cache: size 0 is not larger than the line size 64");
 }
 
@@ -272,7 +272,7 @@ static void test_registry(void)
 
 	CHECK(model_create("lru-ideal", &cfg, &cm, &bm, err, sizeof(err),
 			   note, sizeof(note)) == -1);
-	CHECK_STR(err, "unknown cache model 'lru-ideal' (known: cachegrind hier "
+	CHECK_STR(err, "--model: unknown cache model 'lru-ideal' (known: cachegrind hier "
 		 "host jaguar)");
 	CHECK(cm == NULL && bm == NULL);
 

@@ -32,6 +32,11 @@ static struct t make_model(const char *model, const char *spec, unsigned cores,
 	struct t t;
 	char err[256], note[256];
 
+	/* A model with levels of its own refuses a geometry it would not
+	 * use (issue 26). */
+	if (spec || (model && (!strcmp(model, "jaguar") ||
+			       !strcmp(model, "host"))))
+		cfg.i1 = cfg.d1 = cfg.ll = (struct cache_geom){ 0 };
 	if ((spec && model_parse_option(&cfg, "cache", spec, err,
 					sizeof(err)) != 1) ||
 	    (nt && model_parse_option(&cfg, "nt-bypass", nt, err,

@@ -35,19 +35,30 @@ echo keep > keep.cg
 expect "--start typo: status" $? 1
 expect "--start typo: the existing profile" "$(cat keep.cg)" keep
 # Bad names are refused before the target is started.
-for bad in "--callgrind-out-file=$W" "-o $W/nodir/p.cg" \
-	   "--folded-event=bogus --folded-out-file=f.txt"; do
+# /proc: access() says yes to root, the file cannot be made (issue 26).
+for bad in "--callgrind-out-file=$W" "-o $W/nodir/p.cg" "-o /proc/p.cg" \
+	   "--html=/proc/r.html" "--folded-out-file=/proc/f.txt"; do
 	"$CT" $G --start=work $bad -- ./"$T" exit 0 > out.txt 2> bad.err
 	expect "$bad: status" $? 1
 	[ -s out.txt ] && fail "$bad: the target ran"
+	grep -q "^cachetrace: ${bad%%[= ]*}: cannot write" bad.err ||
+		fail "$bad: message: $(cat bad.err)"
 done
-# Mode 0600; a symlink at the name is replaced, its target untouched.
+"$CT" $G --start=work --folded-event=bogus --folded-out-file=f.txt -- \
+	./"$T" exit 0 > out.txt 2> bad.err
+expect "--folded-event=bogus: status (bad usage)" $? 2
+[ -s out.txt ] && fail "--folded-event=bogus: the target ran"
+# The umask's mode (issue 26: 0600 whatever the umask); a symlink at the
+# name is replaced, its target untouched.
 echo secret > victim
 ln -s victim link.cg
-run -o link.cg
+(umask 022 && run -o link.cg)
 expect "profile over a symlink: status" $? 0
 expect "the symlink's target" "$(cat victim)" secret
-expect "the profile's mode" "$(stat -c %a link.cg)" 600
+expect "the profile's mode under umask 022" "$(stat -c %a link.cg)" 644
+(umask 027 && run -o link.cg --html=r.html)
+expect "the profile's mode under umask 027" "$(stat -c %a link.cg)" 640
+expect "the HTML page's mode under umask 027" "$(stat -c %a r.html)" 640
 [ -L link.cg ] && fail "the symlink was followed"
 expect "temporary files left" "$(ls -A | grep -c '^\.')" 0
 # No file of cachetrace's is open in the launched target.

@@ -377,13 +377,13 @@ static void test_names(void)
 	check_name("plain", "plain", NULL);
 	check_name("a%n", "a1", NULL);
 	check_name("%%%%", "%%", NULL);
-	check_name("a%z", NULL, "Expected 'p' or 'q' or '%' after '%'");
-	check_name("a%", NULL, "Expected 'p' or 'q' or '%' after '%'");
-	check_name("a%q", NULL, "Expected '{' after '%q'");
-	check_name("a%q{CT_TEST_RANK", NULL, "Missing '}' in %q specifier");
+	check_name("a%z", NULL, "expected p, q{VAR}, n or % after %");
+	check_name("a%", NULL, "expected p, q{VAR}, n or % after %");
+	check_name("a%q", NULL, "expected '{' after '%q'");
+	check_name("a%q{CT_TEST_RANK", NULL, "missing '}' in a %q{VAR}");
 	check_name("a%q{CT_TEST_UNSET}", NULL,
-		   "Environment variable 'CT_TEST_UNSET' is not set");
-	check_name("", NULL, "No filename given");
+		   "environment variable 'CT_TEST_UNSET' is not set");
+	check_name("", NULL, "no file name given");
 }
 
 int main(void)

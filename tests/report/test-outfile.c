@@ -141,9 +141,16 @@ static void test_new_file(void)
 	CHECK(fl >= 0 && (fl & FD_CLOEXEC), "not close-on-exec");
 	CHECK(outfile_commit(of) == 0, "commit: %s", strerror(errno));
 	check_contents("new file", p, "hello\n");
-	CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0600,
-	      "mode %o, want 0600", (unsigned)st.st_mode & 07777);
+	/* The umask's mode, as open(O_CREAT, 0666) (main sets 022). */
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0644,
+	      "mode %o, want 0644", (unsigned)st.st_mode & 07777);
 	check_entries("after commit", "out");
+	umask(077);
+	of = outfile_open(p);
+	CHECK(of && outfile_commit(of) == 0, "umask 077: %s", strerror(errno));
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0600,
+	      "umask 077: mode %o, want 0600", (unsigned)st.st_mode & 07777);
+	umask(022);
 out:
 	free(p);
 	clean();

@@ -63,7 +63,7 @@ cat >none.want <<'EOF'
 desc: I1 cache:         32768 B, 64 B, 8-way associative
 desc: D1 cache:         32768 B, 64 B, 8-way associative
 desc: LL cache:         8388608 B, 64 B, 16-way associative
-desc: Geometry:        Cachegrind's defaults
+desc: Geometry:         Cachegrind's defaults
 EOF
 cmp -s none.head none.want && pass "both no: Cachegrind's defaults" ||
 	{ fail "both no: desc lines:"; cat none.head; }
@@ -109,5 +109,13 @@ for p in nosys none; do
 	"$ANN" $p.cg >$p.ct.ann 2>$p.ct.ann.err && grep -q "Geometry: " $p.ct.ann &&
 		pass "cachetrace-annotate reads $p.cg" ||
 		fail "cachetrace-annotate on $p.cg: $(head -3 $p.ct.ann.err)"
+	# Our desc: lines in the column of Cachegrind's own (issue 26,
+	# item 14: Geometry: and Region: were one short of "I1 cache:").
+	for a in $p.ann $p.ct.ann; do
+		w=$(sed -n 's/^\(I1 cache\|Geometry\|Region\|Windows\|Command\):\( *\).*/\1:\2/p' $a |
+			awk '{ print length($0) }' | sort -u)
+		[ "$w" = 18 ] && pass "$a: the metadata values in one column" ||
+			fail "$a: metadata value columns $(echo $w): $(head -12 $a)"
+	done
 done
 finish
