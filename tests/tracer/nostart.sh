@@ -1,5 +1,6 @@
 #!/bin/sh
-# A start event that never comes (issue 17): the target never calls the
+# A start event that never comes (issue 17), or fewer times than
+# --intervals asks (issue 26): the target never calls the
 # start function, nothing is traced, and every count of the summary is 0
 # (it printed "Branches: 2 (1 cond + 1 ind)" under "I refs: 0", Cachegrind's
 # cg_fini showing a zero branch count as 1).  --breakpoints=sw: hardware
@@ -35,4 +36,18 @@ grep -q 'exited before a window began (--toggle-signal=SIGUSR2: signal cachetrac
 	fail "toggle: $(grep warning run.err)"
 grep -q 'null' run.err && fail "toggle: (null) in: $(grep null run.err)" ||
 	pass "toggle: no (null)"
+
+# --intervals=3 and work() called once: the profile says it is partial,
+# as the summary does (issue 26, item 2: only stderr said so).
+"$CT" --breakpoints=sw --start=work --intervals=3 -o i.out -- ./loop 1 \
+	>run.out 2>run.err
+rc=$?
+[ $rc -eq 0 ] && pass "intervals: exit 0" || { fail "intervals: exit $rc"; cat run.err; }
+grep -q 'partial profile: the target exited before all the windows were traced' run.err &&
+	pass "intervals: the summary says partial" || fail "intervals: $(tail -3 run.err)"
+grep -qx 'desc: Partial profile: *the target exited before all the windows were traced' i.out &&
+	pass "intervals: so does the profile" ||
+	fail "intervals: the profile's desc: $(grep '^desc: [PW]' i.out)"
+grep -qx 'desc: Windows: *1' i.out && pass "intervals: Windows: 1" ||
+	fail "intervals: $(grep '^desc: Windows' i.out)"
 finish

@@ -1,7 +1,8 @@
 #!/bin/sh
-# Only the files asked for (issue 17): --html turns the call stacks on for
-# its call tree, but their Callgrind file is written only when asked for
-# (--call-stacks=yes, --callgrind-out-file).  Each run is made in an empty
+# Only the files asked for (issues 17 and 26): --html and
+# --folded-out-file turn the call stacks on, but their Callgrind file is
+# written only when asked for (--call-stacks=yes, --callgrind-out-file),
+# and by default beside -o's file.  Each run is made in an empty
 # directory and the directory's listing is compared with the names the
 # options give.  --breakpoints=sw: the start event on every host.
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +29,15 @@ files html-cgfile "c.out p.out r.html " --html=r.html \
 	--callgrind-out-file=c.out -o p.out
 files stacks "callgrind.out.PID p.out " --call-stacks=yes -o p.out
 files html-nostacks "p.out r.html " --html=r.html --call-stacks=no -o p.out
+# Issue 26: folded stacks alone need no Callgrind file; the Callgrind file
+# goes beside -o's profile unless named.
+files folded "f.txt p.out " --folded-out-file=f.txt -o p.out
+files folded-stacks "callgrind.out.PID f.txt p.out " --folded-out-file=f.txt \
+	--call-stacks=yes -o p.out
+rm -rf beside-sub; mkdir beside-sub
+files beside "" --call-stacks=yes -o "$W/beside-sub/p.out"
+got=$(cd beside-sub && ls -A | sed 's/\.[0-9][0-9]*$/.PID/' | sort | tr '\n' ' ')
+expect "beside: the Callgrind file beside -o's" "$got" "callgrind.out.PID p.out "
 
 # The page is still made from the call-stack profile: the page of a run
 # that writes the Callgrind file, the data file's name aside.
