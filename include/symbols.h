@@ -44,6 +44,7 @@ enum sym_resolve_result {
 	SYM_NOT_FOUND,		/* ERR says which modules were searched and
 				 * suggests close names */
 	SYM_BAD_SYNTAX,		/* ERR says what is wrong */
+	SYM_NOT_CODE,		/* a data symbol (an object); ERR says so */
 };
 
 /* Resolve a location given on the command line (--start/--stop):

@@ -78,10 +78,11 @@ static void suggest_add(struct suggest *sg, struct symbols *s,
 	}
 }
 
-/* Look WANT up in module M; 1 found (*addr, *ifunc set), 0 not. */
+/* Look WANT up in module M; 1 found (*addr, *ifunc set), 0 not (*data
+ * set when WANT is an object there: a variable, not code). */
 static int find_in_module(struct symbols *s, struct modinfo *m,
 			  const char *want, struct suggest *sg,
-			  uint64_t *addr, bool *ifunc)
+			  uint64_t *addr, bool *ifunc, bool *data)
 {
 	int n = dwfl_module_getsymtab(m->mod);
 	int best = -1, best_rank = INT_MAX;
@@ -97,8 +98,15 @@ static int find_in_module(struct symbols *s, struct modinfo *m,
 				&a, NULL, NULL, NULL);
 		int rank;
 
-		if (!name || !*name || !symtab_is_func_sym(&sym))
+		if (!name || !*name)
 			continue;
+		if (!symtab_is_func_sym(&sym)) {
+			int type = GELF_ST_TYPE(sym.st_info);
+			if ((type == STT_OBJECT || type == STT_TLS ||
+			     type == STT_COMMON) && name_matches(name, want))
+				*data = true;
+			continue;
+		}
 		if (!name_matches(name, want)) {
 			if (sg)
 				suggest_add(sg, s, want, name);
@@ -236,6 +244,7 @@ static enum sym_resolve_result resolve_symbol(struct symbols *s,
 	size_t n = 0, stripped = 0;
 	bool ifunc;
 	size_t wlen;
+	const char *data_in = NULL;	/* a module where WANT is data */
 
 	wlen = split_sym_offset(sym, want, sizeof(want), &off, err, errlen);
 	if (!wlen)
@@ -254,7 +263,8 @@ static enum sym_resolve_result resolve_symbol(struct symbols *s,
 
 	sg.max_dist = wlen / 3 > 2 ? wlen / 3 : 2;
 	for (size_t i = 0; i < n; i++) {
-		if (find_in_module(s, ms[i], want, &sg, &a, &ifunc)) {
+		bool data = false;
+		if (find_in_module(s, ms[i], want, &sg, &a, &ifunc, &data)) {
 			*addr = a + off;
 			if (ifunc)
 				snprintf(err, errlen, "'%s' in %s is an IFUNC: "
@@ -268,6 +278,17 @@ static enum sym_resolve_result resolve_symbol(struct symbols *s,
 		}
 		if (ms[i]->n_funcs == 0)
 			stripped++;
+		if (data && !data_in)
+			data_in = ms[i]->base;
+	}
+	if (data_in) {
+		/* A variable: a start there would be a breakpoint on data
+		 * (issue 26: "not found, did you mean 'arg'"). */
+		snprintf(err, errlen, "'%s' in %s is a data symbol, not code "
+			 "(a write to it is a data event: --start-watch=%s, "
+			 "--stop-watch=%s)", want, data_in, want, want);
+		free(ms);
+		return SYM_NOT_CODE;
 	}
 
 	list_modules(names, sizeof(names), ms, n);

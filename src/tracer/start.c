@@ -71,6 +71,7 @@ static int resolve_loc(struct tracer *tr, const char *what, const char *loc,
 	case SYM_NOT_YET:
 		return LOC_UNLOADED;
 	case SYM_NOT_FOUND:
+	case SYM_NOT_CODE:	/* a library mapped later may have the code */
 		if (retry_later)
 			return LOC_LATER;
 		error_msg("%s: %s", what, err);
