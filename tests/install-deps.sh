@@ -13,13 +13,14 @@ set -eu
 # cross-checks), chromium (the flame graph and the HTML report rendered
 # and read back, tests/annotate/chromium.py), libxml2-utils
 # (xmllint on the SVG), procps (pgrep, pkill), groff-base (the man-page
-# check), libsqlite3-dev zlib1g-dev libpng-dev libxml2-dev (the libraries
+# check), strace (the order of cachetrace's own system calls,
+# tests/tracer/terminal.py), libsqlite3-dev zlib1g-dev libpng-dev libxml2-dev (the libraries
 # of tests/real's drivers).
 pkgs="meson ninja-build gcc pkg-config libcapstone-dev libdw-dev libelf-dev
 libunwind-dev libunicorn-dev valgrind libc6-dbg binutils g++ clang
 libsqlite3-dev zlib1g-dev libpng-dev libxml2-dev
 libclang-rt-14-dev python3 chromium libxml2-utils procps
-groff-base"
+groff-base strace"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null |

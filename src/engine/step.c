@@ -105,6 +105,10 @@ static void imitate_late_cpuid(struct tracer *tr, struct tracee *t)
 void step_issue(struct tracer *tr, struct tracee *t)
 {
 	int sig = t->inject;
+	/* The target may write to our terminal: no progress line under its
+	 * text (redrawn at the next update). */
+	if (t->insn && t->insn->id == X86_INS_SYSCALL)
+		engine_clear_progress(&tr->eng);
 	imitate_late_cpuid(tr, t);
 	t->inject = 0;
 	window_sync_dr(tr, t);

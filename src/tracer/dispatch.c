@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -209,6 +210,14 @@ static void finish_interrupted(struct tracer *tr)
 {
 	snprintf(tr->interrupt_reason, sizeof(tr->interrupt_reason),
 		 "interrupted by %s", strsignal(interrupted_by));
+	/* As a run whose target exits first says (issue 26: an attached
+	 * run interrupted before its start printed an all-zero summary and
+	 * nothing else). */
+	if (!tr->eng.windows && window_has_start_event(tr) &&
+	    !tr->opt.quiet)
+		error_msg("warning: %s before the start event (%s); no "
+			  "instructions were traced", tr->interrupt_reason,
+			  window_start_event(tr));
 	if (tr->n_active)
 		window_end_all(tr, tr->interrupt_reason);
 	else if (!tr->partial_reason)
@@ -283,18 +292,44 @@ static void note_how_it_ended(struct tracer *tr)
 	if (!tr->eng.windows && !o->quiet) {
 		if (o->start || o->start_watch)
 			error_msg("warning: the target exited before the start "
-				  "event (--start%s=%s); no instructions were "
-				  "traced", o->start ? "" : "-watch",
-				  o->start ? o->start : o->start_watch);
-		else {
-			const char *sig = sigabbrev_np(o->toggle_signal);
+				  "event (%s); no instructions were traced",
+				  window_start_event(tr));
+		else
 			error_msg("warning: the target exited before a window "
-				  "began (--toggle-signal=SIG%s: signal "
-				  "cachetrace, not the target); no instructions "
-				  "were traced", sig ? sig : "?");
-		}
+				  "began (%s: signal cachetrace, not the "
+				  "target); no instructions were traced",
+				  window_start_event(tr));
 	}
 	partial_at_exit(tr);
+}
+
+/* On a terminal, say that an attached target is armed and what starts a
+ * window (issue 26: attaching was silent; a toggle signal sent before
+ * the handler was in place killed us). */
+static void announce_armed(const struct tracer *tr)
+{
+	const struct options *o = &tr->opt;
+	if (o->quiet || o->forked_child || !isatty(2) ||
+	    (!o->pid && !o->toggle_signal))
+		return;
+	unsigned n = 0;
+	for (const struct tracee *t = tr->tracees; t; t = t->next)
+		n++;
+	char who[160];
+	if (o->pid)
+		snprintf(who, sizeof(who), "attached to %d (%.100s), %u "
+			 "thread%s", tr->target_pid, tr->cmd_line, n,
+			 n == 1 ? "" : "s");
+	else
+		snprintf(who, sizeof(who), "tracing %d (%.100s)",
+			 tr->target_pid, tr->cmd_line);
+	if (o->toggle_signal)
+		error_msg("%s; `kill -%s %d` starts a window, the next one "
+			  "ends it", who, sigabbrev_np(o->toggle_signal),
+			  (int)getpid());
+	else
+		error_msg("%s; waiting for %s (Ctrl-C ends the run and "
+			  "detaches)", who, window_start_event(tr));
 }
 
 void tracer_run(struct tracer *tr)
@@ -303,6 +338,7 @@ void tracer_run(struct tracer *tr)
 		tracer_fail(tr);
 		return;
 	}
+	announce_armed(tr);
 	if (!window_has_start_event(tr)) {
 		struct tracee *t = tracee_find(tr, tr->target_pid);
 		tracer_restart(tr, t, window_begin_thread(tr, t));

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -162,6 +163,22 @@ static char *join_args(char **argv)
 	return s;
 }
 
+/* Does PID write (stdout or stderr) to the terminal of our stderr? */
+static bool shares_our_tty(pid_t pid)
+{
+	struct stat ours, st;
+	if (fstat(2, &ours) < 0 || !S_ISCHR(ours.st_mode))
+		return false;
+	for (int fd = 1; fd <= 2; fd++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+		if (stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
+		    st.st_rdev == ours.st_rdev)
+			return true;
+	}
+	return false;
+}
+
 /* Launch or attach; then the output, the symbols and the call stacks.
  * -1 after a message. */
 static int start_target(struct tracer *tr)
@@ -174,7 +191,6 @@ static int start_target(struct tracer *tr)
 		tr->target_pid = o->pid;
 		tr->cmd_line = attach_read_cmdline(o->pid);
 		path = tr->cmd_line;
-		install_signal_handlers(tr);
 	} else {
 		char **argv = o->argv + o->first;
 		tr->prog_path = launch_find_program(argv[0]);
@@ -183,7 +199,6 @@ static int start_target(struct tracer *tr)
 			return -1;
 		path = tr->prog_path;
 		tr->cmd_line = join_args(argv);
-		install_signal_handlers(tr);
 		tr->target_pid = launch(tr, path, argv);
 		if (tr->target_pid < 0) {
 			tr->target_pid = 0;
@@ -200,7 +215,9 @@ static int start_target(struct tracer *tr)
 		return -1;
 	}
 	tr->eng.syms = tr->syms;
-	tr->eng.progress = !o->quiet && isatty(2);
+	tr->progress_wanted = !o->quiet && isatty(2);
+	tr->target_on_our_tty = tr->progress_wanted &&
+				shares_our_tty(tr->target_pid);
 	if (o->call_stacks) {
 		tr->eng.cs = callstack_new(tr->n_events, tr->syms);
 		if (!tr->eng.cs) {
@@ -272,11 +289,21 @@ int main(int argc, char **argv)
 	static struct tracer tracer = { .target_status = -1, .pin_cpu = -1,
 					.engine = &step_engine };
 	struct tracer *tr = &tracer;
+	/* A signal sent as soon as we run (`cachetrace -p PID
+	 * --toggle-signal=SIGUSR2 & kill -USR2 %1`) waits until its handler
+	 * is in place: it must not kill us with its default action (issue
+	 * 26).  The launched target gets the mask we were given. */
+	sigset_t all, given;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &given);
 	if (getenv("CACHETRACE_DEBUG"))
 		debug_flag = 1;
 	int rc = options_parse(&tr->opt, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	if (!tr->opt.check)
+		install_signal_handlers(tr);
+	sigprocmask(SIG_SETMASK, &given, NULL);
 	char herr[256];
 	if (hostenv_check(herr, sizeof(herr))) {
 		error_msg("%s", herr);

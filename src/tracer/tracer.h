@@ -276,6 +276,9 @@ struct tracer {
 	/* The end: the loop stops, main() returns exit_status. */
 	bool done;
 	bool failed;			/* a fatal error (tracer_fail) */
+	bool progress_wanted;		/* stderr a terminal, no -q */
+	bool target_on_our_tty;		/* the target's stdout or stderr is
+					 * that terminal too */
 	int exit_status;
 };
 
@@ -409,6 +412,9 @@ char *attach_read_cmdline(pid_t pid);
 
 /* window.c */
 bool window_has_start_event(const struct tracer *tr);
+/* The start event as the command line gave it, for messages
+ * ("--start=work", "--toggle-signal=SIGUSR2"): a static buffer. */
+const char *window_start_event(const struct tracer *tr);
 bool window_all_done(const struct tracer *tr);
 bool window_can_begin(const struct tracer *tr);
 /* start.c: resolve and arm the start events at the beginning of the run

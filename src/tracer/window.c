@@ -30,6 +30,23 @@ bool window_has_start_event(const struct tracer *tr)
 	return tr->opt.start || tr->opt.start_watch || tr->opt.toggle_signal;
 }
 
+const char *window_start_event(const struct tracer *tr)
+{
+	static char buf[512];
+	const struct options *o = &tr->opt;
+	if (o->start)
+		snprintf(buf, sizeof(buf), "--start=%s", o->start);
+	else if (o->start_watch)
+		snprintf(buf, sizeof(buf), "--start-watch=%s", o->start_watch);
+	else if (o->toggle_signal)
+		snprintf(buf, sizeof(buf), "--toggle-signal=SIG%s",
+			 sigabbrev_np(o->toggle_signal) ?
+			 sigabbrev_np(o->toggle_signal) : "?");
+	else
+		snprintf(buf, sizeof(buf), "no start event");
+	return buf;
+}
+
 bool window_all_done(const struct tracer *tr)
 {
 	return window_has_start_event(tr) && tr->opt.intervals &&
@@ -380,6 +397,19 @@ static void join_others(struct tracer *tr, struct tracee *t)
 	}
 }
 
+/* The progress line, where the target's own output cannot mangle it
+ * (issue 26): on our terminal it is cleared before every system call the
+ * window's threads make (step_issue), which covers the target when no
+ * other thread of it runs natively meanwhile. */
+static bool progress_fits(const struct tracer *tr)
+{
+	if (!tr->progress_wanted)
+		return false;
+	if (!tr->target_on_our_tty || tr->opt.threads_all)
+		return true;
+	return tr->tracees && !tr->tracees->next;	/* one thread */
+}
+
 /* Thread T, stopped at the start event, leads a new window.  Returns how
  * T is restarted (RESTART_NONE after a fatal error). */
 enum restart window_begin_thread(struct tracer *tr, struct tracee *t)
@@ -387,8 +417,10 @@ enum restart window_begin_thread(struct tracer *tr, struct tracee *t)
 	struct engine *e = &tr->eng;
 	e->windows++;
 	e->max_steps = tr->opt.max_insns;
-	if (!tr->n_active++)
+	if (!tr->n_active++) {
 		e->t_start = e->t_last_progress = now_seconds();
+		e->progress = progress_fits(tr);
+	}
 	for (struct tracee *o = tr->tracees; o; o = o->next)
 		window_assign_core(tr, o);
 	if (!tracee_stepping(t) && tr->engine->begin_window(tr, t) < 0) {

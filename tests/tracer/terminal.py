@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""cachetrace on a terminal (issue 26, items 10-12), in a pseudo-terminal
+that cachetrace and its target share, as a user's shell gives them:
+
+- the progress line is never left under the target's own output: the
+  screen, rebuilt from the bytes written (a carriage return goes back to
+  the start of the line, text overwrites), has every "workround K" line
+  whole; and the progress line was drawn (else the check proves nothing);
+- attaching says so once armed, naming the pid, the threads and the start
+  event; an interrupt before the start event warns that nothing was
+  traced, as a launched run whose target exits first does;
+- --toggle-signal: the handler is in place before anything is attached
+  (strace's record of cachetrace's own system calls: rt_sigaction of the
+  toggle signal before the first ptrace), and the armed line names the
+  command that starts a window; two signals make one window.
+
+Usage: terminal.py CACHETRACE SRCDIR SCRATCH.  Each check prints ok: or FAIL:."""
+import os, pty, re, select, signal, subprocess, sys, time
+
+ct, srcdir, scratch = (os.path.abspath(a) for a in sys.argv[1:4])
+w = os.path.join(scratch, 'tracer-terminal')
+os.makedirs(w, exist_ok=True)
+os.chdir(w)
+fails = 0
+
+
+def ok(what):
+    print('ok:', what)
+
+
+def fail(what):
+    global fails
+    fails += 1
+    print('FAIL:', what)
+
+
+subprocess.run(['cc', '-O2', '-g', '-fno-pie', '-no-pie', '-o', 'rounds',
+                os.path.join(srcdir, 'tests/tracer/rounds.c')], check=True)
+step = os.environ.get('CACHETRACE_ENGINE') == 'step'
+
+
+class Term:
+    """A process whose stdin, stdout and stderr are one pseudo-terminal."""
+
+    def __init__(self, argv):
+        self.master, slave = pty.openpty()
+        self.p = subprocess.Popen(argv, stdin=slave, stdout=slave,
+                                  stderr=slave, close_fds=True)
+        os.close(slave)
+        self.data = b''
+
+    def read(self, until=None, timeout=60):
+        """Read until the text matches UNTIL (a regex) or the end."""
+        end = time.time() + timeout
+        while time.time() < end:
+            if until and re.search(until, self.data.decode(errors='replace')):
+                return True
+            r, _, _ = select.select([self.master], [], [], 0.1)
+            if r:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:		# EIO: every writer is gone
+                    chunk = b''
+                if not chunk:
+                    return until is None
+                self.data += chunk
+        return False
+
+    def wait(self, timeout=60):
+        self.read(None, timeout)
+        try:
+            return self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return None
+
+    def text(self):
+        return self.data.decode(errors='replace')
+
+
+def screen(text):
+    """The lines a terminal shows for TEXT: '\\r' to column 0, overwrite."""
+    lines, cur, col = [], [], 0
+    for ch in text:
+        if ch == '\n':
+            lines.append(''.join(cur).rstrip())
+            cur, col = [], 0
+        elif ch == '\r':
+            col = 0
+        else:
+            if col < len(cur):
+                cur[col] = ch
+            else:
+                cur.append(ch)
+            col += 1
+    if cur:
+        lines.append(''.join(cur).rstrip())
+    return lines
+
+
+# 1. The progress line and the target's output on one terminal.
+n = '10000' if step else '3000000'
+t = Term([ct, '--start=main', '-o', 'p.cg', '--', './rounds', n, '4'])
+rc = t.wait(300)
+out = t.text()
+if rc != 0:
+    fail('progress: exit %s: %s' % (rc, out[-400:]))
+if re.search(r'cachetrace: \d+ instructions, [\d.]+k steps/s', out):
+    ok('progress: the progress line was drawn')
+else:
+    fail('progress: no progress line was drawn (nothing checked): %r'
+         % out[:300])
+rows = [l for l in screen(out) if 'workround' in l]
+bad = [l for l in rows if not re.fullmatch(r'workround \d', l)]
+if len(rows) == 4 and not bad:
+    ok('progress: the 4 lines of the target are whole on the screen')
+else:
+    fail('progress: the screen shows %r' % (bad or rows))
+
+# 2. Attached, a start event that never comes, then SIGINT.
+srv = subprocess.Popen(['./rounds', 'serve'])
+try:
+    t = Term([ct, '-p', str(srv.pid), '--start=never', '-o', 'a.cg'])
+    want = r'cachetrace: attached to %d \(\./rounds serve\), 1 thread; ' \
+        r'waiting for --start=never' % srv.pid
+    if t.read(want, 30):
+        ok('attach: says it is attached and armed')
+    else:
+        fail('attach: %r' % t.text())
+    t.p.send_signal(signal.SIGINT)
+    rc = t.wait(30)
+    if rc == 128 + signal.SIGINT:
+        ok('attach: SIGINT: exit %d' % rc)
+    else:
+        fail('attach: SIGINT: exit %s' % rc)
+    if re.search(r'warning: interrupted by Interrupt before the start event '
+                 r'\(--start=never\); no instructions were traced', t.text()):
+        ok('attach: SIGINT: warns that nothing was traced')
+    else:
+        fail('attach: SIGINT: no warning: %r' % t.text())
+    if srv.poll() is None:
+        ok('attach: the target runs on')
+    else:
+        fail('attach: the target ended: %s' % srv.returncode)
+
+    # 3. --toggle-signal: the handler before the attach; one window.
+    log = 'strace.log'
+    t = Term(['strace', '-qq', '-o', log, '-e',
+              'trace=rt_sigaction,ptrace', ct, '-p', str(srv.pid),
+              '--toggle-signal=SIGUSR2', '-o', 't.cg'])
+    want = r'attached to %d .*; `kill -USR2 (\d+)` starts a window' % srv.pid
+    if t.read(want, 30):
+        ok('toggle: the armed line names the signal')
+        ctpid = int(re.search(want, t.text()).group(1))
+        os.kill(ctpid, signal.SIGUSR2)
+        time.sleep(0.5)
+        os.kill(ctpid, signal.SIGUSR2)
+    else:
+        fail('toggle: %r' % t.text())
+    rc = t.wait(60)
+    if rc == 0:
+        ok('toggle: exit 0')
+    else:
+        fail('toggle: exit %s: %s' % (rc, t.text()[-300:]))
+    if os.path.exists('t.cg') and \
+            re.search(r'^desc: Windows: +1$', open('t.cg').read(), re.M):
+        ok('toggle: one window')
+    else:
+        fail('toggle: no profile of one window')
+    calls = open(log).read().split('\n') if os.path.exists(log) else []
+    usr2 = [i for i, l in enumerate(calls)
+            if l.startswith('rt_sigaction(SIGUSR2, {sa_handler=0x')]
+    first_ptrace = [i for i, l in enumerate(calls) if l.startswith('ptrace(')]
+    if usr2 and first_ptrace and usr2[0] < first_ptrace[0]:
+        ok('toggle: the SIGUSR2 handler is in place before the first ptrace')
+    else:
+        fail('toggle: SIGUSR2 handler at line %s, first ptrace at %s of %s'
+             % (usr2[:1], first_ptrace[:1], log))
+    if srv.poll() is None:
+        ok('toggle: the target runs on')
+    else:
+        fail('toggle: the target ended: %s' % srv.returncode)
+finally:
+    srv.kill()
+    srv.wait()
+
+print('terminal: all passed' if not fails else 'terminal: %d failed' % fails)
+sys.exit(1 if fails else 0)
