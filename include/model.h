@@ -96,6 +96,9 @@ struct cache_model_ops {
 	 * optional. */
 	void (*report)(const struct cache_model *m, FILE *out,
 		       const char *prefix, const struct model_resolver *res);
+	/* Forget every line, as a new model (no write-back counted); what
+	 * report() counts is kept (--cache-state=cold). */
+	void (*flush)(struct cache_model *m);
 	void (*destroy)(struct cache_model *m);
 };
 
@@ -124,6 +127,8 @@ struct branch_model_ops {
 		     uint64_t *row);
 	void (*ret)(struct branch_model *m, uint64_t pc, uint64_t target,
 		    uint64_t *row);
+	/* Forget every prediction, as a new model (--cache-state=cold). */
+	void (*flush)(struct branch_model *m);
 	void (*destroy)(struct branch_model *m);
 };
 
@@ -219,6 +224,9 @@ static inline void cache_access(struct cache_model *m,
 
 void cache_describe(const struct cache_model *m, FILE *out);
 void cache_set_core(struct cache_model *m, unsigned core);
+/* Empty caches, a fresh predictor (their flush ops; a no-op without). */
+void cache_flush(struct cache_model *m);
+void branch_flush(struct branch_model *m);
 void cache_report(const struct cache_model *m, FILE *out, const char *prefix,
 		  const struct model_resolver *res);
 void cache_destroy(struct cache_model *m);

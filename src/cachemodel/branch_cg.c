@@ -16,6 +16,7 @@
 #include "models.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define N_HIST_BITS 7
 #define N_PC_BITS 7
@@ -69,6 +70,16 @@ static void cg_indirect(struct branch_model *m, uint64_t pc, uint64_t target,
 	*slot = target;
 }
 
+/* The zeroed history, counters and targets of a new predictor. */
+static void cg_branch_flush(struct branch_model *m)
+{
+	struct cg_branch *b = (struct cg_branch *)m;
+
+	b->history = 0;
+	memset(b->counters, 0, sizeof(b->counters));
+	memset(b->btac, 0, sizeof(b->btac));
+}
+
 static void cg_branch_destroy(struct branch_model *m)
 {
 	free(m);
@@ -78,6 +89,7 @@ static const struct branch_model_ops cg_branch_ops = {
 	.name = "cachegrind",
 	.cond = cg_cond,
 	.indirect = cg_indirect,
+	.flush = cg_branch_flush,
 	.destroy = cg_branch_destroy,
 };
 

@@ -362,12 +362,33 @@ static void tage_destroy(struct branch_model *m)
 	free(b);
 }
 
+/* Empty tables and histories: the state tage_branch_new leaves. */
+static void tage_flush(struct branch_model *m)
+{
+	struct tage_branch *b = (struct tage_branch *)m;
+
+	memset(b->hist, 0, sizeof(b->hist));
+	for (unsigned t = 0; t < b->p.tables; t++) {
+		b->f_idx[t].comp = b->f_tag[t].comp = b->f_tag2[t].comp = 0;
+		for (unsigned i = 0; i < 1u << b->p.bits; i++)
+			b->tables[t][i] = (struct tage_entry){ .tag = 0xffff };
+	}
+	b->path = 0;
+	memset(b->bimodal, 0, 1u << b->p.base_bits);
+	memset(b->btb, 0, b->p.btb * sizeof(*b->btb));
+	memset(b->ind, 0, b->p.btb * sizeof(*b->ind));
+	memset(b->ras, 0, b->p.ras * sizeof(*b->ras));
+	b->ras_top = b->ras_depth = 0;
+	b->n_branches = 0;
+}
+
 static const struct branch_model_ops tage_ops = {
 	.name = "tage",
 	.cond = tage_cond,
 	.indirect = tage_indirect,
 	.call = tage_call,
 	.ret = tage_ret,
+	.flush = tage_flush,
 	.destroy = tage_destroy,
 };
 

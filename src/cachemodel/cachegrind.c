@@ -26,6 +26,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum {
 	EV_IR, EV_I1MR, EV_ILMR,
@@ -191,11 +192,24 @@ static void cg_destroy(struct cache_model *m)
 	free(cg);
 }
 
+/* Empty again: the zeroed tags of a new model (the rules above). */
+static void cg_flush(struct cache_model *m)
+{
+	struct cg_model *cg = (struct cg_model *)m;
+	struct cg_level *lv[3] = { &cg->i1, &cg->d1, &cg->ll };
+
+	for (unsigned i = 0; i < 3; i++)
+		memset(lv[i]->tags, 0, (lv[i]->set_mask + 1) * lv[i]->assoc *
+		       sizeof(*lv[i]->tags));
+	cg->i1_last = UINT64_MAX;
+}
+
 static const struct cache_model_ops cg_ops = {
 	.name = "cachegrind",
 	.fetch = cg_fetch,
 	.access = cg_access,
 	.describe = cg_describe,
+	.flush = cg_flush,
 	.destroy = cg_destroy,
 };
 

@@ -1239,6 +1239,46 @@ static void hier_destroy(struct cache_model *m)
 	free(h);
 }
 
+/* Every instance empty, every prefetcher and coherence record forgotten
+ * (no write-back counted): the state of a new model; the counts behind
+ * report() are kept, so that it covers every window. */
+static void hier_flush(struct cache_model *m)
+{
+	struct hier_model *h = (struct hier_model *)m;
+
+	for (unsigned l = 0; l < h->n_levels; l++) {
+		struct hlevel *lv = &h->levels[l];
+		uint64_t lines = lv->spec.size / lv->spec.line;
+
+		for (unsigned j = 0; j < lv->n_inst; j++) {
+			struct hinst *x = &lv->inst[j];
+
+			memset(x->tags, 0, lines * sizeof(*x->tags));
+			memset(x->stamp, 0, lines * sizeof(*x->stamp));
+			memset(x->flags, 0, lines);
+			if (x->plru)
+				memset(x->plru, 0, (x->set_mask + 1) *
+				       sizeof(*x->plru));
+			if (x->stride)
+				memset(x->stride, 0, STRIDE_ENTRIES *
+				       sizeof(*x->stride));
+			x->clock = 0;
+			x->mru_block = x->mru_way = 0;
+			x->rng = lv->spec.seed ? lv->spec.seed :
+						 0x2545f4914f6cdd1dULL;
+		}
+	}
+	/* No core holds a line: nothing is pending, nobody owns one. */
+	for (uint64_t i = 0; i < h->coh_used; i++) {
+		struct coh_rec *r = coh_at(h, (uint32_t)i);
+
+		r->pending = 0;
+		for (unsigned c = 0; c < h->n_cores; c++)
+			r->core[c] = (struct coh_core){ 0 };
+	}
+	memset(h->owned, 0, sizeof(h->owned));
+}
+
 static const struct cache_model_ops hier_ops = {
 	.name = "hier",
 	.fetch = hier_fetch,
@@ -1246,6 +1286,7 @@ static const struct cache_model_ops hier_ops = {
 	.describe = hier_describe,
 	.set_core = hier_set_core,
 	.report = hier_report,
+	.flush = hier_flush,
 	.destroy = hier_destroy,
 };
 

@@ -356,6 +356,18 @@ void branch_destroy(struct branch_model *m)
 		m->ops->destroy(m);
 }
 
+void cache_flush(struct cache_model *m)
+{
+	if (m && m->ops->flush)
+		m->ops->flush(m);
+}
+
+void branch_flush(struct branch_model *m)
+{
+	if (m && m->ops->flush)
+		m->ops->flush(m);
+}
+
 void cache_set_core(struct cache_model *m, unsigned core)
 {
 	if (m && m->ops->set_core)

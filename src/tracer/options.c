@@ -50,6 +50,9 @@ static void usage(void)
 "  --D1=SIZE,ASSOC,LINE    level-1 data cache\n"
 "  --LL=SIZE,ASSOC,LINE    last-level cache\n"
 "  --cache-sim=yes|no      simulate caches [yes]\n"
+"  --cache-state=warm|cold each window starts with the caches and branch\n"
+"                          predictor the last one left [warm], or empty;\n"
+"                          the first starts empty either way\n"
 "  --branch-sim=yes|no     simulate branch prediction [yes]\n"
 "  --branch-model=NAME     branch predictor [cachegrind]\n"
 "  --vex-chase=yes|no      count as Cachegrind does with valgrind's default\n"
@@ -214,7 +217,7 @@ enum {
 	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
 	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
-	OPT_CHECK, OPT_HELP, OPT_VERSION,
+	OPT_CHECK, OPT_HELP, OPT_VERSION, OPT_CACHE_STATE,
 };
 
 static const struct option longopts[] = {
@@ -250,6 +253,7 @@ static const struct option longopts[] = {
 	{ "folded-out-file", required_argument, NULL, OPT_FOLDED_OUT },
 	{ "folded-event", required_argument, NULL, OPT_FOLDED_EVENT },
 	{ "html", required_argument, NULL, OPT_HTML },
+	{ "cache-state", required_argument, NULL, OPT_CACHE_STATE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "check", no_argument, NULL, OPT_CHECK },
@@ -381,6 +385,10 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->intervals = (unsigned)n;
 		return 0;
 	case OPT_CORE_MAP: return parse_core_map(o, v);
+	case OPT_CACHE_STATE:
+		o->cache_state_given = true;
+		return parse_choice("--cache-state", v, "warm", "cold",
+				    &o->cold_windows);
 	case OPT_CALL_STACKS:
 		o->call_stacks_given = true;
 		return parse_yes_no("--call-stacks", v, &o->call_stacks);
@@ -450,6 +458,9 @@ static int check_options(const struct options *o, int argc, int first)
 				   "no --start with it");
 	if (o->intervals != 1 && !has_start)
 		return error_usage("--intervals needs a start event");
+	if (o->cache_state_given && !has_start)
+		return error_usage("--cache-state needs a start event (the "
+				   "whole run is one window)");
 	if (o->trace_children && !strstr(o->out, "%p") && strcmp(o->out, "-"))
 		return error_usage("--trace-children=yes needs %%p in the "
 				   "output file name (-o), one per process");

@@ -23,6 +23,9 @@ struct options {
 	bool threads_all;		/* --threads=all */
 	bool sw_breakpoints;		/* --breakpoints=sw */
 	bool breakpoints_given;		/* --breakpoints= was on the line */
+	bool cold_windows;		/* --cache-state=cold: empty caches
+					 * and predictor at every window */
+	bool cache_state_given;
 	bool vex_chase;			/* --vex-chase: count as VEX's
 					 * superblock chasing does [yes] */
 	const char *engine;		/* --engine: step, emulate, lockstep */

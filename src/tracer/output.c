@@ -219,6 +219,11 @@ static void collect_desc(struct tracer *tr)
 			  o->max_insns);
 	if (window_has_start_event(tr))
 		desc_line(m, "Windows:", "%u", tr->windows_done);
+	if (o->cache_state_given || tr->windows_done > 1)
+		desc_line(m, "Cache state:", "%s", o->cold_windows ?
+			  "cold at every window (--cache-state=cold)" :
+			  "cold at the first window, then kept "
+			  "(--cache-state=warm)");
 	if (o->threads_all)
 		desc_line(m, "Threads:", "all");
 	if (tr->engine != &step_engine)

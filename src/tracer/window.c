@@ -420,6 +420,12 @@ enum restart window_begin_thread(struct tracer *tr, struct tracee *t)
 	if (!tr->n_active++) {
 		e->t_start = e->t_last_progress = now_seconds();
 		e->progress = progress_fits(tr);
+		/* --cache-state=cold: as the first window, which nothing ran
+		 * before (not while another window runs: they share them). */
+		if (tr->opt.cold_windows && (e->windows > 1 || tr->execs)) {
+			cache_flush(e->cm);
+			branch_flush(e->bm);
+		}
 	}
 	for (struct tracee *o = tr->tracees; o; o = o->next)
 		window_assign_core(tr, o);
