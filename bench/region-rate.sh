@@ -31,7 +31,7 @@ side() {	# NAME ROUNDS
 	vg=$(echo "$t1 - $t0" | bc); ct=$(echo "$t2 - $t1" | bc)
 	echo "$1 x$2: Cachegrind whole run $(sed -n 's/^summary: \([0-9]*\).*/\1/p' "$W/vg.out") Ir in $vg s;" \
 		"cachetrace window $(sed -n 's/^summary: \([0-9]*\).*/\1/p' "$W/ct.out") Ir in $ct s" \
-		"($(sed -n 's/.*Stepped [0-9]* instructions in \([0-9.]* s ([0-9.]*k steps\/s)\).*/\1/p' "$W/ct.err"));" \
+		"($(sed -n 's/.*Traced [0-9]* instructions in \([0-9.]* s ([0-9.]*k\/s)\).*/\1/p' "$W/ct.err"));" \
 		"ratio $(echo "scale=1; $ct / $vg" | bc)x"
 	grep -o 'On the real CPU most: .*' "$W/ct.err" || true
 }

@@ -14,7 +14,7 @@
 #                toggle window
 # Every cachetrace and Cachegrind run but the threaded ones is pinned to
 # one CPU.  Wall times of the whole command, start-up included; the
-# window's own rate from the summary's "Stepped" line.
+# window's own rate from the summary's "Traced" line.
 #   sh bench/targets.sh [BUILDDIR] [BASE_BUILDDIR] [ROUNDS]
 set -eu
 B=$(realpath "${1:-build}"); BASE=${2:-}; N=${3:-2}
@@ -27,7 +27,7 @@ for p in region region-libc threads; do
 done
 now() { date +%s.%N; }
 ir() { sed -n 's/^summary: \([0-9]*\).*/\1/p' "$1"; }
-rate() { sed -n 's/.*Stepped [0-9]* instructions in [0-9.]* s (\([0-9.]*\)k steps\/s).*/\1/p' "$1"; }
+rate() { sed -n 's/.*Traced [0-9]* instructions in [0-9.]* s (\([0-9.]*\)k\/s).*/\1/p' "$1"; }
 ct() {	# ct NAME BUILD PIN OPTIONS -- PROG ARGS
 	name=$1 bin=$2/cachetrace pin=$3; shift 3
 	t0=$(now)

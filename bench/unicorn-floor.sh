@@ -25,7 +25,7 @@ taskset -c 0 valgrind --tool=cachegrind $G --cachegrind-out-file="$W/vg.out" \
 t1=$(now)
 echo "Cachegrind, whole run: $(echo "$t1 - $t0" | bc) s"
 taskset -c 0 "$B/cachetrace" $G --start=work -o "$W/ct.out" -- "$W/region" "$R" \
-	2>&1 >/dev/null | grep -o 'Stepped .*'
+	2>&1 >/dev/null | grep -o 'Traced .*'
 for m in bare code blockmem model; do
 	CT_FLOOR=$m taskset -c 0 "$W/floor/cachetrace" -q $G --start=work \
 		-o "$W/f.out" -- "$W/region" "$R" 2>&1 >/dev/null | grep floor

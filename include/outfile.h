@@ -3,9 +3,10 @@
  *
  * outfile_open(NAME) creates a temporary file next to NAME, in the same
  * directory (so rename() is atomic): ".BASE.XXXXXX", O_CREAT|O_EXCL|
- * O_NOFOLLOW|O_CLOEXEC, mode 0600 as valgrind's profiles.  NAME itself is
- * not touched until outfile_commit() has written, flushed, synced and
- * closed the temporary file without an error and renamed it over NAME: a
+ * O_NOFOLLOW|O_CLOEXEC, mode 0600 until the commit gives it the
+ * umask's.  NAME itself is not touched until outfile_commit() has
+ * written, flushed, synced and closed the temporary file without an
+ * error and renamed it over NAME: a
  * symbolic link at NAME is replaced, not followed; a failure leaves NAME
  * as it was and no temporary file behind.  "-" is stdout, which commit
  * only flushes and checks (EPIPE, ENOSPC... are errors); so is a NAME that
@@ -31,7 +32,9 @@ struct outfile *outfile_open(const char *name);
 
 /* Would outfile_open(NAME) work?  Checked before a long run, so that a
  * bad name is an error before anything is traced: 0, or -1 with errno
- * (EISDIR, ENOENT, EACCES...).  Creates nothing. */
+ * (EISDIR, ENOENT, EACCES, EROFS...).  The temporary file is created and
+ * removed (access() says yes to root where nothing can be created:
+ * /proc); NAME is not touched. */
 int outfile_check(const char *name);
 
 /* The stream to write the contents to (stdout for "-"). */

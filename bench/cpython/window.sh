@@ -27,5 +27,5 @@ sleep 0.5
 kill -USR2 "$C"; sleep "$WIN"; kill -USR2 "$C"
 wait "$P" || echo "python3 exited with $?"
 wait "$C" || echo "cachetrace exited with $?"
-grep -E 'Stepped|Engine:|real CPU' "$W/ct.err" | sed 's/^==[0-9]*== //'
+grep -E 'Traced|Engine:|real CPU' "$W/ct.err" | sed 's/^==[0-9]*== //'
 echo "target: $(tail -1 "$W/py.out")"

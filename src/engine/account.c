@@ -307,7 +307,7 @@ void engine_progress(struct engine *e, bool force)
 		sym_lookup(e->syms, e->current->regs.rip, &loc);
 	char line[160];
 	int n = snprintf(line, sizeof(line),
-			 "cachetrace: %" PRIu64 " instructions, %.1fk steps/s, "
+			 "cachetrace: %" PRIu64 " instructions, %.1fk/s, "
 			 "%.1f s, in %.40s", e->steps,
 			 el > 0 ? e->steps / el / 1000 : 0.0, el, loc.fn);
 	if (n < 0)

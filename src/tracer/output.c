@@ -394,9 +394,9 @@ void output_print_summary(struct tracer *tr)
 		fprintf(stderr, "%s\n", prefix);
 	describe_cores(tr, stderr, prefix);
 	double t = e->t_stepping;
-	fprintf(stderr, "%s\n%sStepped %" PRIu64 " instructions in %.2f s "
-		"(%.1fk steps/s)", prefix, prefix, e->steps, t,
-		t > 0 ? e->steps / t / 1000 : 0.0);
+	fprintf(stderr, "%s\n%sTraced %" PRIu64 " instructions in %.2f s "
+		"(%.1fk/s) by the %s engine", prefix, prefix, e->steps, t,
+		t > 0 ? e->steps / t / 1000 : 0.0, tr->engine->name);
 	if (window_has_start_event(tr))
 		fprintf(stderr, ", %u window%s", tr->windows_done,
 			tr->windows_done == 1 ? "" : "s");

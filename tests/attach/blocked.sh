@@ -23,8 +23,8 @@ wait_ct 30 || fail "cachetrace did not end after the second SIGUSR2"
 grep -Eq "note: thread $spid ran no instruction in window 1: it spent the window in the system call it was waiting in when the window began \((clock_)?nanosleep|restart_syscall: a sleep or wait resumed after an interruption\)" ct.err &&
 	pass "$(grep -o 'note: thread.*' ct.err)" ||
 	{ fail "no note naming the system call"; cat ct.err; }
-grep -q 'Stepped 0 instructions' ct.err && pass "0 instructions" ||
-	fail "$(grep -o 'Stepped .*' ct.err)"
+grep -q 'Traced 0 instructions' ct.err && pass "0 instructions" ||
+	fail "$(grep -o 'Traced .*' ct.err)"
 wait $spid; rc=$?
 [ $rc -eq 0 ] && pass "target exit 0" || fail "target exit $rc"
 [ "$(cat tgt.out)" = "$(printf 'waiting\ndone')" ] && pass "target output whole" ||

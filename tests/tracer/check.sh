@@ -112,7 +112,7 @@ rc=$?
 grep -q "note: process_vm_readv/writev are refused.*step engine" pv.err &&
 	pass "process_vm refused: the note" || fail "process_vm refused: no note"
 # (the step engine's profile has no "desc: Engine:" line)
-! grep -q "^desc: Engine:" pv.cg && grep -q "Engine: step\|Stepped" pv.err &&
+! grep -q "^desc: Engine:" pv.cg && grep -q "Engine: step\|by the step engine" pv.err &&
 	pass "process_vm refused: the step engine" ||
 	fail "process_vm refused: $(grep '^desc: Engine' pv.cg)"
 CACHETRACE_ENGINE=emulate \
