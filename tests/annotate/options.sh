@@ -45,4 +45,15 @@ want 2 ': --tree: expected callee, not .caller.' --tree=caller
 want 2 ': --diff needs exactly two files' --diff basic.cgout
 want 2 ': standard input \(-\) can be read only once' - -
 want 1 ': -h: No such file or directory' -- -h
+# An event that is not in the profile: its events listed (issue 26).
+ev="is not in the profile's events: Ir Dr DLmr\$"
+want 1 "^cachetrace-annotate: --sort: event 'Foo' $ev" --sort=Foo
+want 1 "^cachetrace-annotate: --sort: event 'Nope' $ev" --sort=Ir:1,Nope:2
+want 1 "^cachetrace-annotate: --show: event 'Nope' $ev" --show=Ir,Nope
+want 1 "^cachetrace-annotate: --event: event 'Nope' $ev" --html=- --event=Nope
+cs=$srcdir/callgrind/calls.cgout
+ev="is not in the profile's events: Ir DLmr\$"
+want 1 "^cachetrace-annotate: --event: event 'Nope' $ev" --tree=callee --event=Nope "$cs"
+want 1 "^cachetrace-annotate: --event: event 'Nope' $ev" --blame=func2 --event=Nope "$cs"
+want 1 "^cachetrace-annotate: --sort: event 'Nope' $ev" --blame=func2 --sort=Nope "$cs"
 exit $fail

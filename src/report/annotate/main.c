@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
+#include <stdnoreturn.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,6 +80,21 @@ static double parse_pct(const char *opt, const char *v)
 	return d;
 }
 
+/* OPT named NAME (N bytes), which is no event of P: say so, with P's
+ * events, and exit with status 1 (the profile decides, not the usage). */
+static noreturn void no_such_event(const struct profile *p, const char *opt,
+				   const char *name, int n)
+{
+	struct strbuf b = { 0 };
+
+	for (unsigned e = 0; e < p->n_events; e++) {
+		strbuf_add(&b, " ", 1);
+		strbuf_add(&b, p->events[e], strlen(p->events[e]));
+	}
+	error_msg_and_die("%s: event '%.*s' is not in the profile's events:%s",
+			  opt, n, name, b.s ? b.s : " (none)");
+}
+
 /* Split "A,B:1,C" into event indices, with optional ":PCT" parts. */
 static unsigned parse_event_list(const struct profile *p, const char *opt,
 				 const char *list, bool allow_badness,
@@ -99,9 +115,7 @@ static unsigned parse_event_list(const struct profile *p, const char *opt,
 		    !strncmp(s, "Badness", 7))
 			ev = p->n_events;
 		if (ev < 0)
-			error_msg_and_die("%s: event '%.*s' is not in the "
-					  "profile's events:", opt,
-					  (int)(name_end - s), s);
+			no_such_event(p, opt, s, (int)(name_end - s));
 		for (unsigned k = 0; k < n; k++)
 			if ((*idx)[k] == (unsigned)ev)
 				error_usage_and_die("%s: event '%.*s' given twice",
@@ -251,15 +265,14 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 		if (event) {
 			int e = prof_find_event(prof, event, strlen(event));
 			if (e < 0)
-				error_msg_and_die("--event: event '%s' is not in "
-						  "the profile's events:", event);
+				no_such_event(prof, "--event", event,
+					      (int)strlen(event));
 			ev = e;
 		} else if (sort) {
-			int e = prof_find_event(prof, sort, strcspn(sort, ",:"));
+			int n = (int)strcspn(sort, ",:");
+			int e = prof_find_event(prof, sort, n);
 			if (e < 0)
-				error_msg_and_die("--sort: event '%.*s' is not in "
-						  "the profile's events:",
-						  (int)strcspn(sort, ",:"), sort);
+				no_such_event(prof, "--sort", sort, n);
 			ev = e;
 		}
 		ev_name = prof->events[ev];
@@ -653,8 +666,8 @@ int main(int argc, char **argv)
 		if (event && !n_folded) {
 			ho.event = prof_find_event(&prof, event, strlen(event));
 			if (ho.event < 0)
-				error_msg_and_die("--event: event '%s' is not in "
-						  "the profile's events:", event);
+				no_such_event(&prof, "--event", event,
+					      (int)strlen(event));
 		}
 		bool to_stdout = !strcmp(html, "-");
 		FILE *out = to_stdout ? stdout : fopen(html, "w");
