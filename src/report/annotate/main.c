@@ -24,8 +24,8 @@ static const char usage_text[] =
 "Usage: cachetrace-annotate [OPTION]... [FILE]...\n"
 "       cachetrace-annotate --diff [OPTION]... A B\n"
 "Show where the costs of Cachegrind- or Callgrind-format profiles are, by\n"
-"function and by source line.  Several FILEs are merged; - (or no FILE) reads\n"
-"standard input.\n"
+"function and by source line.  Several FILEs are merged; - reads standard\n"
+"input, and so does no FILE when standard input is not a terminal.\n"
 "\n"
 "  --show=EV,...          show only these events, in this order [all]\n"
 "  --sort=EV[:PCT],...    sort by these events; PCT sets a per-event\n"
@@ -520,6 +520,14 @@ int main(int argc, char **argv)
 	/* After "--", only files. */
 	while (optind < argc)
 		files[n_files++] = argv[optind++];
+	/* No FILE reads a pipe or a redirected file, never a terminal: a
+	 * silent wait for typed input helps nobody (cg_annotate prints its
+	 * usage). */
+	if (!n_files && isatty(0)) {
+		error_msg("no profile given (a file, or - for standard input); "
+			  "see --help");
+		exit(2);
+	}
 	if (!n_files)
 		files[n_files++] = "-";
 	if (diff && n_files != 2)
