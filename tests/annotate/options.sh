@@ -45,6 +45,11 @@ want 2 ': --tree: expected callee, not .caller.' --tree=caller
 want 2 ': --diff needs exactly two files' --diff basic.cgout
 want 2 ': standard input \(-\) can be read only once' - -
 want 1 ': -h: No such file or directory' -- -h
+# --help is printed as written (fputs): no printf escape in it (it said
+# PCT%%), and it names -o FILE.
+help=$("$ann" --help)
+case $help in *%%*) echo "FAIL: --help has a literal %%"; fail=1 ;; esac
+grep -q -- '-o FILE' <<< "$help" || { echo "FAIL: --help does not name -o FILE"; fail=1; }
 # An event that is not in the profile: its events listed (issue 26).
 ev="is not in the profile's events: Ir Dr DLmr\$"
 want 1 "^cachetrace-annotate: --sort: event 'Foo' $ev" --sort=Foo
