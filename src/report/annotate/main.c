@@ -112,9 +112,11 @@ static unsigned parse_event_list(const struct profile *p, const char *opt,
 		const char *colon = memchr(s, ':', e - s);
 		const char *name_end = colon && allow_pct ? colon : e;
 		int ev = prof_find_event(p, s, name_end - s);
-		if (ev < 0 && allow_badness && name_end - s == 7 &&
-		    !strncmp(s, "Badness", 7))
+		bool badness = name_end - s == 7 && !strncmp(s, "Badness", 7);
+		if (ev < 0 && badness && allow_badness)
 			ev = p->n_events;
+		if (ev < 0 && badness && allow_pct)
+			error_usage_and_die("%s: Badness cannot be sorted on", opt);
 		if (ev < 0)
 			no_such_event(p, opt, s, (int)(name_end - s));
 		for (unsigned k = 0; k < n; k++)
@@ -137,6 +139,21 @@ static unsigned parse_event_list(const struct profile *p, const char *opt,
 		s = e + 1;
 	}
 	return n;
+}
+
+/* The syntax of an event list (OPT=LIST: --show, --sort with PCT), before
+ * any profile is read: no empty event name. */
+static void check_event_list(const char *opt, const char *list, bool allow_pct)
+{
+	for (const char *s = list;; s++) {
+		size_t n = strcspn(s, allow_pct ? ",:" : ",");
+		if (!n)
+			error_usage_and_die("%s: empty event name in '%s'", opt,
+					    list);
+		s += strcspn(s, ",");
+		if (!*s)
+			break;
+	}
 }
 
 static void report_error(const struct prof_error *err)
@@ -444,8 +461,14 @@ int main(int argc, char **argv)
 		case OPT_VERSION:
 			printf("cachetrace-annotate %s\n", CT_VERSION);
 			exit(0);
-		case OPT_SHOW: show = v; break;
-		case OPT_SORT: sort = v; break;
+		case OPT_SHOW:
+			check_event_list("--show", v, false);
+			show = v;
+			break;
+		case OPT_SORT:
+			check_event_list("--sort", v, true);
+			sort = v;
+			break;
 		case OPT_THRESHOLD:
 			threshold = parse_pct("--threshold", v);
 			break;
@@ -468,11 +491,17 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_INCLUDE:
-			if (!v && optind >= argc)
+			if (!v && optind < argc)
+				v = argv[optind++];
+			if (!v || !*v)
 				error_usage_and_die("--include needs a directory");
-			include[n_include++] = v ? v : argv[optind++];
+			include[n_include++] = v;
 			break;
-		case 'I': include[n_include++] = v; break;
+		case 'I':
+			if (!*v)
+				error_usage_and_die("-I needs a directory");
+			include[n_include++] = v;
+			break;
 		case OPT_PERCENT:
 			percent = parse_bool_or_die("--percent", v, PARSE_YES_NO);
 			break;
@@ -485,7 +514,13 @@ int main(int argc, char **argv)
 		case OPT_DIFF: diff = true; break;
 		case OPT_MOD_FILENAME: mod_file = v; break;
 		case OPT_MOD_FUNCNAME: mod_fn = v; break;
-		case OPT_OUTPUT_PROFILE: case 'o': output_profile = v; break;
+		case OPT_OUTPUT_PROFILE: case 'o':
+			if (!*v)
+				error_usage_and_die("%s needs a file name",
+						    c == 'o' ? "-o" :
+						    "--output-profile");
+			output_profile = v;
+			break;
 		case OPT_NO_SUMMARY_CHECK: check_summary = false; break;
 		case OPT_BLAME:
 			if (!*v)
@@ -503,7 +538,11 @@ int main(int argc, char **argv)
 				error_usage_and_die("--flamegraph needs a file name");
 			flamegraph = v;
 			break;
-		case OPT_EVENT: event = v; break;
+		case OPT_EVENT:
+			if (!*v)
+				error_usage_and_die("--event needs an event name");
+			event = v;
+			break;
 		case OPT_HTML:
 			if (!*v)
 				error_usage_and_die("--html needs a file name");
