@@ -71,6 +71,61 @@ stdin)
 	printf 'cmd: x\nevents: Ir\nfl=a\nfn=f\n1 1\n' | "$ann" - 2> "$tmp/e" >/dev/null
 	grep -q '^<stdin>:5: unexpected end of file: no summary: line' "$tmp/e" ||
 		die "stdin error: $(cat "$tmp/e")"
+	# A terminal on standard input (a pseudo-terminal here): no FILE is
+	# an error at once, not a silent wait; - reads the terminal (to ^D).
+	python3 - "$ann" basic.cgout <<'E' || die "terminal on standard input"
+import os, pty, select, sys, time
+ann, prof = sys.argv[1], sys.argv[2]
+
+def run(args, feed=b''):
+    """ANN ARGS on a new pseudo-terminal: (exit status, output), or
+    (None, output) when it still runs after 10 s."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(ann, [ann] + args)
+    os.write(fd, feed)
+    out, end = b'', time.time() + 10
+    while True:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:      # EIO: the child is gone
+                pass
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            while select.select([fd], [], [], 0.1)[0]:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                out += data
+            os.close(fd)
+            return os.waitstatus_to_exitcode(status), out.decode()
+        if time.time() > end:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os.close(fd)
+            return None, out.decode()
+
+bad = []
+rc, out = run(['--annotate=no'])
+want = ('cachetrace-annotate: no profile given (a file, or - for standard '
+        'input); see --help\r\n')
+if rc != 2 or out != want:
+    bad.append('no FILE: status %s, output %r; want 2, %r' % (rc, out, want))
+rc, out = run(['--tree=callee'])
+if rc != 2 or out != want:
+    bad.append('--tree=callee, no FILE: status %s, output %r' % (rc, out))
+data = open(prof, 'rb').read()
+rc, out = run(['--annotate=no', '-'], data + b'\x04')
+if rc != 0 or '200 (100.0%) 82 (100.0%) 8 (100.0%)  PROGRAM TOTALS' not in out:
+    bad.append('-: status %s, output %r' % (rc, out[-300:]))
+for b in bad:
+    print('FAIL:', b)
+sys.exit(1 if bad else 0)
+E
 	;;
 merge)
 	cd "$srcdir/merge" || exit 1

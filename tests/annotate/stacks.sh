@@ -204,7 +204,10 @@ E
 	same "--tree=callee on folded stacks" "$tmp/x" "$tmp/o"
 	cat small.folded | "$ann" --folded --tree=callee > "$tmp/o2" || die "stdin: status $?"
 	cmp -s "$tmp/o" "$tmp/o2" || die "--folded from stdin differs"
-	# Blame on folded stacks is exact; recursion counts once.
+	# Blame on folded stacks is exact; recursion counts once: going up
+	# main;r;r;g the second r is passed over (issue 26; this golden had
+	# r under r, 5, before).  g 5 + 2 + 1 = 8: r 5 + 1 (main 5, h 1),
+	# main 2.
 	printf 'main;r;r;g 5\nmain;g 2\nh;r;g 1\nmain;a 7\n' > "$tmp/r.folded"
 	"$ann" --blame=g --event=DLmr "$tmp/r.folded" > "$tmp/o" || die "blame: status $?"
 	cat > "$tmp/x" <<'E'
@@ -215,8 +218,7 @@ DLmr_________
 
    8 (100.0%)  g
    6  (75.0%)    r
-   5  (62.5%)      r
-   5  (62.5%)        main
+   5  (62.5%)      main
    1  (12.5%)      h
    2  (25.0%)    main
 
@@ -243,6 +245,84 @@ E
 	"$ann" --folded small.folded 2>/dev/null; [ $? -eq 2 ] || die "--folded alone: want status 2"
 	"$ann" --tree=caller small.folded 2>/dev/null; [ $? -eq 2 ] || die "--tree=caller: want status 2"
 	"$ann" --diff --tree=callee a b 2>/dev/null; [ $? -eq 2 ] || die "--diff --tree: want status 2"
+	;;
+recursion)
+	# Issue 26: blame through recursion.  recursion.cgout (its comment
+	# has the program and its inclusive costs) and recursion.folded, the
+	# same run as folded stacks.  Every caller above a recursion carries
+	# all the cost that reached the function through it.
+	cd "$cg" || exit 1
+	# leaf's 500 = walk 100 + walk'2 400, all from walk (one frame: walk'2
+	# is called by walk, and by itself), all from main.
+	cat > "$tmp/x" <<'E'
+500 (100.0%)  leaf
+500 (100.0%)    walk
+500 (100.0%)      main
+E
+	"$ann" --blame=leaf recursion.cgout | sed 1,5d | sed '$d' > "$tmp/o"
+	same "--blame=leaf recursion.cgout" "$tmp/x" "$tmp/o"
+	"$ann" --blame=leaf recursion.folded | sed 1,5d | sed '$d' | sed 's/^  //' > "$tmp/o"
+	same "--blame=leaf recursion.folded" "$tmp/x" "$tmp/o"
+	# tip's 400: main 100 directly; odd 100 + odd'2 200 = 300, which all
+	# reached it from even (even'2 is called by odd and odd'2 only: that
+	# value passes through them back to even), and even from main.
+	cat > "$tmp/x" <<'E'
+400 (100.0%)  tip
+300  (75.0%)    odd
+300  (75.0%)      even
+300  (75.0%)        main
+100  (25.0%)    main
+E
+	"$ann" --blame=tip recursion.cgout | sed 1,5d | sed '$d' > "$tmp/o"
+	same "--blame=tip recursion.cgout" "$tmp/x" "$tmp/o"
+	"$ann" --blame=tip recursion.folded | sed 1,5d | sed '$d' | sed 's/^  //' > "$tmp/o"
+	same "--blame=tip recursion.folded" "$tmp/x" "$tmp/o"
+	# A recursive function's cost is that of its outermost level (walk
+	# 550, not walk + walk'2 = 990; odd 325; even 330), all from its
+	# callers outside the recursion.
+	for f in walk:550:main odd:325:even even:330:main; do
+		IFS=: read -r fn v up <<< "$f"
+		for input in recursion.cgout recursion.folded; do
+			"$ann" --blame="$fn" "$input" | sed 1,5d | sed 's/^ *//' > "$tmp/o"
+			grep -qx "$v (100.0%)  $fn" "$tmp/o" || die "--blame=$fn $input: $(head -1 "$tmp/o")"
+			grep -qx "$v (100.0%)    $up" "$tmp/o" || die "--blame=$fn $input: no $up with $v"
+		done
+	done
+	# Down, the levels show as the folded stacks name them; walk'2 keeps
+	# 440 - 400 = 40 of its own.  even'2 (220 in context: odd's edge) is
+	# split by its edges over its inclusive cost 220 + 110 = 330: odd'2
+	# gets 220 * 320/330 = 213.3; from there a third of what reaches odd'2
+	# comes back (odd'2 -> even'2 110 of 320, even'2 -> odd'2 320 of
+	# 330), so tip gets 213.3 / (1 - 1/3) * 200/320 = 200: the three tip
+	# frames add up to tip's 400.
+	"$ann" --tree=callee --threshold=0 recursion.cgout > "$tmp/o" || die "tree: status $?"
+	cat > "$tmp/x" <<'E'
+--------------------------------------------------------------------------------
+-- Call tree (callee), by Ir
+--------------------------------------------------------------------------------
+Ir____________
+
+1,000 (100.0%)  all
+1,000 (100.0%)    main
+  550  (55.0%)      walk
+  440  (44.0%)        walk
+  400  (40.0%)          leaf
+  100  (10.0%)        leaf
+  330  (33.0%)      even
+  325  (32.5%)        odd
+  220  (22.0%)          even
+  213  (21.3%)            odd
+  200  (20.0%)              tip
+  100  (10.0%)          tip
+  100  (10.0%)      tip
+
+E
+	same "--tree=callee recursion.cgout" "$tmp/x" "$tmp/o"
+	# The flame graphs are the same trees.
+	"$ann" --blame=leaf --flamegraph=- recursion.cgout > "$tmp/o"
+	grep -q '<title>main (500 Ir, 100.00%)</title>' "$tmp/o" || die "blame flame graph: main"
+	"$ann" --flamegraph=- recursion.cgout | grep -o '<title>tip ([0-9]*' | sed 's/.*(//' |
+		awk '{ s += $1 } END { exit s != 400 }' || die "flame graph: tip frames do not add up to 400"
 	;;
 malformed-callgrind)
 	cd "$tmp" || exit 1

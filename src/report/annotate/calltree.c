@@ -10,14 +10,33 @@
  * Trees from a graph: the graph only knows pairs (caller, callee), so a
  * frame's share of a function's cost is split over the next level in
  * proportion to the edges' costs of the chosen event: down, child g of f
- * in context gets v * cost(f->g) / incl(f); up (blame), caller c of f gets
- * v * cost(c->f) / sum of f's incoming costs.  One level is exact, deeper
+ * in context gets v * cost(f->g) / incl(f) (the rest is f's own); up
+ * (blame), caller c of f gets v * cost(c->f) / sum of f's incoming costs.
+ * Calls of f to itself are left out of both.  One level is exact, deeper
  * levels assume every caller's calls cost alike.  Callgrind's
  * context-sensitive names (--separate-callers=N: "f'c1'c2") make the
  * graph itself context-sensitive, so the split is exact as deep as the
  * contexts go; frames are shown under the base name, with siblings of the
- * same base name merged.  A function already on the path (recursion) is
- * not entered again. */
+ * same base name merged into one frame (its members).
+ *
+ * Recursion (issue 26): value is never lost on the way.  A function
+ * already on the path is not entered again as a frame; the value that
+ * flows to it passes through it to its own neighbours, as if the
+ * recursion were collapsed, until it reaches functions off the path
+ * (flow()).  Up, "on the path" is by base name: the frame's own members
+ * (f'2 calling f) and any frame below, so that recursion levels
+ * ("f'2", "f'3", as Callgrind's --separate-recs and cachetrace name
+ * them) and mutual recursion (a -> b -> a'2) hand the whole value to the
+ * callers outside the recursion: each caller above it carries all the
+ * cost that reached FUNC through it.  --blame=f counts f's outermost
+ * level only: a recursion level's inclusive cost is inside it.  Down, it
+ * is by function, so the tree shows f -> f'2 as the folded stacks do;
+ * f'2's calls to itself are left out, and a cycle (a'2 -> b'2 -> a'2)
+ * hands what its members call to the frame.
+ *
+ * Folded stacks are exact.  Their blame tree counts FUNC's outermost
+ * frame in each stack (by base name) and passes over, going up, a frame
+ * whose base name is already on the reversed path. */
 #include "calltree.h"
 
 #include <errno.h>
@@ -124,6 +143,19 @@ size_t cgraph_base_len(const char *name)
 	return q && q > name ? (size_t)(q - name) : strlen(name);
 }
 
+/* Is NAME a recursion level ("f'2", "f'3'caller": a call of f while f is
+ * running, as Callgrind's --separate-recs and cachetrace name them)? */
+static bool is_rec_level(const char *name)
+{
+	size_t n = cgraph_base_len(name);
+
+	if (name[n] != '\'' || (unsigned)(name[n + 1] - '0') > 9)
+		return false;
+	for (n++; (unsigned)(name[n] - '0') <= 9; n++)
+		;
+	return !name[n] || name[n] == '\'';
+}
+
 /* ---- trees -------------------------------------------------------------- */
 
 static uint64_t hash_child(uint32_t parent, const char *s, size_t n)
@@ -219,8 +251,35 @@ struct gbuild {
 	unsigned ev;
 	bool up;
 	double min_val;
-	uint32_t *onpath;	/* per function: frames of it above */
+	/* Down: per function, frames of it above.  Up: per base name (BASE),
+	 * frames of it below, this one included. */
+	uint32_t *onpath;
+	uint32_t *base;		/* per function, its base name's id */
+	double *group;		/* per base name: expand()'s sums, else 0 */
+	double *div;		/* per function, what its value is split by */
+	/* flow()'s scratch: per function, its index in the flow + 1 (else
+	 * 0); by index, the function, its own value and what passes through
+	 * it; the edges between them by target (IN from EIN). */
+	uint32_t *local, *through, *ein, *row, *unknown;
+	double *own, *x, *a, *y;
+	struct flow_edge {
+		uint32_t from;
+		double q;	/* the share of FROM's value */
+	} *in;
+	size_t in_cap;
 };
+
+/* flow() passes value through at most FLOW_MAX_THROUGH functions on the
+ * path at a time (CPython's interpreter through Callgrind, by the default
+ * threshold: up to 46, 8 on average), in at most FLOW_MAX_SWEEPS sweeps;
+ * beyond them, value stays with the frame.  After FLOW_DIRECT_AFTER
+ * sweeps, a system of up to FLOW_MAX_DIRECT unknowns is solved directly
+ * (round a cycle, a sweep only shrinks the error by the share of value
+ * that comes back: CPython's need hundreds). */
+#define FLOW_MAX_THROUGH 128u
+#define FLOW_MAX_SWEEPS 1000u
+#define FLOW_DIRECT_AFTER 8u
+#define FLOW_MAX_DIRECT 64u
 
 static int cmp_member(const void *a, const void *b)
 {
@@ -239,6 +298,8 @@ static double cost(const struct gbuild *b, const int64_t *row)
 	return (double)prof_val(row[b->ev]);
 }
 
+/* Append FN with W to V; with P, its name as the key (else the caller
+ * fills it in later). */
 static void add_member(struct member **v, size_t *n, size_t *cap,
 		       const struct profile *p, uint32_t fn, double w)
 {
@@ -246,17 +307,197 @@ static void add_member(struct member **v, size_t *n, size_t *cap,
 		*cap = *cap ? *cap * 2 : 16;
 		*v = xreallocarray(*v, *cap, sizeof(**v));
 	}
-	const char *name = p->fns.str[p->fn[fn].name];
-	(*v)[(*n)++] = (struct member){ name, cgraph_base_len(name), fn, w };
+	(*v)[(*n)++] = (struct member){ NULL, 0, fn, w };
+	if (p) {
+		const char *name = p->fns.str[p->fn[fn].name];
+		(*v)[*n - 1].key = name;
+		(*v)[*n - 1].klen = cgraph_base_len(name);
+	}
+}
+
+/* Is F on the path: up, its base name; down, F itself. */
+static bool on_path(const struct gbuild *b, uint32_t f)
+{
+	return b->onpath[b->up ? b->base[f] : f] > 0;
+}
+
+/* Solve flow()'s system for X (K functions, their edges by target in
+ * B->in from B->ein) by Gaussian elimination, when at most
+ * FLOW_MAX_DIRECT of them have edges in (the unknowns; the others' x is
+ * their own value).  The matrix, I - Q^T with Q substochastic, is
+ * diagonally dominant by columns: no pivoting is needed, and a pivot of
+ * zero is a closed cycle (value that enters it never leaves), whose x
+ * then is 0.  Returns false when there are too many unknowns. */
+static bool flow_direct(struct gbuild *b, uint32_t k)
+{
+	const uint32_t *ein = b->ein;
+	uint32_t n = 0, *row = b->row;
+	double *a = b->a, *y = b->y, *x = b->x;
+
+	for (uint32_t i = 0; i < k; i++)
+		if (ein[i] < ein[i + 1]) {
+			if (n == FLOW_MAX_DIRECT)
+				return false;
+			row[n++] = i;
+		}
+	memset(a, 0, (size_t)n * n * sizeof(*a));
+	for (uint32_t r = 0; r < n; r++) {
+		uint32_t i = row[r];
+		a[(size_t)r * n + r] = 1;
+		y[r] = b->own[i];
+		b->unknown[i] = r + 1;
+	}
+	for (uint32_t r = 0; r < n; r++)
+		for (uint32_t e = ein[row[r]]; e < ein[row[r] + 1]; e++) {
+			uint32_t j = b->in[e].from, u = b->unknown[j];
+			if (u)
+				a[(size_t)r * n + u - 1] -= b->in[e].q;
+			else
+				y[r] += b->own[j] * b->in[e].q;
+		}
+	for (uint32_t j = 0; j < n; j++) {
+		double piv = a[(size_t)j * n + j];
+		if (!(piv > 1e-12))
+			continue;
+		for (uint32_t i = j + 1; i < n; i++) {
+			double f = a[(size_t)i * n + j] / piv;
+			if (f == 0)
+				continue;
+			for (uint32_t c = j; c < n; c++)
+				a[(size_t)i * n + c] -= f * a[(size_t)j * n + c];
+			y[i] -= f * y[j];
+		}
+	}
+	for (uint32_t j = n; j-- > 0;) {
+		double piv = a[(size_t)j * n + j], v = y[j];
+		for (uint32_t c = j + 1; c < n; c++)
+			v -= a[(size_t)j * n + c] * y[c];
+		y[j] = piv > 1e-12 ? v / piv : 0;
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		x[row[r]] = y[r];
+		b->unknown[row[r]] = 0;
+	}
+	return true;
+}
+
+/* The next level of the frame M[0..NM) (its members and their shares),
+ * appended to NEXT.  A member's value goes to its neighbours (up, its
+ * callers; down, its callees) in proportion to their edges' costs, calls
+ * to itself left out; down, the part of its inclusive cost that is in no
+ * call stays with the frame.  A neighbour already on the path (another
+ * member of this frame, or recursion back into a frame on the path) is no
+ * new frame: the value passes through it to its own neighbours, and so on
+ * until it reaches functions off the path, or a function with none (a
+ * root, up: it stays with the frame).  What passes through each function
+ * solves a linear system (round a cycle, a geometric series): Gauss-Seidel
+ * sweeps to 1e-13 of the frame's value, or flow_direct(). */
+static void flow(struct gbuild *b, const struct member *m, size_t nm,
+		 struct member **next, size_t *nn, size_t *cap)
+{
+	const struct cgraph *g = b->g;
+	const struct profile *p = g->p;
+	const uint32_t *start = b->up ? g->in_start : g->out_start;
+	const uint32_t *edge = b->up ? g->in_edge : g->out_edge;
+	uint32_t *fn = b->through, *ein = b->ein, k = 0;
+	double *x = b->x, *own = b->own, total = 0;
+
+	/* The functions in the flow: the members, then the functions on the
+	 * path that value reaches from them. */
+	for (size_t i = 0; i < nm; i++) {
+		uint32_t f = m[i].fn;
+		if (!b->local[f]) {
+			fn[k] = f;
+			own[k] = 0;
+			b->local[f] = ++k;
+		}
+		own[b->local[f] - 1] += m[i].v;
+		total += fabs(m[i].v);
+	}
+	for (uint32_t i = 0, k0 = k; i < k; i++)
+		for (uint32_t e = start[fn[i]]; e < start[fn[i] + 1]; e++) {
+			const struct prof_call *c = &p->call[edge[e]];
+			uint32_t h = b->up ? c->caller : c->callee;
+			if (c->caller != c->callee && !b->local[h] &&
+			    on_path(b, h) && k - k0 < FLOW_MAX_THROUGH) {
+				fn[k] = h;
+				own[k] = 0;
+				b->local[h] = ++k;
+			}
+		}
+
+	/* x[i] = own[i] + the sum over j of x[j] * cost(j -> i) / div[j],
+	 * over the edges between functions of the flow, kept by target i
+	 * in b->in (counted, then filled from ein[i + 1]). */
+	memset(ein, 0, (k + 2) * sizeof(*ein));
+	for (uint32_t i = 0; i < k; i++)
+		for (uint32_t e = start[fn[i]];
+		     b->div[fn[i]] > 0 && e < start[fn[i] + 1]; e++) {
+			const struct prof_call *c = &p->call[edge[e]];
+			uint32_t h = b->up ? c->caller : c->callee;
+			if (c->caller != c->callee && b->local[h])
+				ein[b->local[h] + 1]++;
+		}
+	for (uint32_t i = 0; i < k; i++)
+		ein[i + 2] += ein[i + 1];
+	if (ein[k + 1] > b->in_cap) {
+		b->in_cap = ein[k + 1];
+		b->in = xreallocarray(b->in, b->in_cap, sizeof(*b->in));
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		double d = b->div[fn[i]];
+		for (uint32_t e = start[fn[i]]; d > 0 && e < start[fn[i] + 1];
+		     e++) {
+			const struct prof_call *c = &p->call[edge[e]];
+			uint32_t h = b->up ? c->caller : c->callee;
+			if (c->caller != c->callee && b->local[h])
+				b->in[ein[b->local[h]]++] = (struct flow_edge){
+					i, cost(b, prof_call_counts(p, edge[e])) / d };
+		}
+	}
+	/* Filled: i's edges are now from ein[i] to ein[i + 1].  Without a
+	 * cycle, a few sweeps settle it (the order is mostly the flow's). */
+	memcpy(x, own, k * sizeof(*x));
+	for (uint32_t sweep = 0; ein[k] && sweep < FLOW_MAX_SWEEPS; sweep++) {
+		double delta = 0;
+		for (uint32_t i = 0; i < k; i++) {
+			if (ein[i] == ein[i + 1])
+				continue;
+			double v = own[i];
+			for (uint32_t e = ein[i]; e < ein[i + 1]; e++)
+				v += x[b->in[e].from] * b->in[e].q;
+			delta += fabs(v - x[i]);
+			x[i] = v;
+		}
+		if (!(delta > total * 1e-13))
+			break;
+		if (sweep == FLOW_DIRECT_AFTER && flow_direct(b, k))
+			break;
+	}
+	/* What each passes on to the functions off the path. */
+	for (uint32_t i = 0; i < k; i++) {
+		double d = b->div[fn[i]];
+		if (d <= 0 || !(x[i] > 0))
+			continue;
+		for (uint32_t e = start[fn[i]]; e < start[fn[i] + 1]; e++) {
+			const struct prof_call *c = &p->call[edge[e]];
+			uint32_t h = b->up ? c->caller : c->callee;
+			if (c->caller == c->callee || on_path(b, h))
+				continue;
+			double w = x[i] * cost(b, prof_call_counts(p, edge[e])) / d;
+			if (w > 0)
+				add_member(next, nn, cap, NULL, h, w);
+		}
+	}
+	for (uint32_t i = 0; i < k; i++)
+		b->local[fn[i]] = 0;
 }
 
 /* Give NODE (frames M[0..NM), their shares of its count) its children. */
 static void expand(struct gbuild *b, uint32_t node, struct member *m,
 		   size_t nm)
 {
-	const struct cgraph *g = b->g;
-	const struct profile *p = g->p;
-	unsigned ne = p->n_events;
+	const struct profile *p = b->g->p;
 	struct member *next = NULL;
 	size_t nn = 0, cap = 0;
 
@@ -265,31 +506,27 @@ static void expand(struct gbuild *b, uint32_t node, struct member *m,
 		return;
 	}
 	for (size_t i = 0; i < nm; i++)
-		b->onpath[m[i].fn]++;
-	for (size_t i = 0; i < nm; i++) {
-		uint32_t f = m[i].fn;
-		const uint32_t *start = b->up ? g->in_start : g->out_start;
-		const uint32_t *edge = b->up ? g->in_edge : g->out_edge;
-		double d = b->up ? 0 : cost(b, g->incl + (size_t)f * ne), sum = 0;
-		for (uint32_t k = start[f]; k < start[f + 1]; k++) {
-			const struct prof_call *c = &p->call[edge[k]];
-			if (c->caller != c->callee)
-				sum += cost(b, prof_call_counts(p, edge[k]));
-		}
-		if (sum > d)
-			d = sum;
-		if (d <= 0)
-			continue;
-		for (uint32_t k = start[f]; k < start[f + 1]; k++) {
-			const struct prof_call *c = &p->call[edge[k]];
-			uint32_t h = b->up ? c->caller : c->callee;
-			if (c->caller == c->callee || b->onpath[h])
-				continue;
-			double w = m[i].v * cost(b, prof_call_counts(p, edge[k])) / d;
-			if (w > 0)
-				add_member(&next, &nn, &cap, p, h, w);
+		b->onpath[b->up ? b->base[m[i].fn] : m[i].fn]++;
+	flow(b, m, nm, &next, &nn, &cap);
+	/* Leave out the groups (by base name) under the threshold before
+	 * sorting: most are, in a big graph. */
+	for (size_t i = 0; i < nn; i++)
+		b->group[b->base[next[i].fn]] += next[i].v;
+	size_t kept = 0;
+	for (size_t i = 0; i < nn; i++) {
+		double tot = b->group[b->base[next[i].fn]];
+		if (tot >= b->min_val && tot > 0) {
+			const char *name = p->fns.str[p->fn[next[i].fn].name];
+			next[kept] = next[i];
+			next[kept].key = name;
+			next[kept++].klen = cgraph_base_len(name);
 		}
 	}
+	for (size_t i = 0; i < kept; i++)
+		b->group[b->base[next[i].fn]] = 0;
+	for (size_t i = kept; i < nn; i++)
+		b->group[b->base[next[i].fn]] = 0;
+	nn = kept;
 	if (nn)
 		qsort(next, nn, sizeof(*next), cmp_member);
 	for (size_t i = 0; i < nn;) {
@@ -315,8 +552,64 @@ static void expand(struct gbuild *b, uint32_t node, struct member *m,
 		i = j;
 	}
 	for (size_t i = 0; i < nm; i++)
-		b->onpath[m[i].fn]--;
+		b->onpath[b->up ? b->base[m[i].fn] : m[i].fn]--;
 	free(next);
+}
+
+/* The blame tree of the functions M[0..NM) (FUNC's), into B->t. */
+static void blame_from_graph(struct gbuild *b, struct member *m, size_t nm,
+			     double min_frac)
+{
+	size_t kept = 0;
+	double tot = 0;
+
+	/* A recursion level's cost is inside its outer level's. */
+	for (size_t i = 0; i < nm; i++)
+		if (!is_rec_level(m[i].key))
+			m[kept++] = m[i];
+	if (kept)
+		nm = kept;
+	for (size_t i = 0; i < nm; i++)
+		tot += m[i].v;
+	b->t->n[0].val = llround(tot);
+	b->min_val = min_frac * fabs(tot);
+	qsort(m, nm, sizeof(*m), cmp_member);
+	expand(b, 0, m, nm);
+}
+
+/* The top-down tree of the roots M[0..NM), into B->t. */
+static void tree_from_graph(struct gbuild *b, struct member *m, size_t nm,
+			    double min_frac)
+{
+	const struct profile *p = b->g->p;
+	struct ctree *t = b->t;
+
+	/* The root is the program; its children are the roots. */
+	int64_t tot = 0;
+	for (uint32_t i = 0; i < p->n_cc; i++)
+		if (__builtin_add_overflow(tot,
+					   prof_val(prof_cc_counts(p, i)[b->ev]),
+					   &tot))
+			tot = INT64_MAX;
+	t->n[0].val = tot;
+	b->min_val = min_frac * fabs((double)tot);
+	if (nm)
+		qsort(m, nm, sizeof(*m), cmp_member);
+	for (size_t i = 0; i < nm;) {
+		size_t j = i;
+		double v = 0;
+		while (j < nm && m[j].klen == m[i].klen &&
+		       !memcmp(m[j].key, m[i].key, m[i].klen))
+			v += m[j++].v;
+		if (v >= b->min_val) {
+			uint32_t c = child(t, 0, m[i].key, m[i].klen);
+			if (c != CT_NONE) {
+				t->n[c].val = llround(v);
+				expand(b, c, m + i, j - i);
+			}
+		}
+		i = j;
+	}
 }
 
 int ctree_from_graph(struct ctree *t, const struct cgraph *g, unsigned ev,
@@ -324,7 +617,7 @@ int ctree_from_graph(struct ctree *t, const struct cgraph *g, unsigned ev,
 {
 	const struct profile *p = g->p;
 	unsigned ne = p->n_events;
-	struct gbuild b = { t, g, ev, func != NULL, 0, NULL };
+	struct gbuild b = { .t = t, .g = g, .ev = ev, .up = func != NULL };
 	struct member *m = NULL;
 	size_t nm = 0, cap = 0;
 	bool full = func && strchr(func, '\'');
@@ -347,46 +640,56 @@ int ctree_from_graph(struct ctree *t, const struct cgraph *g, unsigned ev,
 		free(m);
 		return -1;
 	}
-	b.onpath = xcalloc(p->n_fn + 1, sizeof(*b.onpath));
-	if (func) {
-		double tot = 0;
-		for (size_t i = 0; i < nm; i++)
-			tot += m[i].v;
-		t->n[0].val = llround(tot);
-		b.min_val = min_frac * fabs(tot);
-		qsort(m, nm, sizeof(*m), cmp_member);
-		expand(&b, 0, m, nm);
-		free(b.onpath);
-		free(m);
-		return 0;
+	/* Up, a function's value is split over its callers by their calls'
+	 * costs; down, over its callees by its inclusive cost (the rest is
+	 * its own), or their calls' costs if more. */
+	b.div = xcalloc(p->n_fn + 1, sizeof(*b.div));
+	for (uint32_t i = 0; i < p->n_call; i++) {
+		const struct prof_call *c = &p->call[i];
+		if (c->caller != c->callee)
+			b.div[b.up ? c->callee : c->caller] +=
+				cost(&b, prof_call_counts(p, i));
 	}
-	/* Top down: the root is the program; its children are the roots. */
-	int64_t tot = 0;
-	for (uint32_t i = 0; i < p->n_cc; i++)
-		if (__builtin_add_overflow(tot, prof_val(prof_cc_counts(p, i)[ev]),
-					   &tot))
-			tot = INT64_MAX;
-	t->n[0].val = tot;
-	b.min_val = min_frac * fabs((double)tot);
-	double min_val = b.min_val;
-	if (nm)
-		qsort(m, nm, sizeof(*m), cmp_member);
-	for (size_t i = 0; i < nm;) {
-		size_t j = i;
-		double v = 0;
-		while (j < nm && m[j].klen == m[i].klen &&
-		       !memcmp(m[j].key, m[i].key, m[i].klen))
-			v += m[j++].v;
-		if (v >= min_val) {
-			uint32_t c = child(t, 0, m[i].key, m[i].klen);
-			if (c != CT_NONE) {
-				t->n[c].val = llround(v);
-				expand(&b, c, m + i, j - i);
-			}
-		}
-		i = j;
+	for (uint32_t f = 0; f < p->n_fn && !b.up; f++)
+		b.div[f] = fmax(b.div[f], cost(&b, g->incl + (size_t)f * ne));
+	struct strintern bases = { 0 };
+	b.base = xcalloc(p->n_fn + 1, sizeof(*b.base));
+	for (uint32_t f = 0; f < p->n_fn; f++) {
+		const char *name = p->fns.str[p->fn[f].name];
+		b.base[f] = strintern_id(&bases, name, cgraph_base_len(name),
+					 NULL);
 	}
+	b.group = xcalloc((size_t)bases.n + 1, sizeof(*b.group));
+	b.onpath = xcalloc((size_t)(b.up ? bases.n : p->n_fn) + 1,
+			   sizeof(*b.onpath));
+	strintern_free(&bases);
+	b.local = xcalloc(p->n_fn + 1, sizeof(*b.local));
+	b.through = xcalloc(p->n_fn + 1, sizeof(*b.through));
+	b.ein = xcalloc(p->n_fn + 2, sizeof(*b.ein));
+	b.own = xcalloc(p->n_fn + 1, sizeof(*b.own));
+	b.x = xcalloc(p->n_fn + 1, sizeof(*b.x));
+	b.row = xcalloc(p->n_fn + 1, sizeof(*b.row));
+	b.unknown = xcalloc(p->n_fn + 1, sizeof(*b.unknown));
+	b.a = xcalloc(FLOW_MAX_DIRECT * FLOW_MAX_DIRECT, sizeof(*b.a));
+	b.y = xcalloc(FLOW_MAX_DIRECT, sizeof(*b.y));
+	if (func)
+		blame_from_graph(&b, m, nm, min_frac);
+	else
+		tree_from_graph(&b, m, nm, min_frac);
 	free(b.onpath);
+	free(b.base);
+	free(b.group);
+	free(b.div);
+	free(b.local);
+	free(b.through);
+	free(b.ein);
+	free(b.own);
+	free(b.x);
+	free(b.row);
+	free(b.unknown);
+	free(b.a);
+	free(b.y);
+	free(b.in);
 	free(m);
 	return 0;
 }
@@ -519,36 +822,61 @@ void ctree_finish_folded(struct ctree *t)
 	}
 }
 
-static bool name_is(const struct ctree_node *x, const char *s)
+/* Is frame NAME FUNC?  By base name, or by the whole name when FUNC has a
+ * context ("f'2"). */
+static bool frame_is(const char *name, const char *func, size_t flen,
+		     bool full)
 {
-	return !strcmp(x->name, s);
+	size_t n = full ? strlen(name) : cgraph_base_len(name);
+	return n == flen && !memcmp(name, func, n);
 }
 
 int ctree_reverse(struct ctree *t, const struct ctree *fwd, const char *func)
 {
-	bool found = false;
+	struct strintern bases = { 0 };
+	bool full = strchr(func, '\'') != NULL, found = false;
+	size_t flen = strlen(func);
+	uint32_t *base = xcalloc(fwd->n_nodes + 1, sizeof(*base));
+	uint32_t *path = xcalloc(CTREE_MAX_DEPTH + 1, sizeof(*path));
 
+	strintern_id(&bases, func, cgraph_base_len(func), NULL);
+	for (uint32_t i = 1; i < fwd->n_nodes; i++) {
+		const char *name = fwd->n[i].name;
+		base[i] = strintern_id(&bases, name, cgraph_base_len(name), NULL);
+	}
 	for (uint32_t i = 1; i < fwd->n_nodes; i++) {
 		const struct ctree_node *x = &fwd->n[i];
-		if (!name_is(x, func))
+		if (!frame_is(x->name, func, flen, full))
 			continue;
 		/* Only the outermost FUNC of a stack: the rest is inside. */
 		uint32_t a = x->parent;
-		while (a && !name_is(&fwd->n[a], func))
+		while (a && !frame_is(fwd->n[a].name, func, flen, full))
 			a = fwd->n[a].parent;
 		if (a)
 			continue;
 		found = true;
 		t->n[0].val += x->val;
-		uint32_t node = 0;
+		/* Up the stack, a frame whose base name is already on the
+		 * reversed path (recursion) is passed over. */
+		uint32_t node = 0, depth = 0;
+		path[depth++] = 0;	/* FUNC's base name, id 0 */
 		for (a = x->parent; a; a = fwd->n[a].parent) {
+			uint32_t k = 0;
+			while (k < depth && path[k] != base[a])
+				k++;
+			if (k < depth)
+				continue;
+			path[depth++] = base[a];
 			node = child(t, node, fwd->n[a].name,
-				     strlen(fwd->n[a].name));
+				     cgraph_base_len(fwd->n[a].name));
 			if (node == CT_NONE)
 				break;
 			t->n[node].val += x->val;
 		}
 	}
+	strintern_free(&bases);
+	free(base);
+	free(path);
 	return found ? 0 : -1;
 }
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
+#include <stdnoreturn.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,13 +24,13 @@ static const char usage_text[] =
 "Usage: cachetrace-annotate [OPTION]... [FILE]...\n"
 "       cachetrace-annotate --diff [OPTION]... A B\n"
 "Show where the costs of Cachegrind- or Callgrind-format profiles are, by\n"
-"function and by source line.  Several FILEs are merged; - (or no FILE) reads\n"
-"standard input.\n"
+"function and by source line.  Several FILEs are merged; - reads standard\n"
+"input, and so does no FILE when standard input is not a terminal.\n"
 "\n"
 "  --show=EV,...          show only these events, in this order [all]\n"
 "  --sort=EV[:PCT],...    sort by these events; PCT sets a per-event\n"
 "                         threshold [the events in file order]\n"
-"  --threshold=PCT        show functions with at least PCT%% of the primary\n"
+"  --threshold=PCT        show functions with at least PCT% of the primary\n"
 "                         sort event [0.1]\n"
 "  --annotate=yes|no      annotate the source files of the functions shown [yes]\n"
 "  --context=N            lines of context around annotated lines [8]\n"
@@ -42,8 +43,9 @@ static const char usage_text[] =
 "  --mod-funcname=s/RE/REPL/[gi]  rewrite function names likewise\n"
 "  --html=OUT.html        write the report as one self-contained HTML page\n"
 "                         (- = stdout); also reads folded stacks\n"
-"  --output-profile=FILE  write the merged (or diffed) profile to FILE in\n"
-"                         Cachegrind format instead of annotating (- = stdout)\n"
+"  -o FILE, --output-profile=FILE  write the merged (or diffed) profile to\n"
+"                         FILE in Cachegrind format instead of annotating\n"
+"                         (- = stdout)\n"
 "  --no-summary-check     read on when summary: is missing or wrong\n"
 "Call stacks (Callgrind-format profiles, or folded stacks 'a;b;c COUNT'):\n"
 "  --tree=callee          print the call tree from the roots down\n"
@@ -79,6 +81,21 @@ static double parse_pct(const char *opt, const char *v)
 	return d;
 }
 
+/* OPT named NAME (N bytes), which is no event of P: say so, with P's
+ * events, and exit with status 1 (the profile decides, not the usage). */
+static noreturn void no_such_event(const struct profile *p, const char *opt,
+				   const char *name, int n)
+{
+	struct strbuf b = { 0 };
+
+	for (unsigned e = 0; e < p->n_events; e++) {
+		strbuf_add(&b, " ", 1);
+		strbuf_add(&b, p->events[e], strlen(p->events[e]));
+	}
+	error_msg_and_die("%s: event '%.*s' is not in the profile's events:%s",
+			  opt, n, name, b.s ? b.s : " (none)");
+}
+
 /* Split "A,B:1,C" into event indices, with optional ":PCT" parts. */
 static unsigned parse_event_list(const struct profile *p, const char *opt,
 				 const char *list, bool allow_badness,
@@ -95,13 +112,13 @@ static unsigned parse_event_list(const struct profile *p, const char *opt,
 		const char *colon = memchr(s, ':', e - s);
 		const char *name_end = colon && allow_pct ? colon : e;
 		int ev = prof_find_event(p, s, name_end - s);
-		if (ev < 0 && allow_badness && name_end - s == 7 &&
-		    !strncmp(s, "Badness", 7))
+		bool badness = name_end - s == 7 && !strncmp(s, "Badness", 7);
+		if (ev < 0 && badness && allow_badness)
 			ev = p->n_events;
+		if (ev < 0 && badness && allow_pct)
+			error_usage_and_die("%s: Badness cannot be sorted on", opt);
 		if (ev < 0)
-			error_msg_and_die("%s: event '%.*s' is not in the "
-					  "profile's events:", opt,
-					  (int)(name_end - s), s);
+			no_such_event(p, opt, s, (int)(name_end - s));
 		for (unsigned k = 0; k < n; k++)
 			if ((*idx)[k] == (unsigned)ev)
 				error_usage_and_die("%s: event '%.*s' given twice",
@@ -122,6 +139,21 @@ static unsigned parse_event_list(const struct profile *p, const char *opt,
 		s = e + 1;
 	}
 	return n;
+}
+
+/* The syntax of an event list (OPT=LIST: --show, --sort with PCT), before
+ * any profile is read: no empty event name. */
+static void check_event_list(const char *opt, const char *list, bool allow_pct)
+{
+	for (const char *s = list;; s++) {
+		size_t n = strcspn(s, allow_pct ? ",:" : ",");
+		if (!n)
+			error_usage_and_die("%s: empty event name in '%s'", opt,
+					    list);
+		s += strcspn(s, ",");
+		if (!*s)
+			break;
+	}
 }
 
 static void report_error(const struct prof_error *err)
@@ -251,15 +283,14 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 		if (event) {
 			int e = prof_find_event(prof, event, strlen(event));
 			if (e < 0)
-				error_msg_and_die("--event: event '%s' is not in "
-						  "the profile's events:", event);
+				no_such_event(prof, "--event", event,
+					      (int)strlen(event));
 			ev = e;
 		} else if (sort) {
-			int e = prof_find_event(prof, sort, strcspn(sort, ",:"));
+			int n = (int)strcspn(sort, ",:");
+			int e = prof_find_event(prof, sort, n);
 			if (e < 0)
-				error_msg_and_die("--sort: event '%.*s' is not in "
-						  "the profile's events:",
-						  (int)strcspn(sort, ",:"), sort);
+				no_such_event(prof, "--sort", sort, n);
 			ev = e;
 		}
 		ev_name = prof->events[ev];
@@ -430,8 +461,14 @@ int main(int argc, char **argv)
 		case OPT_VERSION:
 			printf("cachetrace-annotate %s\n", CT_VERSION);
 			exit(0);
-		case OPT_SHOW: show = v; break;
-		case OPT_SORT: sort = v; break;
+		case OPT_SHOW:
+			check_event_list("--show", v, false);
+			show = v;
+			break;
+		case OPT_SORT:
+			check_event_list("--sort", v, true);
+			sort = v;
+			break;
 		case OPT_THRESHOLD:
 			threshold = parse_pct("--threshold", v);
 			break;
@@ -454,11 +491,17 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_INCLUDE:
-			if (!v && optind >= argc)
+			if (!v && optind < argc)
+				v = argv[optind++];
+			if (!v || !*v)
 				error_usage_and_die("--include needs a directory");
-			include[n_include++] = v ? v : argv[optind++];
+			include[n_include++] = v;
 			break;
-		case 'I': include[n_include++] = v; break;
+		case 'I':
+			if (!*v)
+				error_usage_and_die("-I needs a directory");
+			include[n_include++] = v;
+			break;
 		case OPT_PERCENT:
 			percent = parse_bool_or_die("--percent", v, PARSE_YES_NO);
 			break;
@@ -471,7 +514,13 @@ int main(int argc, char **argv)
 		case OPT_DIFF: diff = true; break;
 		case OPT_MOD_FILENAME: mod_file = v; break;
 		case OPT_MOD_FUNCNAME: mod_fn = v; break;
-		case OPT_OUTPUT_PROFILE: case 'o': output_profile = v; break;
+		case OPT_OUTPUT_PROFILE: case 'o':
+			if (!*v)
+				error_usage_and_die("%s needs a file name",
+						    c == 'o' ? "-o" :
+						    "--output-profile");
+			output_profile = v;
+			break;
 		case OPT_NO_SUMMARY_CHECK: check_summary = false; break;
 		case OPT_BLAME:
 			if (!*v)
@@ -489,7 +538,11 @@ int main(int argc, char **argv)
 				error_usage_and_die("--flamegraph needs a file name");
 			flamegraph = v;
 			break;
-		case OPT_EVENT: event = v; break;
+		case OPT_EVENT:
+			if (!*v)
+				error_usage_and_die("--event needs an event name");
+			event = v;
+			break;
 		case OPT_HTML:
 			if (!*v)
 				error_usage_and_die("--html needs a file name");
@@ -507,6 +560,14 @@ int main(int argc, char **argv)
 	/* After "--", only files. */
 	while (optind < argc)
 		files[n_files++] = argv[optind++];
+	/* No FILE reads a pipe or a redirected file, never a terminal: a
+	 * silent wait for typed input helps nobody (cg_annotate prints its
+	 * usage). */
+	if (!n_files && isatty(0)) {
+		error_msg("no profile given (a file, or - for standard input); "
+			  "see --help");
+		exit(2);
+	}
 	if (!n_files)
 		files[n_files++] = "-";
 	if (diff && n_files != 2)
@@ -653,8 +714,8 @@ int main(int argc, char **argv)
 		if (event && !n_folded) {
 			ho.event = prof_find_event(&prof, event, strlen(event));
 			if (ho.event < 0)
-				error_msg_and_die("--event: event '%s' is not in "
-						  "the profile's events:", event);
+				no_such_event(&prof, "--event", event,
+					      (int)strlen(event));
 		}
 		bool to_stdout = !strcmp(html, "-");
 		FILE *out = to_stdout ? stdout : fopen(html, "w");

@@ -20,6 +20,7 @@
  * arrays grow. */
 #include "profile.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -252,6 +253,8 @@ int prof_mod_compile(struct prof_mod *m, const char *spec, char *err,
 	if (rc) {
 		char buf[128];
 		regerror(rc, &m->re, buf, sizeof(buf));
+		/* Our messages are lower case; glibc's start "Unmatched". */
+		buf[0] = (char)tolower((unsigned char)buf[0]);
 		snprintf(err, errlen, "'%s': %s", spec, buf);
 		return -1;
 	}
