@@ -252,7 +252,7 @@ static bool finish_trace_mem(struct tracer *tr)
 	tr->trace_mem = NULL;
 	tr->eng.trace_mem = NULL;
 	if (rc < 0)
-		perror_msg("cannot write %s", name);
+		perror_msg("--trace-mem: cannot write %s", name);
 	return rc == 0;
 }
 
@@ -363,7 +363,8 @@ int main(int argc, char **argv)
 	if (tr->opt.trace_mem) {
 		tr->trace_mem = outfile_open(tr->opt.trace_mem);
 		if (!tr->trace_mem)
-			perror_msg_and_die("cannot write %s", tr->opt.trace_mem);
+			perror_msg_and_die("--trace-mem: cannot write %s",
+					   tr->opt.trace_mem);
 		tr->eng.trace_mem = outfile_stream(tr->trace_mem);
 	}
 	if (start_target(tr) < 0) {

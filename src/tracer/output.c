@@ -86,13 +86,14 @@ void output_abort(struct tracer *tr)
 	tr->n_pending = 0;
 }
 
-/* A memory stream for a profile of NAME, queued for output_commit. */
-static FILE *pending_open(struct tracer *tr, char *name)
+/* A memory stream for a profile of NAME (option OPT's), queued for
+ * output_commit. */
+static FILE *pending_open(struct tracer *tr, const char *opt, char *name)
 {
 	tr->pending = xreallocarray(tr->pending, tr->n_pending + 1,
 				    sizeof(*tr->pending));
 	struct pending_output *p = &tr->pending[tr->n_pending++];
-	*p = (struct pending_output){ .name = name };
+	*p = (struct pending_output){ .name = name, .opt = opt };
 	FILE *m = open_memstream(&p->buf, &p->len);
 	if (!m)
 		error_msg_and_die("out of memory");
@@ -115,8 +116,9 @@ void output_commit(struct tracer *tr)
 			ok = outfile_commit(of) == 0;	/* frees OF */
 		}
 		if (!ok) {
-			perror_msg("cannot write %s", strcmp(p->name, "-") ?
-				   p->name : "the profile to stdout");
+			perror_msg("%s: cannot write %s", p->opt,
+				   strcmp(p->name, "-") ? p->name :
+				   "the profile to stdout");
 			tr->had_error = true;
 		}
 	}
@@ -271,7 +273,7 @@ static int render_call_stacks(struct tracer *tr)
 		tr->had_error = true;
 	} else {
 		at = tr->n_pending;
-		FILE *m = pending_open(tr, name);
+		FILE *m = pending_open(tr, "--callgrind-out-file", name);
 		tr->pending[at].memory_only = !o->callgrind_file;
 		callgrind_write(callstack_profile(cs), m,
 				(const char *const *)tr->desc_lines,
@@ -287,7 +289,7 @@ static int render_call_stacks(struct tracer *tr)
 		tr->had_error = true;
 		return at;
 	}
-	FILE *m = pending_open(tr, name);
+	FILE *m = pending_open(tr, "--folded-out-file", name);
 	callgrind_write_folded(callstack_profile(cs), m, tr->folded_event);
 	fclose(m);
 	return at;
@@ -320,7 +322,7 @@ static void render_html(struct tracer *tr, unsigned src)
 	size_t len = tr->pending[src].len;
 	const char *label = tr->pending[src].name;
 	struct prof_error perr;
-	FILE *m = pending_open(tr, name);	/* moves tr->pending */
+	FILE *m = pending_open(tr, "--html", name);	/* moves tr->pending */
 	int rc = html_write_profile(m, buf, len, label, &perr);
 	if (fclose(m) || rc) {
 		if (rc > 0)
@@ -365,7 +367,7 @@ void output_write_profile(struct tracer *tr)
 	free(tr->totals);
 	tr->totals = xcalloc(tr->n_events, sizeof(*tr->totals));
 	int src = tr->n_pending;
-	FILE *m = pending_open(tr, xstrdup(tr->out_name));
+	FILE *m = pending_open(tr, "-o", xstrdup(tr->out_name));
 	cgout_write(m, &meta, tr->eng.costs, tr->syms, tr->totals);
 	fclose(m);
 	if (tr->eng.cs) {

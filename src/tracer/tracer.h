@@ -174,6 +174,8 @@ enum restart {
  * released (output.c). */
 struct pending_output {
 	char *name;			/* the file; "-" for stdout */
+	const char *opt;		/* the option that named it, for
+					 * messages ("-o") */
 	char *buf;
 	size_t len;
 	bool memory_only;		/* an input of another (--html's), not

@@ -1,16 +1,19 @@
 #!/bin/sh
 # Issue 10, 8, 9 and 11: a write that fails is a non-zero exit and never a
 # truncated file; a bad option never touches an existing profile; bad
-# output names are refused before anything runs; profiles are 0600,
+# output names are refused before anything runs; profiles get the umask's mode,
 # created safely (temporary + rename), and no file leaks into the target.
 . "$(dirname "$0")/lib.sh"
 run() { "$CT" $G --start=work "$@" -- ./"$T" exit 0 > /dev/null 2> w.err; }
 run -o /dev/full
 expect "-o /dev/full: status" $? 1
-grep -q "No space left" w.err || fail "-o /dev/full: no message"
+# The option first (issue 26, item 7).
+grep -q "^cachetrace: -o: cannot write /dev/full: No space left" w.err ||
+	fail "-o /dev/full: message: $(cat w.err)"
 run --trace-mem=/dev/full -o t.cg
 expect "--trace-mem=/dev/full: status" $? 1
-grep -q "No space left" w.err || fail "--trace-mem=/dev/full: no message"
+grep -q "^cachetrace: --trace-mem: cannot write /dev/full: No space left" w.err ||
+	fail "--trace-mem=/dev/full: message: $(cat w.err)"
 run --call-stacks=yes --callgrind-out-file=/dev/full -o c.cg
 expect "--callgrind-out-file=/dev/full: status" $? 1
 run --call-stacks=yes --callgrind-out-file=c.callgrind \
@@ -26,6 +29,28 @@ if unshare -m sh -c "mount -t tmpfs -o size=8k tmpfs full &&
 	expect "full tmpfs: status" "$(cat full.rc)" 1
 	expect "full tmpfs: the old profile" "$(cat full.after)" old
 	expect "full tmpfs: files left" "$(tr '\n' ' ' < full.ls)" "fill p.cg "
+else
+	fail "cannot mount a tmpfs (the test runs as root)"
+fi
+# The annotator's outputs likewise (issue 26: it wrote them with fopen, a
+# failed write left a truncated file): /dev/full, then a full tmpfs.
+ANN=$(dirname "$CT")/cachetrace-annotate
+run -o a.cg
+for o in "-o /dev/full" "--html=/dev/full" "--flamegraph=/dev/full"; do
+	"$ANN" $o a.cg > /dev/null 2> a.err
+	expect "annotate $o: status" $? 1
+	grep -q "^cachetrace-annotate: ${o%%[= ]*}: cannot write /dev/full" a.err ||
+		fail "annotate $o: $(cat a.err)"
+done
+mkdir afull
+if unshare -m sh -c "mount -t tmpfs -o size=8k tmpfs afull &&
+	echo old > afull/r.html && dd if=/dev/zero of=afull/fill bs=1k count=8 \
+		2>/dev/null; \"$ANN\" --html=afull/r.html a.cg \
+		> /dev/null 2> afull.err; echo \$? > afull.rc; cat afull/r.html > \
+		afull.after; ls -A afull > afull.ls"; then
+	expect "annotate --html, full tmpfs: status" "$(cat afull.rc)" 1
+	expect "annotate --html, full tmpfs: the old page" "$(cat afull.after)" old
+	expect "annotate --html, full tmpfs: files left" "$(tr '\n' ' ' < afull.ls)" "fill r.html "
 else
 	fail "cannot mount a tmpfs (the test runs as root)"
 fi

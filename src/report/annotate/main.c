@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "outfile.h"
 #include "parse.h"
 
 static const char usage_text[] =
@@ -255,6 +256,36 @@ static int read_inputs(struct profile *prof, struct ctree *fwd, char **files,
 	return 0;
 }
 
+/* The annotator's outputs (-o, --html, --flamegraph) as the tracer's:
+ * written to a temporary file renamed into place, so that a failed write
+ * never leaves a truncated file, with the umask's mode (outfile.h); "-"
+ * is standard output.  OPT names the option in messages. */
+static struct outfile *open_output(const char *opt, const char *name)
+{
+	struct outfile *of = outfile_open(name);
+	if (!of)
+		perror_msg_and_die("%s: cannot write %s", opt, name);
+	return of;
+}
+
+static noreturn void abort_output(struct outfile *of, const char *opt)
+{
+	int err = errno ? errno : EIO;
+	char *name = xstrdup(outfile_name(of));
+	outfile_abort(of);
+	errno = err;
+	perror_msg_and_die("%s: cannot write %s", opt, name);
+}
+
+static void commit_output(struct outfile *of, const char *opt)
+{
+	char *name = xstrdup(outfile_name(of));
+	if (outfile_commit(of) < 0)
+		perror_msg_and_die("%s: cannot write %s", opt,
+				   strcmp(name, "-") ? name : "standard output");
+	free(name);
+}
+
 /* --tree, --blame and --flamegraph.  Returns the exit status. */
 static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 		       bool check_summary, bool folded, const char *blame,
@@ -343,17 +374,15 @@ static int stacks_main(struct profile *prof, char **files, unsigned n_files,
 				    percent);
 			free(title);
 		} else {
-			bool to_stdout = !strcmp(flamegraph, "-");
-			FILE *out = to_stdout ? stdout : fopen(flamegraph, "w");
-			if (!out)
-				perror_msg_and_die("%s", flamegraph);
+			struct outfile *of = open_output("--flamegraph",
+							 flamegraph);
 			char *title = up ?
 				xasprintf("Blame: %s, by %s", blame, ev_name) :
 				xasprintf("Flame Graph: %s", ev_name);
 			struct svg_opts so = { title, ev_name, up, 1200 };
-			if (ctree_write_svg(out, use, &so) || fflush(out) ||
-			    (!to_stdout && fclose(out)))
-				perror_msg_and_die("writing %s", flamegraph);
+			if (ctree_write_svg(outfile_stream(of), use, &so))
+				abort_output(of, "--flamegraph");
+			commit_output(of, "--flamegraph");
 			free(title);
 		}
 		ctree_free(&t);
@@ -626,14 +655,11 @@ int main(int argc, char **argv)
 		ctree_finish_folded(&fwd);
 
 	if (output_profile) {
-		bool to_stdout = !strcmp(output_profile, "-");
-		FILE *out = to_stdout ? stdout : fopen(output_profile, "w");
-		if (!out)
-			perror_msg_and_die("%s", output_profile);
-		setvbuf(out, NULL, _IOFBF, 1 << 20);
-		if (prof_write(&prof, out) || fflush(out) ||
-		    (!to_stdout && fclose(out)))
-			perror_msg_and_die("writing %s", output_profile);
+		struct outfile *of = open_output("-o", output_profile);
+		setvbuf(outfile_stream(of), NULL, _IOFBF, 1 << 20);
+		if (prof_write(&prof, outfile_stream(of)))
+			abort_output(of, "-o");
+		commit_output(of, "-o");
 		ctree_free(&fwd);
 		prof_free(&prof);
 		free(include);
@@ -717,16 +743,14 @@ int main(int argc, char **argv)
 				no_such_event(&prof, "--event", event,
 					      (int)strlen(event));
 		}
-		bool to_stdout = !strcmp(html, "-");
-		FILE *out = to_stdout ? stdout : fopen(html, "w");
-		if (!out)
-			perror_msg_and_die("%s", html);
-		if (!to_stdout)
-			setvbuf(out, NULL, _IOFBF, 1 << 20);
+		struct outfile *of = open_output("--html", html);
+		if (!outfile_is_stdout(of))
+			setvbuf(outfile_stream(of), NULL, _IOFBF, 1 << 20);
 		errno = 0;
-		rc = html_write(out, &prof, &ho);
-		if ((rc && errno) || fflush(out) || (!to_stdout && fclose(out)))
-			perror_msg_and_die("writing %s", html);
+		rc = html_write(outfile_stream(of), &prof, &ho);
+		if (rc && errno)
+			abort_output(of, "--html");
+		commit_output(of, "--html");
 	} else {
 		rc = report_print(stdout, &prof, &o);
 	}
