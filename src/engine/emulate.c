@@ -64,6 +64,7 @@
 #include "emulate.h"
 #include "emumem.h"
 #include "error.h"
+#include "journal.h"
 #include "hostenv.h"
 #include "native.h"
 #include "tracer.h"
@@ -864,7 +865,15 @@ int emu_seed(struct tracer *tr, struct emu *em, struct tracee *t)
 		em->fp_stale = true;
 	}
 	if (em->maps_stale) {
+		struct journal *j = guard_journal;
+		if (j) {
+			journal_wb_begin(j);
+			emumem_record(em->mem, j);
+			journal_wb_commit(j);
+		}
 		emumem_writeback(em->mem);
+		if (j)
+			journal_wb_done(j);
 		if (emumem_refresh_maps(em->mem) < 0)
 			return -1;
 		em->maps_stale = false;
@@ -890,23 +899,23 @@ int emu_seed(struct tracer *tr, struct emu *em, struct tracee *t)
 	return regs_write(em, &t->regs);
 }
 
-/* Write what Unicorn changed back to the real thread T. */
+/* Write what Unicorn changed back to the real thread T.  With a
+ * guardian (attached: guard.c), everything written is first recorded in
+ * its journal, so that if cachetrace dies halfway the guardian writes it
+ * all: the thread never runs on from registers that do not match its
+ * memory. */
 static int sync_out(struct emu *em, struct tracee *t,
 		    const struct user_regs_struct *regs)
 {
-	int rc = emumem_writeback(em->mem);
-	if (tracee_setregs(t->tid, regs) < 0)
-		rc = -1;
-	if (em->fp_dirty) {
+	struct journal *j = guard_journal;
+	bool fp_out = em->fp_dirty, xs_out = em->xs_dirty;
+	if (fp_out) {
 		struct user_fpregs_struct fp;
 		if (emu_fp_from_uc(em, &fp) < 0)
 			return -1;
 		fp_merge(&em->fp, &fp);
-		if (ptrace(PTRACE_SETFPREGS, t->tid, 0, &em->fp) < 0)
-			rc = -1;
-		em->fp_dirty = false;
 	}
-	if (em->xs_dirty) {
+	if (xs_out) {
 		/* What ran on our CPU: the upper vector and mask state,
 		 * with x87 and SSE as Unicorn has them (the fxsave part of
 		 * the image, but its software-reserved bytes). */
@@ -915,11 +924,35 @@ static int sync_out(struct emu *em, struct tracee *t,
 		memcpy(&bv, em->xs + 512, 8);
 		bv |= 3;
 		memcpy(em->xs + 512, &bv, 8);
+	}
+	if (j) {
+		journal_wb_begin(j);
+		emumem_record(em->mem, j);
+		journal_wb_add(j, JREC_REGS, t->tid, 0, regs, sizeof(*regs));
+		if (fp_out)
+			journal_wb_add(j, JREC_FPREGS, t->tid, 0, &em->fp,
+				       sizeof(em->fp));
+		if (xs_out)
+			journal_wb_add(j, JREC_XSTATE, t->tid, 0, em->xs,
+				       em->xs_len);
+		journal_wb_commit(j);
+	}
+	int rc = emumem_writeback(em->mem);
+	if (tracee_setregs(t->tid, regs) < 0)
+		rc = -1;
+	if (fp_out) {
+		if (ptrace(PTRACE_SETFPREGS, t->tid, 0, &em->fp) < 0)
+			rc = -1;
+		em->fp_dirty = false;
+	}
+	if (xs_out) {
 		struct iovec iov = { em->xs, em->xs_len };
 		if (ptrace(PTRACE_SETREGSET, t->tid, NT_X86_XSTATE, &iov) < 0)
 			rc = -1;
 		em->xs_dirty = false;
 	}
+	if (j)
+		journal_wb_done(j);
 	return rc;
 }
 

@@ -9,6 +9,8 @@
  * way to find it). */
 #include "emumem.h"
 
+#include "journal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -427,14 +429,20 @@ static void patch_int3s(struct emumem *m, uint64_t addr, uint8_t *buf,
 			buf[m->bp_addr[i] - addr] = on ? 0xcc : m->bp_orig[i];
 }
 
-/* Write pages [first, last) of V back (all dirty). */
+/* Write pages [first, last) of V back (all dirty); with J, only record
+ * what would be written in J's write-back. */
 static int write_run(struct emumem *m, struct vma *v, size_t first,
-		     size_t last)
+		     size_t last, struct journal *j)
 {
 	uint8_t *p = v->buf + (first << PG_SHIFT);
 	size_t len = (last - first) << PG_SHIFT;
 	uint64_t addr = v->start + ((uint64_t)first << PG_SHIFT);
 	patch_int3s(m, addr, p, len, true);
+	if (j) {
+		journal_wb_add(j, JREC_MEM, 0, addr, p, len);
+		patch_int3s(m, addr, p, len, false);
+		return 0;
+	}
 	struct iovec local = { p, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t w = process_vm_writev(m->pid, &local, 1, &remote, 1, 0);
 	int err = errno;
@@ -453,15 +461,16 @@ static int write_run(struct emumem *m, struct vma *v, size_t first,
 
 /* Write back the bytes of page PG of V that differ from ORIG, its
  * content before the emulator wrote to it: another thread or the kernel
- * may have written the rest of the page meanwhile. */
+ * may have written the rest of the page meanwhile.  With J, only record
+ * them. */
 static int write_diff(struct emumem *m, struct vma *v, size_t pg,
-		      const uint8_t *orig)
+		      const uint8_t *orig, struct journal *j)
 {
 	uint8_t *p = v->buf + (pg << PG_SHIFT);
 	uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
 	for (unsigned i = 0; i < m->n_bp; i++)
 		if (m->bp_addr[i] >= addr && m->bp_addr[i] < addr + PG)
-			return write_run(m, v, pg, pg + 1);	/* keeps our int3 */
+			return write_run(m, v, pg, pg + 1, j);	/* keeps our int3 */
 	struct iovec local[64], remote[64];
 	unsigned n = 0;
 	ssize_t want = 0;
@@ -487,12 +496,19 @@ static int write_diff(struct emumem *m, struct vma *v, size_t pg,
 		while (end > at + 1 && p[end - 1] == orig[end - 1])
 			end--;
 		if (n == 64)
-			return write_run(m, v, pg, pg + 1);
+			return write_run(m, v, pg, pg + 1, j);
 		local[n] = (struct iovec){ p + at, end - at };
 		remote[n] = (struct iovec){ (void *)(uintptr_t)(addr + at), end - at };
 		want += (ssize_t)(end - at);
 		n++;
 		at = end;
+	}
+	if (j) {
+		for (unsigned k = 0; k < n; k++)
+			journal_wb_add(j, JREC_MEM, 0,
+				       (uint64_t)(uintptr_t)remote[k].iov_base,
+				       local[k].iov_base, local[k].iov_len);
+		return 0;
 	}
 	if (n && process_vm_writev(m->pid, local, n, remote, n, 0) != want) {
 		perror_msg("cannot write the emulator's memory back to "
@@ -505,7 +521,9 @@ static int write_diff(struct emumem *m, struct vma *v, size_t pg,
 	return 0;
 }
 
-int emumem_writeback(struct emumem *m)
+/* Write every dirty page back, or with J only record it (nothing
+ * changes). */
+static int writeback(struct emumem *m, struct journal *j)
 {
 	int rc = 0;
 	if (!m->dirty_overflow) {
@@ -514,10 +532,11 @@ int emumem_writeback(struct emumem *m)
 			size_t pg = m->dirty[i].pg;
 			if (v->state[pg] == PG_DIRTY &&
 			    write_diff(m, v, pg, m->orig +
-				       ((size_t)i << PG_SHIFT)) < 0)
+				       ((size_t)i << PG_SHIFT), j) < 0)
 				rc = -1;
 		}
-		m->n_dirty = 0;
+		if (!j)
+			m->n_dirty = 0;
 		return rc;
 	}
 	for (size_t i = 0; i < m->n; i++) {
@@ -531,14 +550,26 @@ int emumem_writeback(struct emumem *m)
 			size_t end = pg + 1;
 			while (end < n && v->state[end] == PG_DIRTY)
 				end++;
-			if (write_run(m, v, pg, end) < 0)
+			if (write_run(m, v, pg, end, j) < 0)
 				rc = -1;
 			pg = end;
 		}
 	}
-	m->n_dirty = 0;
-	m->dirty_overflow = false;
+	if (!j) {
+		m->n_dirty = 0;
+		m->dirty_overflow = false;
+	}
 	return rc;
+}
+
+int emumem_writeback(struct emumem *m)
+{
+	return writeback(m, NULL);
+}
+
+void emumem_record(struct emumem *m, struct journal *j)
+{
+	writeback(m, j);
 }
 
 static void forget_pages(struct vma *v, size_t first, size_t last)

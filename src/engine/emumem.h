@@ -37,6 +37,10 @@ int emumem_refresh_maps(struct emumem *m);
 /* Write every dirty page back to the target.  0, or -errno after a
  * message. */
 int emumem_writeback(struct emumem *m);
+/* Record in J's write-back what emumem_writeback would write (the
+ * guardian redoes it if cachetrace dies halfway). */
+struct journal;
+void emumem_record(struct emumem *m, struct journal *j);
 /* Drop what the emulator wrote (lockstep: the real CPU wrote it too). */
 void emumem_discard(struct emumem *m);
 /* Forget the pages of [addr, addr + len) (written back already). */

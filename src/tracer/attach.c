@@ -209,6 +209,12 @@ int attach(struct tracer *tr, pid_t pid)
 		error_msg("process %d exited while attaching", pid);
 		return -1;
 	}
+	/* Nothing is armed yet: from here on, our death must not harm it
+	 * (guard.c). */
+	tr->target_pid = pid;
+	if (guard_start(tr) < 0 && !tr->opt.quiet)
+		perror_msg("note: no guardian for process %d (if cachetrace "
+			   "is killed, the target may die of SIGTRAP)", pid);
 	return 0;
 }
 

@@ -16,8 +16,13 @@ int breakpoint_insert(pid_t tid, struct breakpoint *bp, uint64_t addr)
 	if (errno)
 		return -errno;
 	long patched = (word & ~0xffL) | 0xcc;
-	if (ptrace(PTRACE_POKETEXT, tid, (void *)addr, (void *)patched) < 0)
-		return -errno;
+	/* Known to the guardian before it is in the text. */
+	guard_int3(tid, addr, (uint8_t)word, true);
+	if (ptrace(PTRACE_POKETEXT, tid, (void *)addr, (void *)patched) < 0) {
+		int err = errno;
+		guard_int3(tid, addr, (uint8_t)word, false);
+		return -err;
+	}
 	bp->addr = addr;
 	bp->orig_word = word;
 	bp->inserted = true;
@@ -50,6 +55,7 @@ int breakpoint_remove(pid_t tid, struct breakpoint *bp)
 	if (ptrace(PTRACE_POKETEXT, tid, (void *)bp->addr,
 		   (void *)restored) < 0)
 		return -errno;
+	guard_int3(tid, bp->addr, (uint8_t)bp->orig_word, false);
 	bp->inserted = false;
 	return 0;
 }
@@ -106,6 +112,8 @@ int hwbp_program(pid_t tid, const struct hw_slot slots[4],
 		if (s->rw)
 			dr7 |= len_bits(s->len) << (18 + 4 * i);
 	}
+	if (dr7)
+		guard_dr_used();	/* the guardian clears them if we die */
 	return dr7 ? poke_dr(tid, 7, dr7) : 0;
 }
 

@@ -10,6 +10,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -235,6 +236,14 @@ static enum restart dispatch_event(struct tracer *tr, struct event_info *ei)
 	if (ei->ev == TE_EXITED && children_is_helper(tr, ei->tid))
 		return RESTART_NONE;	/* a child's cachetrace ended */
 	struct tracee *t = tracee_find(tr, ei->tid);
+	if (ei->ev == TE_SIGNAL) {
+		/* Held in its stop until restarted: the guardian sends it
+		 * if we die meanwhile.  A stop or continue may change our
+		 * own job-control stop. */
+		if (t)
+			guard_signal(t, ei->sig);
+		guard_on_signal(tr, ei->sig);
+	}
 	enum restart how;
 	switch (ei->ev) {
 	case TE_NONE:
@@ -274,8 +283,31 @@ static enum restart dispatch_event(struct tracer *tr, struct event_info *ei)
 	}
 }
 
+/* CACHETRACE_FAULT=abort:N or trap:N (tests/attach/kill9.sh): crash at
+ * the Nth event, as a bug of ours would (abort(), or a faulting
+ * instruction), to prove the crash handler. */
+static void inject_fault(void)
+{
+	static long countdown = -1;
+	static bool trap;
+	if (countdown < 0) {
+		const char *f = getenv("CACHETRACE_FAULT");
+		countdown = 0;
+		if (f && !strncmp(f, "abort:", 6))
+			countdown = atol(f + 6);
+		else if (f && !strncmp(f, "trap:", 5))
+			countdown = atol(f + 5), trap = true;
+	}
+	if (countdown > 0 && --countdown == 0) {
+		if (trap)
+			__builtin_trap();	/* ud2: SIGILL */
+		abort();
+	}
+}
+
 bool dispatch(struct tracer *tr, struct event_info *ei)
 {
+	inject_fault();
 	enum restart how = dispatch_event(tr, ei);
 	struct tracee *t = how == RESTART_NONE ? NULL
 					       : tracee_find(tr, ei->tid);
@@ -326,7 +358,7 @@ static void announce_armed(const struct tracer *tr)
 	if (o->toggle_signal)
 		error_msg("%s; `kill -%s %d` starts a window, the next one "
 			  "ends it", who, sigabbrev_np(o->toggle_signal),
-			  (int)getpid());
+			  (int)(tr->front_pid ? tr->front_pid : getpid()));
 	else
 		error_msg("%s; waiting for %s (Ctrl-C ends the run and "
 			  "detaches)", who, window_start_event(tr));

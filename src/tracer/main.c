@@ -10,10 +10,14 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdnoreturn.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -71,6 +75,69 @@ static void install_signal_handlers(struct tracer *tr)
 		sa.sa_handler = on_toggle;
 		sigaction(o->toggle_signal, &sa, NULL);
 	}
+}
+
+/* ---- -p: the front and the tracer ---------------------------------------
+ *
+ * The process the user started (and may kill -9: its pid is the one a
+ * shell's $! and `kill %1` know) is not the tracer.  It forks the tracer
+ * at once and only waits for it, passing on the signals sent to it; the
+ * tracer asks the kernel for SIGTERM if the front dies (PR_SET_PDEATHSIG)
+ * and then releases the target as for any interrupt, profile written.  A
+ * SIGKILL of the tracer itself (the OOM killer) is guard.c's to handle. */
+
+static pid_t worker_pid;
+
+/* A signal a process sent to the front goes to the tracer; one from the
+ * terminal (si_code SI_KERNEL) reached the tracer too, in the same
+ * process group. */
+static void forward(int sig, siginfo_t *si, void *uctx)
+{
+	(void)uctx;
+	if (si->si_code != SI_KERNEL)
+		kill(worker_pid, sig);
+}
+
+static noreturn void front_wait(pid_t worker, const sigset_t *given)
+{
+	worker_pid = worker;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD &&
+		    sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU &&
+		    sig != SIGCONT && sig != SIGWINCH)
+			sigaction(sig, &sa, NULL);
+	sigprocmask(SIG_SETMASK, given, NULL);
+	int status;
+	while (waitpid(worker, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(1);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) :
+	      128 + WTERMSIG(status));
+}
+
+/* Split for -p (signals are blocked): returns in the tracer. */
+static void split_front(struct tracer *tr, const sigset_t *given)
+{
+	pid_t front = getpid();
+	pid_t w = fork();
+	if (w > 0)
+		front_wait(w, given);
+	if (w < 0) {
+		if (!tr->opt.quiet)
+			perror_msg("note: cannot fork the tracer (a kill -9 of "
+				   "cachetrace may then harm the target)");
+		return;
+	}
+	/* The front gone before this: the SIGTERM is ours anyway. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != front)
+		kill(getpid(), SIGTERM);
+	tr->front_pid = front;
 }
 
 /* The models of the options: 0, or the exit status after a message. */
@@ -301,6 +368,9 @@ int main(int argc, char **argv)
 	int rc = options_parse(&tr->opt, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	if (tr->opt.pid && !tr->opt.check && !tr->opt.forked_child &&
+	    !getenv("CACHETRACE_NO_FRONT"))
+		split_front(tr, &given);
 	if (!tr->opt.check)
 		install_signal_handlers(tr);
 	sigprocmask(SIG_SETMASK, &given, NULL);

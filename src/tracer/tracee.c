@@ -134,6 +134,8 @@ pid_t tracee_wait(pid_t tid, int *status)
 	return r;
 }
 
+int tracee_hold_sig;
+
 void tracee_decode_status(pid_t tid, int status, struct event_info *ei)
 {
 	memset(ei, 0, sizeof(*ei));
@@ -152,6 +154,10 @@ void tracee_decode_status(pid_t tid, int status, struct event_info *ei)
 		break;
 	case PTRACE_EVENT_STOP:
 		ei->ev = TE_GROUP_STOP;
+		/* Under our own job-control stop (guard.c) every interrupt
+		 * stop reports its signal: it is ours, as a SIGTRAP is. */
+		if (tracee_hold_sig && ei->sig == tracee_hold_sig)
+			ei->sig = SIGTRAP;
 		break;
 	case PTRACE_EVENT_EXEC:
 		ei->ev = TE_EXEC;
@@ -258,6 +264,7 @@ void tracee_unpin_self(struct tracer *tr)
 
 int tracee_restart(struct tracee *t, int request, int sig)
 {
+	guard_signal(t, 0);	/* delivered, or dropped on purpose */
 	if (t->flags & TF_HANDOVER) {
 		/* restarted before its turn came: no turn to take */
 		t->flags &= ~TF_HANDOVER;
@@ -303,8 +310,10 @@ void tracee_stop_all(struct tracer *tr)
 			 * past it): window_release decides. */
 			if (event == 0 && sig == SIGTRAP)
 				t->flags |= TF_TRAPPED;
-			else if (event == 0)
+			else if (event == 0) {
 				t->pending_sig = sig;
+				guard_signal(t, sig);
+			}
 		}
 	}
 }

@@ -73,6 +73,8 @@ struct tracee {
 					 * the others for an int3 step-over */
 	bool has_deferred;
 	uint64_t handover_seq;		/* TF_HANDOVER: when it gave its turn */
+	unsigned guard_slot;		/* its entry in the guard's journal of
+					 * held signals; 0: none */
 	struct tracee *next;
 };
 
@@ -279,6 +281,9 @@ struct tracer {
 	bool done;
 	bool failed;			/* a fatal error (tracer_fail) */
 	bool progress_wanted;		/* stderr a terminal, no -q */
+	pid_t front_pid;		/* -p: the process the user started,
+					 * which only waits for us (main.c);
+					 * 0: we are it */
 	bool target_on_our_tty;		/* the target's stdout or stderr is
 					 * that terminal too */
 	int exit_status;
@@ -337,7 +342,10 @@ static inline bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
 	       sig == SIGTTOU;
 }
-/* Decode a wait status of thread TID. */
+/* Decode a wait status of thread TID.  While TRACEE_HOLD_SIG (SIGSTOP)
+ * is the signal of our own job-control stop (guard.c), an interrupt stop
+ * reporting it decodes as ours, with SIGTRAP. */
+extern int tracee_hold_sig;
 void tracee_decode_status(pid_t tid, int status, struct event_info *ei);
 /* Wait for the next stop of any traced thread and decode it. */
 void tracee_next_event(struct event_info *ei);
@@ -469,6 +477,30 @@ bool window_dlhook_int3_hit(struct tracer *tr, struct tracee *t,
 void window_release(struct tracer *tr);
 /* A fatal error: the run ends with status 1, the target released. */
 void tracer_fail(struct tracer *tr);
+
+/* guard.c: the guardian that releases an attached target if cachetrace
+ * dies, and our job-control stop that keeps the target from running
+ * meanwhile (issue 28). */
+/* Start the guardian and the stop, after the attach (every thread in an
+ * interrupt stop) and before anything is armed.  0, or -1 after a note:
+ * the run goes on unguarded. */
+int guard_start(struct tracer *tr);
+/* The journal the guardian reads (include/journal.h): NULL when no
+ * guardian watches (a launched target, or none could be started). */
+struct journal;
+extern struct journal *guard_journal;
+/* T's stop holds SIG for it (0: none any more): the guardian sends it. */
+void guard_signal(struct tracee *t, int sig);
+/* An int3 replacing ORIG at ADDR of TID's process goes in or came out. */
+void guard_int3(pid_t tid, uint64_t addr, uint8_t orig, bool in);
+/* Debug registers were programmed. */
+void guard_dr_used(void);
+/* A signal-delivery stop of SIG: our stop came back (SIGSTOP we sent),
+ * was replaced by the user's, or ended (SIGCONT): keep it in effect. */
+void guard_on_signal(struct tracer *tr, int sig);
+/* The target is released (every thread detached): end our stop and
+ * dismiss the guardian. */
+void guard_release(struct tracer *tr);
 
 /* children.c */
 void children_new(struct tracer *tr, struct tracee *t, struct event_info *ei);

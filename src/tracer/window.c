@@ -157,6 +157,7 @@ void window_release(struct tracer *tr)
 	}
 	tracee_unpin_self(tr);
 	tracee_detach_all(tr);
+	guard_release(tr);
 }
 
 /* Bring every thread but T to a ptrace stop, keeping the wait status of

@@ -1,0 +1,110 @@
+/* What cachetrace has done to an attached target that its guardian must
+ * undo or finish if cachetrace dies (kill -9, the OOM killer, a crash):
+ * a page of shared memory (a memfd mapped in both) that the supervisor
+ * keeps up to date before each change and the guardian (src/tracer/
+ * guard.c) reads after the supervisor is gone.
+ *
+ *   - the int3 bytes in the target's text, with the bytes they replaced;
+ *   - whether debug registers were programmed;
+ *   - whether our job-control stop (SIGSTOP) is in effect;
+ *   - per thread, a signal we hold in its signal-delivery stop, which the
+ *     kernel would drop when the thread is taken over;
+ *   - a write-back in progress (the emulator's memory and registers going
+ *     back to the target): every byte and register it writes, recorded
+ *     before the first write, so that the guardian can write it all again
+ *     (a redo log: the target never runs with half of it).
+ *
+ * The supervisor is the only writer while it lives; the guardian reads
+ * only once it is dead.  Every entry is complete before the field that
+ * makes it count is set (a release store). */
+#ifndef CT_JOURNAL_H
+#define CT_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define JOURNAL_INT3 8
+#define JOURNAL_SIGS 1024
+
+enum journal_state {
+	JOURNAL_ARMED = 1,	/* the guardian rescues the target */
+	JOURNAL_RELEASED,	/* cachetrace let the target go itself */
+};
+
+enum journal_rec {
+	JREC_MEM = 1,		/* ADDR, LEN bytes of memory */
+	JREC_REGS,		/* struct user_regs_struct of TID */
+	JREC_FPREGS,		/* struct user_fpregs_struct of TID */
+	JREC_XSTATE,		/* LEN bytes of NT_X86_XSTATE of TID */
+};
+
+struct journal_int3 {
+	uint64_t addr;
+	uint8_t orig;		/* the byte the int3 replaced */
+	uint8_t in;		/* it may be in the text */
+};
+
+struct journal_sig {
+	int32_t tid;
+	int32_t sig;		/* held in its signal-delivery stop; 0: none */
+};
+
+struct journal_hdr {
+	uint32_t magic;
+	uint32_t state;		/* enum journal_state */
+	int32_t pid;		/* the target */
+	uint32_t hold;		/* our SIGSTOP job-control stop is in effect */
+	uint32_t dr_used;	/* debug registers were programmed */
+	uint32_t wb;		/* a write-back is in progress: redo it */
+	uint32_t wb_overflow;	/* it did not fit: cannot be redone */
+	uint32_t pad;
+	uint64_t wb_len;	/* bytes of records in the data area */
+	struct journal_int3 int3[JOURNAL_INT3];
+	struct journal_sig sig[JOURNAL_SIGS];
+};
+
+/* A record of the write-back area: KIND, TID, ADDR and LEN, then LEN
+ * bytes, padded to 8. */
+struct journal_rec_hdr {
+	uint32_t kind;
+	int32_t tid;
+	uint64_t addr;
+	uint64_t len;
+};
+
+struct journal {
+	struct journal_hdr *h;
+	uint8_t *data;		/* the write-back area */
+	size_t cap;		/* its size */
+	int fd;			/* the memfd, kept open for the guardian */
+	size_t wb_len;		/* the records written so far */
+};
+
+/* A new journal for target PID: 0, or -errno. */
+int journal_open(struct journal *j, pid_t pid);
+void journal_close(struct journal *j);
+/* The guardian's view of the journal behind FD: 0, or -errno. */
+int journal_map(struct journal *j, int fd);
+
+/* An int3 at ADDR replacing ORIG is about to go in (IN) or has just come
+ * out (!IN). */
+void journal_int3(struct journal *j, uint64_t addr, uint8_t orig, bool in);
+void journal_dr_used(struct journal *j);
+void journal_hold(struct journal *j, bool held);
+void journal_state(struct journal *j, enum journal_state state);
+/* Thread TID is held in the delivery stop of SIG (0: no longer).  *SLOT
+ * caches its entry (0: none yet); entries are never freed, only reused
+ * by the same tid. */
+void journal_signal(struct journal *j, unsigned *slot, pid_t tid, int sig);
+
+/* A write-back: begin, record what it will write, commit (before the
+ * first write), done (after the last). */
+void journal_wb_begin(struct journal *j);
+void journal_wb_add(struct journal *j, enum journal_rec kind, pid_t tid,
+		    uint64_t addr, const void *buf, size_t len);
+void journal_wb_commit(struct journal *j);
+void journal_wb_done(struct journal *j);
+
+#endif

@@ -1,0 +1,600 @@
+/* Kill -9 of cachetrace never harms an attached target (issue 28).
+ *
+ * What the kernel does when a tracer dies (exit_ptrace, __ptrace_unlink;
+ * each checked here by experiment, tests/attach/kill9.sh checks them as
+ * a whole): every tracee is detached where it stands, and
+ *   - a thread in a signal-delivery stop gets that signal delivered: one
+ *     stopped on our single step, int3 or debug register dies of SIGTRAP;
+ *   - a thread single-stepping keeps the trap flag and dies of SIGTRAP
+ *     after one instruction;
+ *   - int3 bytes stay in the text and debug registers stay programmed:
+ *     the next thread to pass dies of SIGTRAP;
+ *   - a write-back of the emulator's memory cut halfway leaves the thread
+ *     to run on from registers that do not match its memory;
+ *   - but when the process is in a job-control stop (SIGSTOP in effect,
+ *     even while we run its threads with PTRACE_CONT), every detached
+ *     thread goes into that stop before it runs or takes any signal.
+ *
+ * So an attached target is held in a job-control stop of ours from the
+ * attach to the detach (the threads run all the same: a ptraced thread
+ * resumed with PTRACE_CONT runs while the stop is in effect), and a
+ * guardian process watches cachetrace.  When cachetrace dies, the
+ * guardian seizes every (stopped) thread, finishes a write-back the
+ * journal records, restores the int3 bytes, clears the debug registers
+ * and the trap flag, detaches, sends again the signals cachetrace held,
+ * and ends the stop with SIGCONT.  The target has not run an instruction
+ * meanwhile.  What it can see: its parent is told it stopped and
+ * continued (a shell lists it as Stopped, then running), and it receives
+ * a SIGCONT when cachetrace detaches.
+ *
+ * The guardian is a grandchild (not ours to reap, not in our process
+ * group or session: a signal to the terminal's foreground group or to
+ * cachetrace's group does not reach it); it learns of our end from a pipe
+ * whose only writer is us (end of file), and reads the journal
+ * (include/journal.h) from shared memory. */
+#include "tracer.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "journal.h"
+
+struct journal *guard_journal;
+
+/* ---- the guardian ------------------------------------------------------ */
+
+#define MAX_THREADS 4096
+
+struct gthread {
+	pid_t tid;
+	bool stopped;
+};
+
+/* Is any thread of PID still traced (TracerPid in its status)? */
+static bool traced(pid_t pid)
+{
+	char dir[64], path[400], line[128];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	DIR *d = opendir(dir);
+	bool any = false;
+	struct dirent *de;
+	while (d && !any && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/status", dir, de->d_name);
+		FILE *f = fopen(path, "re");
+		int tracer = 0;
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+				break;
+		if (f)
+			fclose(f);
+		any = tracer != 0;
+	}
+	if (d)
+		closedir(d);
+	return any;
+}
+
+/* The threads of PID (getdents64 on /proc/PID/task: no allocation, for
+ * the crash handler too) not yet in TH[0..*N), appended; false when the
+ * process is gone. */
+static bool list_threads(pid_t pid, struct gthread *th, int *n, int max)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[4096];
+	long len;
+	while ((len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < len; ) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen;
+				 unsigned char type; char name[]; } *de =
+				(void *)(buf + at);
+			at += de->reclen;
+			pid_t tid = atoi(de->name);
+			bool known = tid <= 0;
+			for (int i = 0; i < *n && !known; i++)
+				known = th[i].tid == tid;
+			if (!known && *n < max)
+				th[(*n)++] = (struct gthread){ tid, false };
+		}
+	}
+	close(fd);
+	return true;
+}
+
+/* Is thread TID in a stop ('t' or 'T' in /proc/TID/stat)?  System calls
+ * only. */
+static bool thread_stopped(pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	return p && (p[2] == 't' || p[2] == 'T');
+}
+
+/* Take every thread of PID and stop it: seized (the guardian), or ours
+ * already (IN_PROCESS: the crash handler).  The number, or -1. */
+static int take_over(pid_t pid, struct gthread *th, int max,
+		     bool in_process)
+{
+	int n = 0, seized = 0;
+	/* Our pipe closes before the kernel detaches the dying cachetrace's
+	 * tracees (exit_files comes before exit_notify): wait until it has,
+	 * or the threads cannot be seized yet. */
+	for (int ms = 0; !in_process && ms < 10000 && traced(pid); ms++)
+		usleep(1000);
+	for (int before = -1; before != n; ) {
+		before = n;
+		if (!list_threads(pid, th, &n, max))
+			return n ? n : -1;
+		for (; seized < n; seized++)
+			if (!in_process &&
+			    ptrace(PTRACE_SEIZE, th[seized].tid, NULL, NULL) < 0)
+				th[seized].tid = -th[seized].tid;	/* not ours */
+	}
+	for (int i = 0; i < n; i++)
+		if (th[i].tid > 0 &&
+		    ptrace(PTRACE_INTERRUPT, th[i].tid, NULL, NULL) < 0)
+			th[i].tid = -th[i].tid;
+	for (int i = 0; i < n; i++) {
+		int status;
+		if (th[i].tid <= 0)
+			continue;
+		/* In process, a stop we have not collected yet comes first:
+		 * collected, its signal is no longer delivered at our exit;
+		 * then the interrupt's. */
+		for (;;) {
+			pid_t r = waitpid(th[i].tid, &status, __WALL |
+					  (in_process ? WNOHANG : 0));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0 || !WIFSTOPPED(status))
+				break;
+			th[i].stopped = true;
+			if (!in_process)
+				break;
+		}
+		/* Stopped and collected already: the interrupt waits for
+		 * its next resume, nothing more comes now. */
+		if (in_process && !th[i].stopped && thread_stopped(th[i].tid))
+			th[i].stopped = true;
+		if (in_process && !th[i].stopped) {
+			while (waitpid(th[i].tid, &status, __WALL) < 0 &&
+			       errno == EINTR)
+				;
+			th[i].stopped = WIFSTOPPED(status);
+		}
+	}
+	return n;
+}
+
+/* Write back what the journal says was being written. */
+static unsigned redo(const struct journal *j)
+{
+	unsigned done = 0;
+	for (size_t at = 0; at + sizeof(struct journal_rec_hdr) <= j->h->wb_len; ) {
+		struct journal_rec_hdr r;
+		memcpy(&r, j->data + at, sizeof(r));
+		const uint8_t *p = j->data + at + sizeof(r);
+		at += sizeof(r) + ((r.len + 7) & ~(uint64_t)7);
+		switch (r.kind) {
+		case JREC_MEM: {
+			struct iovec l = { (void *)p, r.len };
+			struct iovec rm = { (void *)(uintptr_t)r.addr, r.len };
+			if (process_vm_writev(j->h->pid, &l, 1, &rm, 1, 0) ==
+			    (ssize_t)r.len)
+				done++;
+			break;
+		}
+		case JREC_REGS:
+			done += ptrace(PTRACE_SETREGS, r.tid, NULL, p) == 0;
+			break;
+		case JREC_FPREGS:
+			done += ptrace(PTRACE_SETFPREGS, r.tid, NULL, p) == 0;
+			break;
+		case JREC_XSTATE: {
+			struct iovec iov = { (void *)p, r.len };
+			done += ptrace(PTRACE_SETREGSET, r.tid,
+				       (void *)NT_X86_XSTATE, &iov) == 0;
+			break;
+		}
+		default:
+			return done;
+		}
+	}
+	return done;
+}
+
+/* Put back the bytes our int3s replaced; a thread one byte past one (it
+ * trapped there as cachetrace died) goes back to execute it. */
+static unsigned restore_int3s(const struct journal *j, struct gthread *th,
+			      int n)
+{
+	unsigned done = 0;
+	pid_t pid = j->h->pid;
+	for (unsigned i = 0; i < JOURNAL_INT3; i++) {
+		const struct journal_int3 *e = &j->h->int3[i];
+		if (!__atomic_load_n(&e->in, __ATOMIC_ACQUIRE))
+			continue;
+		errno = 0;
+		long word = ptrace(PTRACE_PEEKTEXT, pid, (void *)e->addr, NULL);
+		if (errno || (word & 0xff) != 0xcc)
+			continue;	/* not there (any more) */
+		long fixed = (word & ~0xffL) | e->orig;
+		if (ptrace(PTRACE_POKETEXT, pid, (void *)e->addr,
+			   (void *)fixed) == 0)
+			done++;
+		for (int k = 0; k < n; k++) {
+			struct user_regs_struct r;
+			if (th[k].stopped &&
+			    ptrace(PTRACE_GETREGS, th[k].tid, NULL, &r) == 0 &&
+			    r.rip == e->addr + 1) {
+				r.rip = e->addr;
+				ptrace(PTRACE_SETREGS, th[k].tid, NULL, &r);
+			}
+		}
+	}
+	return done;
+}
+
+/* A SIGTRAP the kernel queued for the thread (a step or a debug register
+ * that trapped as cachetrace died, a step's syscall-exit report) would
+ * kill it once detached: let it come to its delivery stop and drop it
+ * there (the stop after it is the thread's group stop again). */
+static void drop_queued_traps(pid_t tid)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		siginfo_t si[8];
+		struct __ptrace_peeksiginfo_args args = { 0, 0, 8 };
+		int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &args, si);
+		bool trap = false;
+		for (int i = 0; i < n; i++)
+			trap |= si[i].si_signo == SIGTRAP &&
+				si[i].si_code != SI_USER &&
+				si[i].si_code != SI_TKILL;
+		if (!trap || ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
+			return;
+		int status;
+		while (waitpid(tid, &status, __WALL) < 0 && errno == EINTR)
+			;
+		if (!WIFSTOPPED(status))
+			return;
+	}
+}
+
+/* Release the target as the journal describes it: by the guardian, or
+ * (IN_PROCESS) by cachetrace's crash handler, which is still its tracer:
+ * only system calls then, and what the guardian would send again is sent
+ * here, the journal marked released. */
+static void rescue(struct journal *j, bool in_process)
+{
+	static struct gthread th[MAX_THREADS];
+	pid_t pid = j->h->pid;
+	int n = take_over(pid, th, MAX_THREADS, in_process);
+	if (n < 0) {
+		if (!in_process)
+			error_msg("guard: process %d is gone", pid);
+		return;
+	}
+	unsigned redone = 0;
+	if (__atomic_load_n(&j->h->wb, __ATOMIC_ACQUIRE)) {
+		if (j->h->wb_overflow)
+			error_msg("guard: a write-back to process %d larger "
+				  "than the journal was cut short", pid);
+		else
+			redone = redo(j);
+	}
+	if (getenv("CACHETRACE_GUARD_DEBUG"))
+		for (unsigned i = 0; i < JOURNAL_INT3; i++)
+			if (j->h->int3[i].addr)
+				error_msg("guard: int3 %u: %llx orig %02x in %d", i,
+					  (unsigned long long)j->h->int3[i].addr,
+					  j->h->int3[i].orig, j->h->int3[i].in);
+	unsigned int3s = restore_int3s(j, th, n);
+	for (int i = 0; i < n; i++) {
+		if (!th[i].stopped || th[i].tid <= 0)
+			continue;
+		if (j->h->dr_used)
+			ptrace(PTRACE_POKEUSER, th[i].tid, (void *)
+			       offsetof(struct user, u_debugreg[7]), NULL);
+		struct user_regs_struct r;
+		if (ptrace(PTRACE_GETREGS, th[i].tid, NULL, &r) == 0 &&
+		    (r.eflags & 0x100)) {
+			r.eflags &= ~0x100ULL;	/* the trap flag */
+			ptrace(PTRACE_SETREGS, th[i].tid, NULL, &r);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (th[i].tid <= 0)
+			continue;
+		if (th[i].stopped)
+			drop_queued_traps(th[i].tid);
+		ptrace(PTRACE_DETACH, th[i].tid, NULL, NULL);
+	}
+	unsigned sigs = 0;
+	for (unsigned i = 0; i < JOURNAL_SIGS; i++) {
+		const struct journal_sig *e = &j->h->sig[i];
+		if (e->tid && e->sig &&
+		    syscall(SYS_tgkill, pid, e->tid, e->sig) == 0)
+			sigs++;
+	}
+	if (j->h->hold)
+		kill(pid, SIGCONT);
+	if (in_process) {
+		journal_state(j, JOURNAL_RELEASED);
+		static const char msg[] = "cachetrace: crashed; the target "
+			"was released as it stood (breakpoints removed)\n";
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			return;
+		return;
+	}
+	error_msg("guard: cachetrace ended without releasing process %d: "
+		  "%d thread%s taken back, %u int3 byte%s restored, %u record%s "
+		  "of a write-back redone, %u held signal%s sent again; it "
+		  "runs on", pid, n, n == 1 ? "" : "s", int3s,
+		  int3s == 1 ? "" : "s", redone, redone == 1 ? "" : "s",
+		  sigs, sigs == 1 ? "" : "s");
+}
+
+static noreturn void guardian(int rfd, int jfd)
+{
+	/* Out of cachetrace's session and process group; deaf to the
+	 * signals that end it. */
+	setsid();
+	prctl(PR_SET_NAME, "cachetrace-grd");
+	struct sigaction sa = { .sa_handler = SIG_IGN };
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV &&
+		    sig != SIGBUS && sig != SIGABRT && sig != SIGCHLD)
+			sigaction(sig, &sa, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	char c;
+	while (read(rfd, &c, 1) < 0 && errno == EINTR)
+		;
+	struct journal j;
+	if (journal_map(&j, jfd) < 0)
+		_exit(1);
+	if (__atomic_load_n(&j.h->state, __ATOMIC_ACQUIRE) == JOURNAL_ARMED)
+		rescue(&j, false);
+	_exit(0);
+}
+
+/* ---- in cachetrace ----------------------------------------------------- */
+
+static struct journal journal;
+static int guard_wfd = -1;
+static pid_t guard_pid;		/* the target */
+static int hold_expect;		/* our SIGSTOPs not yet seen delivered */
+
+/* Is PID in a job-control stop (state T in /proc/PID/stat)? */
+static bool process_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'T';
+}
+
+static bool all_stopped(const struct tracer *tr)
+{
+	for (const struct tracee *t = tr->tracees; t; t = t->next)
+		if (!tracee_stopped(t))
+			return false;
+	return true;
+}
+
+/* Put the target in our job-control stop: SIGSTOP, every thread through
+ * its group stop (each reported: a stop of ours), left stopped for
+ * tracer_run to resume.  Every thread is in an interrupt stop. */
+static void establish_hold(struct tracer *tr)
+{
+	tracee_hold_sig = SIGSTOP;
+	hold_expect++;
+	journal_hold(&journal, true);
+	kill(tr->target_pid, SIGSTOP);
+	for (struct tracee *t = tr->tracees; t; t = t->next) {
+		int sig = t->inject;
+		t->inject = 0;
+		tracee_restart(t, PTRACE_CONT, sig);
+	}
+	while (tr->tracees && !all_stopped(tr)) {
+		struct event_info ei;
+		tracee_next_event(&ei);
+		if (ei.ev == TE_NONE && errno != EINTR)
+			break;
+		if (ei.ev == TE_NONE || ei.ev == TE_INTERRUPTED)
+			continue;
+		struct tracee *t = tracee_find(tr, ei.tid);
+		if (!t && ei.ev != TE_EXITED)
+			t = tracee_add(tr, ei.tid);	/* born meanwhile */
+		if (ei.ev == TE_EXITED) {
+			if (t)
+				tracee_remove(tr, ei.tid);
+			continue;
+		}
+		t->flags |= TF_STOPPED;
+		if (ei.ev == TE_GROUP_STOP)
+			continue;	/* in the stop: left there */
+		int sig = 0;
+		if (ei.ev == TE_SIGNAL && ei.sig == SIGSTOP && hold_expect)
+			hold_expect--, sig = SIGSTOP;	/* ours: deliver */
+		else if (ei.ev == TE_SIGNAL || ei.ev == TE_TRAP)
+			sig = ei.sig;	/* the target's: deliver */
+		tracee_restart(t, PTRACE_CONT, sig);
+	}
+}
+
+/* cachetrace crashed (a fault, an abort): while it is still the tracer,
+ * it stops every thread, collects every stop the kernel holds for it (a
+ * trap not collected is a SIGTRAP delivered to the target at our exit)
+ * and releases the target as the guardian would, from the journal.
+ * Only system calls.  The default action follows (the handler is reset:
+ * the fault happens again, abort raises again). */
+static void on_crash(int sig)
+{
+	(void)sig;
+	if (guard_journal &&
+	    __atomic_load_n(&guard_journal->h->state, __ATOMIC_ACQUIRE) ==
+	    JOURNAL_ARMED)
+		rescue(guard_journal, true);
+}
+
+static void catch_crashes(void)
+{
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE,
+				     SIGILL };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		sigaction(fatal[i], &sa, NULL);
+}
+
+int guard_start(struct tracer *tr)
+{
+	int rc = journal_open(&journal, tr->target_pid);
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		journal_close(&journal);
+		return -1;
+	}
+	pid_t mid = fork();
+	if (mid == 0) {
+		/* The middle process: the guardian is its child, then it
+		 * ends, so the guardian is nobody's child of ours. */
+		if (fork() == 0) {
+			close(p[1]);
+			guardian(p[0], journal.fd);
+		}
+		_exit(0);
+	}
+	close(p[0]);
+	if (mid < 0) {
+		close(p[1]);
+		journal_close(&journal);
+		return -1;
+	}
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+		;
+	guard_wfd = p[1];
+	guard_journal = &journal;
+	guard_pid = tr->target_pid;
+	catch_crashes();
+	/* A process stopped already (by its user) stays so: our stop
+	 * comes when it is continued (guard_on_signal). */
+	if (process_stopped(tr->target_pid))
+		journal_hold(&journal, true);
+	else
+		establish_hold(tr);
+	return 0;
+}
+
+void guard_signal(struct tracee *t, int sig)
+{
+	if (guard_journal)
+		journal_signal(guard_journal, &t->guard_slot, t->tid, sig);
+}
+
+/* The process TID belongs to (Tgid in /proc/TID/status), or 0. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	FILE *f = fopen(path, "re");
+	pid_t tgid = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid;
+}
+
+void guard_int3(pid_t tid, uint64_t addr, uint8_t orig, bool in)
+{
+	/* The target's text only: a forked child's copy is not its. */
+	if (guard_journal && (tid == guard_pid || tgid_of(tid) == guard_pid))
+		journal_int3(guard_journal, addr, orig, in);
+}
+
+void guard_dr_used(void)
+{
+	if (guard_journal && !guard_journal->h->dr_used)
+		journal_dr_used(guard_journal);
+}
+
+void guard_on_signal(struct tracer *tr, int sig)
+{
+	if (!guard_journal)
+		return;
+	if (sig == SIGSTOP && hold_expect) {
+		hold_expect--;
+		tracee_hold_sig = SIGSTOP;	/* ours again */
+	} else if (sig == SIGSTOP) {
+		tracee_hold_sig = 0;	/* the user's: its stops are real */
+	} else if (sig == SIGCONT) {
+		/* Whoever sent it ended the stop: ours again (the target
+		 * still gets its SIGCONT). */
+		hold_expect++;
+		tracee_hold_sig = SIGSTOP;
+		kill(tr->target_pid, SIGSTOP);
+	}
+}
+
+void guard_release(struct tracer *tr)
+{
+	(void)tr;
+	if (!guard_journal)
+		return;
+	/* Every thread is detached and back in our stop: end it, unless
+	 * the user's own stop is in effect (they continue it). */
+	if (tracee_hold_sig == SIGSTOP)
+		kill(guard_pid, SIGCONT);
+	tracee_hold_sig = 0;
+	journal_hold(guard_journal, false);
+	journal_state(guard_journal, JOURNAL_RELEASED);
+	close(guard_wfd);	/* the guardian reads the end and leaves */
+	guard_wfd = -1;
+	guard_journal = NULL;
+	journal_close(&journal);
+}
