@@ -938,6 +938,7 @@ static int sync_out(struct emu *em, struct tracee *t,
 		journal_wb_commit(j);
 	}
 	int rc = emumem_writeback(em->mem);
+	guard_fault("wb");	/* memory written, registers not yet */
 	if (tracee_setregs(t->tid, regs) < 0)
 		rc = -1;
 	if (fp_out) {

@@ -91,7 +91,7 @@ static bool is_kernel_thread(pid_t pid)
 }
 
 /* Reasons to refuse before touching the process. */
-static int check_target(pid_t pid)
+static int check_target(const struct tracer *tr, pid_t pid)
 {
 	char buf[128];
 	if ((kill(pid, 0) < 0 && errno == ESRCH) ||
@@ -99,7 +99,7 @@ static int check_target(pid_t pid)
 		error_msg("no such process: %d", pid);
 		return -1;
 	}
-	if (pid == getpid()) {
+	if (pid == getpid() || pid == tr->front_pid) {
 		error_msg("process %d is cachetrace itself: it cannot trace "
 			  "itself", pid);
 		return -1;
@@ -200,7 +200,7 @@ static void wait_interrupt_stops(struct tracer *tr)
 
 int attach(struct tracer *tr, pid_t pid)
 {
-	if (check_target(pid) < 0 || seize_all(tr, pid) < 0)
+	if (check_target(tr, pid) < 0 || seize_all(tr, pid) < 0)
 		return -1;
 	for (struct tracee *t = tr->tracees; t; t = t->next)
 		tracee_interrupt(t->tid);

@@ -529,6 +529,21 @@ int guard_start(struct tracer *tr)
 	return 0;
 }
 
+void guard_fault(const char *site)
+{
+	static long countdown = -1;
+	if (countdown < 0) {
+		/* CACHETRACE_FAULT=kill@SITE:N */
+		const char *f = getenv("CACHETRACE_FAULT");
+		size_t n = strlen(site);
+		countdown = f && !strncmp(f, "kill@", 5) &&
+			    !strncmp(f + 5, site, n) && f[5 + n] == ':' ?
+			    atol(f + 6 + n) : 0;
+	}
+	if (countdown > 0 && --countdown == 0)
+		kill(getpid(), SIGKILL);
+}
+
 void guard_signal(struct tracee *t, int sig)
 {
 	if (guard_journal)

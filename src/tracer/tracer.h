@@ -489,6 +489,10 @@ int guard_start(struct tracer *tr);
  * guardian watches (a launched target, or none could be started). */
 struct journal;
 extern struct journal *guard_journal;
+/* Tests (tests/attach/kill9.sh): CACHETRACE_FAULT=kill@SITE:N kills us
+ * with SIGKILL at the Nth pass here ("wb": halfway through a write-back
+ * of the emulator's memory and registers). */
+void guard_fault(const char *site);
 /* T's stop holds SIG for it (0: none any more): the guardian sends it. */
 void guard_signal(struct tracee *t, int sig);
 /* An int3 replacing ORIG at ADDR of TID's process goes in or came out. */

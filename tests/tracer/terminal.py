@@ -148,7 +148,7 @@ try:
     # LeakSanitizer cannot run under ptrace (the suite's sanitizer pass).
     env = dict(os.environ)
     env['ASAN_OPTIONS'] = env.get('ASAN_OPTIONS', '') + ':detect_leaks=0'
-    t = Term(['strace', '-qq', '-o', log, '-e',
+    t = Term(['strace', '-f', '-qq', '-o', log, '-e',
               'trace=rt_sigaction,ptrace', ct, '-p', str(srv.pid),
               '--toggle-signal=SIGUSR2', '-o', 't.cg'], env)
     want = r'attached to %d .*; `kill -USR2 (\d+)` starts a window' % srv.pid
@@ -170,7 +170,12 @@ try:
         ok('toggle: one window')
     else:
         fail('toggle: no profile of one window')
-    calls = open(log).read().split('\n') if os.path.exists(log) else []
+    # With -p the tracer is the front process's child (strace -f: each
+    # line starts with its pid): its own calls, in order.
+    lines = open(log).read().split('\n') if os.path.exists(log) else []
+    tracer = [l.split(None, 1)[0] for l in lines if ' ptrace(' in l][:1]
+    calls = [l.split(None, 1)[1] for l in lines
+             if tracer and l.startswith(tracer[0] + ' ')]
     usr2 = [i for i, l in enumerate(calls)
             if l.startswith('rt_sigaction(SIGUSR2, {sa_handler=0x')]
     first_ptrace = [i for i, l in enumerate(calls) if l.startswith('ptrace(')]

@@ -1,0 +1,115 @@
+#!/bin/sh
+# Issue 28: kill -9 of cachetrace never harms an attached target.  verify
+# (verify.c) checks its own computation and dies of any stray signal; it
+# is attached in every engine and breakpoint kind and phase (waiting for
+# the start with the breakpoint armed; a loop of windows; one long window;
+# --threads=all with three threads), and then:
+#   - cachetrace, the process the shell started, is killed by SIGKILL at a
+#     random moment (at least 100 kills): its tracer releases the target
+#     in order (a partial profile is written);
+#   - the tracer crashes (CACHETRACE_FAULT: abort() or a faulting
+#     instruction at a random event): its crash handler releases it;
+#   - the tracer itself is killed by SIGKILL (the OOM killer's way) while
+#     it emulates a long window, or halfway through writing the emulator's
+#     memory and registers back (CACHETRACE_FAULT=kill@wb): the guardian
+#     process releases it, the write-back redone from its journal.
+# Every time, verify must run to its end and print "ok" (exit 0), never
+# stopped, never killed.  Trials run three at a time.
+. "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/host.sh"
+V=vf$$
+build verify $V
+BP_MODES=$(host_bp_modes "$CT")
+KILLS=${CACHETRACE_KILLS:-108}
+
+# trial N ENGINE BP PHASE KIND: one target, one cachetrace, one death.
+trial() {
+	n=$1 eng=$2 bp=$3 ph=$4 kind=$5
+	# Random numbers from /dev/urandom: the kill time (ms) and the
+	# crash's event.
+	r=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+	threads=1 phase_at=-1 opts="--start=work --intervals=0"
+	case $ph in
+	waiting) opts="--start=phase"; phase_at=30 ;;	# never reached
+	long) opts="--start=phase"; phase_at=0 ;;
+	threads) opts="--start=work --intervals=0 --threads=all"; threads=3 ;;
+	esac
+	ms=$((100 + r % 500))
+	[ "$kind" = worker ] && ms=$((150 + r % 200))
+	env=""
+	[ "$kind" = abort ] && env="CACHETRACE_FAULT=abort:$((1 + r % 400))"
+	[ "$kind" = trap ] && env="CACHETRACE_FAULT=trap:$((1 + r % 400))"
+	[ "$kind" = wb ] && env="CACHETRACE_FAULT=kill@wb:$((1 + r % 300))"
+	secs=$(awk -v m=$ms 'BEGIN { printf "%.3f", m / 1000 + 0.6 }')
+	./$V $secs $phase_at $threads > v$n.out 2> v$n.err &
+	vp=$!
+	sleep 0.05
+	env $env "$CT" -q --engine=$eng $(bp_opt $bp) -p $vp $opts \
+		-o p$n.cg > /dev/null 2> c$n.err &
+	cp=$!
+	sleep $(awk -v m=$ms 'BEGIN { printf "%.3f", m / 1000 }')
+	case $kind in
+	front) kill -9 $cp 2>/dev/null ;;
+	worker) kill -9 $(pgrep -P $cp) 2>/dev/null ;;
+	esac
+	wait $vp
+	rc=$?
+	wait $cp 2>/dev/null
+	what="$kind $eng $bp $ph after ${ms}ms${env:+ ($env)}"
+	if [ $rc -eq 0 ] && grep -q '^ok [1-9]' v$n.out; then
+		echo "ok: $what" > t$n.res
+	else
+		echo "FAIL: $what: the target's status $rc: $(cat v$n.err) [cachetrace: $(tr '\n' ' ' < c$n.err)]" > t$n.res
+	fi
+}
+
+n=0
+batch() {	# batch TRIAL-ARGS...: three at a time
+	n=$((n + 1))
+	trial $n "$@" &
+	[ $((n % 3)) -eq 0 ] && wait
+	return 0
+}
+# The front killed: every engine, breakpoint kind and phase, KILLS times
+# in all.
+i=0
+while [ $i -lt "$KILLS" ]; do
+	for eng in emulate step; do
+		for bp in $BP_MODES; do
+			for ph in waiting loop long threads; do
+				[ $i -lt "$KILLS" ] || break
+				batch $eng $bp $ph front
+				i=$((i + 1))
+			done
+		done
+	done
+done
+# The tracer crashes.
+for eng in emulate step; do
+	for bp in $BP_MODES; do
+		for kind in abort trap; do
+			batch $eng $bp loop $kind
+			batch $eng $bp threads $kind
+		done
+	done
+done
+# The tracer itself killed while it emulates one long window (the target
+# stopped all along: nothing left uncollected), and halfway through a
+# write-back of the emulator's memory and registers, the memory written,
+# the registers not: the guardian writes it all again.
+for bp in $BP_MODES; do
+	for k in 1 2 3; do
+		batch emulate $bp long worker
+		batch emulate $bp loop wb
+	done
+done
+wait
+total=$(ls t*.res | wc -l)
+cat t*.res
+redone=$(cat c*.err | grep -c 'guard: .* [1-9][0-9]* records\{0,1\} of a write-back redone')
+[ "$redone" -gt 0 ] && pass "$redone write-backs cut halfway were redone by the guardian" ||
+	fail "no write-back was redone (the kill@wb trials did not cut one)"
+bad=$(cat t*.res | grep -c '^FAIL')
+[ "$bad" -eq 0 ] && pass "$total trials ($KILLS kills of cachetrace), the target unharmed in each" ||
+	fail "$bad of $total trials harmed the target"
+finish
