@@ -82,8 +82,9 @@ struct journal {
 	size_t wb_len;		/* the records written so far */
 };
 
-/* A new journal for target PID: 0, or -errno. */
-int journal_open(struct journal *j, pid_t pid);
+/* A new journal for target PID, SHARED with a guardian (a memfd) or in
+ * our own memory only (the crash handler's): 0, or -errno. */
+int journal_open(struct journal *j, pid_t pid, bool shared);
 void journal_close(struct journal *j);
 /* The guardian's view of the journal behind FD: 0, or -errno. */
 int journal_map(struct journal *j, int fd);

@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "hostenv.h"
+#include "journal.h"
 
 /* An integer from a one-line file, or -1. */
 static long read_long(const char *path)
@@ -109,6 +110,27 @@ static void check_steps(const struct hostcaps *hc)
 	     "an error", buf);
 }
 
+/* What keeps an attached target safe if cachetrace dies (guard.c): the
+ * guardian's journal is a memfd (a seccomp filter may refuse it). */
+static void check_guard(void)
+{
+	struct journal j;
+	int rc = host_forced("memfd", "no") ? -ENOSYS :
+		 journal_open(&j, getpid(), true);
+	if (rc < 0) {
+		line("kill -9 safety:", "no guardian (%s): an attached target "
+		     "survives a kill -9 of cachetrace (its front process) and "
+		     "a crash, not a SIGKILL of the tracer process itself",
+		     rc == -ENOSYS ? "forced: no memfd" : strerror(-rc));
+		return;
+	}
+	journal_close(&j);
+	line("kill -9 safety:", "an attached target survives a kill -9 of "
+	     "cachetrace (its front process: the tracer releases it), a crash "
+	     "of the tracer, and a SIGKILL of the tracer itself (a guardian "
+	     "process; but a trap taken in its last microseconds)");
+}
+
 static void check_geometry(void)
 {
 	struct cache_geom i1, d1, ll;
@@ -177,6 +199,7 @@ int check_host(struct tracer *tr)
 		     "--start-watch is refused",
 		     hc->hwbp_forced ? " (forced)" : "");
 		check_steps(hc);
+		check_guard();
 	}
 	check_geometry();
 	if (emu_selftest(buf, sizeof(buf)) == 0)

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "hostenv.h"
 #include "journal.h"
 
 struct journal *guard_journal;
@@ -303,18 +304,12 @@ static void rescue(struct journal *j, bool in_process)
 	}
 	unsigned redone = 0;
 	if (__atomic_load_n(&j->h->wb, __ATOMIC_ACQUIRE)) {
-		if (j->h->wb_overflow)
+		if (j->h->wb_overflow && !in_process)
 			error_msg("guard: a write-back to process %d larger "
 				  "than the journal was cut short", pid);
-		else
+		else if (!j->h->wb_overflow)
 			redone = redo(j);
 	}
-	if (getenv("CACHETRACE_GUARD_DEBUG"))
-		for (unsigned i = 0; i < JOURNAL_INT3; i++)
-			if (j->h->int3[i].addr)
-				error_msg("guard: int3 %u: %llx orig %02x in %d", i,
-					  (unsigned long long)j->h->int3[i].addr,
-					  j->h->int3[i].orig, j->h->int3[i].in);
 	unsigned int3s = restore_int3s(j, th, n);
 	for (int i = 0; i < n; i++) {
 		if (!th[i].stopped || th[i].tid <= 0)
@@ -488,10 +483,25 @@ static void catch_crashes(void)
 
 int guard_start(struct tracer *tr)
 {
-	int rc = journal_open(&journal, tr->target_pid);
-	if (rc < 0) {
-		errno = -rc;
+	/* Without shared memory (a seccomp filter, CACHETRACE_HOST=
+	 * memfd=no), the journal is ours only: the crash handler uses it,
+	 * there is no guardian, and so no stop of ours (nobody would end
+	 * it). */
+	bool shared = !host_forced("memfd", "no");
+	int rc = shared ? journal_open(&journal, tr->target_pid, true) : -1;
+	if (rc < 0 && journal_open(&journal, tr->target_pid, false) < 0)
 		return -1;
+	if (rc < 0) {
+		guard_journal = &journal;
+		guard_pid = tr->target_pid;
+		catch_crashes();
+		if (!tr->opt.quiet)
+			error_msg("note: no shared memory for a guardian%s: a "
+				  "SIGKILL of the tracer process itself may "
+				  "harm process %d", shared ? "" :
+				  " (CACHETRACE_HOST=memfd=no)",
+				  tr->target_pid);
+		return 0;
 	}
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
@@ -580,8 +590,8 @@ void guard_dr_used(void)
 
 void guard_on_signal(struct tracer *tr, int sig)
 {
-	if (!guard_journal)
-		return;
+	if (!guard_journal || guard_wfd < 0)
+		return;		/* no guardian: no stop of ours */
 	if (sig == SIGSTOP && hold_expect) {
 		hold_expect--;
 		tracee_hold_sig = SIGSTOP;	/* ours again */
@@ -608,7 +618,8 @@ void guard_release(struct tracer *tr)
 	tracee_hold_sig = 0;
 	journal_hold(guard_journal, false);
 	journal_state(guard_journal, JOURNAL_RELEASED);
-	close(guard_wfd);	/* the guardian reads the end and leaves */
+	if (guard_wfd >= 0)
+		close(guard_wfd);	/* the guardian reads the end, leaves */
 	guard_wfd = -1;
 	guard_journal = NULL;
 	journal_close(&journal);

@@ -18,6 +18,8 @@ static const struct {
 	{ "native", { "no" } },			  /* no XSAVE, no W+X memory */
 	{ "uc-regs", { "api" } },		  /* Unicorn's registers: no
 						   * direct reads */
+	{ "memfd", { "no" } },			  /* no shared memory for the
+						   * guardian's journal */
 };
 
 const char *hostenv_get(const char *key, char *buf, size_t len)
@@ -72,7 +74,8 @@ const char *hostenv_check(char *err, size_t len)
 			snprintf(err, len, "CACHETRACE_HOST: '%.*s' is not a "
 				 "forced probe answer (hwbp=yes|no, "
 				 "cpuid-step=precise|late, sysfs-cache=no, "
-				 "cpuid-cache=no, native=no, uc-regs=api)", (int)n, s);
+				 "cpuid-cache=no, native=no, uc-regs=api, "
+				 "memfd=no)", (int)n, s);
 			return err;
 		}
 		s += n;

@@ -17,6 +17,7 @@ _Static_assert(sizeof(struct journal_hdr) <= HDR_SIZE, "journal header");
 static int map(struct journal *j, int fd)
 {
 	void *p = mmap(NULL, HDR_SIZE + DATA_SIZE, PROT_READ | PROT_WRITE,
+		       fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE :
 		       MAP_SHARED | MAP_NORESERVE, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
@@ -28,17 +29,18 @@ static int map(struct journal *j, int fd)
 	return 0;
 }
 
-int journal_open(struct journal *j, pid_t pid)
+int journal_open(struct journal *j, pid_t pid, bool shared)
 {
 	memset(j, 0, sizeof(*j));
 	j->fd = -1;
-	int fd = memfd_create("cachetrace-journal", MFD_CLOEXEC);
-	if (fd < 0)
+	int fd = shared ? memfd_create("cachetrace-journal", MFD_CLOEXEC) : -1;
+	if (shared && fd < 0)
 		return -errno;
-	int rc = ftruncate(fd, (off_t)HDR_SIZE + (off_t)DATA_SIZE) < 0 ?
-		 -errno : map(j, fd);
+	int rc = fd >= 0 && ftruncate(fd, (off_t)HDR_SIZE +
+				      (off_t)DATA_SIZE) < 0 ? -errno : map(j, fd);
 	if (rc < 0) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return rc;
 	}
 	j->h->magic = JOURNAL_MAGIC;

@@ -93,6 +93,19 @@ for eng in emulate step; do
 		done
 	done
 done
+# Where the host gives no shared memory for the guardian (--check; the
+# suite's second pass forces it with CACHETRACE_HOST=memfd=no) there is no
+# guardian and nothing above changes; the tracer's own SIGKILL is then the
+# documented limitation, not tried.
+if "$CT" --check 2>/dev/null | grep -q '^kill -9 safety: *no guardian'; then
+	pass "no guardian on this host ($("$CT" --check | sed -n 's/^kill -9 safety: *no guardian (\([^)]*\)).*/\1/p')): the kills of the front and the crashes above are what keeps the target safe"
+	wait
+	cat t*.res
+	bad=$(cat t*.res | grep -c '^FAIL')
+	[ "$bad" -eq 0 ] && pass "$(ls t*.res | wc -l) trials ($KILLS kills of cachetrace), the target unharmed in each" ||
+		fail "$bad trials harmed the target"
+	finish
+fi
 # The tracer itself killed while it emulates one long window (the target
 # stopped all along: nothing left uncollected), and halfway through a
 # write-back of the emulator's memory and registers, the memory written,
