@@ -13,31 +13,6 @@
 
 #include "error.h"
 
-/* A line "KEY:\tvalue" of /proc/PID/status, or NULL. */
-static char *proc_status_field(pid_t pid, const char *key, char *buf,
-			       size_t len)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	size_t klen = strlen(key);
-	char *found = NULL;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			char *v = line + klen + 1;
-			v += strspn(v, " \t");
-			v[strcspn(v, "\n")] = 0;
-			snprintf(buf, len, "%s", v);
-			found = buf;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 static int attach_denied(pid_t pid)
 {
 	char why[160] = "";
@@ -72,20 +47,11 @@ static int attach_denied(pid_t pid)
 /* A kernel thread: PF_KTHREAD in the flags of /proc/PID/stat. */
 static bool is_kernel_thread(pid_t pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	/* pid (comm) state ppid pgrp session tty tpgid flags: the comm may
-	 * hold spaces and parentheses, so count from its last ')'. */
-	char *p = strrchr(buf, ')');
+	char buf[1024];
+	const char *p = proc_stat_fields(pid, buf, sizeof(buf));
 	unsigned long flags = 0;
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+	/* state ppid pgrp session tty tpgid flags */
+	if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
 		return false;
 	return flags & 0x00200000;	/* PF_KTHREAD */
 }

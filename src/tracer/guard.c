@@ -68,24 +68,15 @@ struct gthread {
 /* Is any thread of PID still traced (TracerPid in its status)? */
 static bool traced(pid_t pid)
 {
-	char dir[64], path[400], line[128];
+	char dir[64], buf[32];
 	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
 	DIR *d = opendir(dir);
 	bool any = false;
 	struct dirent *de;
-	while (d && !any && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/status", dir, de->d_name);
-		FILE *f = fopen(path, "re");
-		int tracer = 0;
-		while (f && fgets(line, sizeof(line), f))
-			if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-				break;
-		if (f)
-			fclose(f);
-		any = tracer != 0;
-	}
+	while (d && !any && (de = readdir(d)))
+		any = de->d_name[0] != '.' &&
+		      proc_status_field(atoi(de->d_name), "TracerPid", buf,
+					sizeof(buf)) && atoi(buf) != 0;
 	if (d)
 		closedir(d);
 	return any;
@@ -121,21 +112,20 @@ static bool list_threads(pid_t pid, struct gthread *th, int *n, int max)
 	return true;
 }
 
-/* Is thread TID in a stop ('t' or 'T' in /proc/TID/stat)?  System calls
- * only. */
+/* The state letter of task TID in /proc/TID/stat (R, S, t, T...), or 0.
+ * System calls only (the crash handler uses it). */
+static char task_state(pid_t tid)
+{
+	char buf[512];
+	const char *p = proc_stat_fields(tid, buf, sizeof(buf));
+	return p && p[0] == ' ' ? p[1] : 0;
+}
+
+/* In a stop: ours (t) or a job-control one (T). */
 static bool thread_stopped(pid_t tid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	return p && (p[2] == 't' || p[2] == 'T');
+	char c = task_state(tid);
+	return c == 't' || c == 'T';
 }
 
 /* Take every thread of PID and stop it: seized (the guardian), or ours
@@ -388,22 +378,6 @@ static int guard_wfd = -1;
 static pid_t guard_pid;		/* the target */
 static int hold_expect;		/* our SIGSTOPs not yet seen delivered */
 
-/* Is PID in a job-control stop (state T in /proc/PID/stat)? */
-static bool process_stopped(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'T';
-}
-
 static bool all_stopped(const struct tracer *tr)
 {
 	for (const struct tracee *t = tr->tracees; t; t = t->next)
@@ -532,7 +506,7 @@ int guard_start(struct tracer *tr)
 	catch_crashes();
 	/* A process stopped already (by its user) stays so: our stop
 	 * comes when it is continued (guard_on_signal). */
-	if (process_stopped(tr->target_pid))
+	if (task_state(tr->target_pid) == 'T')
 		journal_hold(&journal, true);
 	else
 		establish_hold(tr);
@@ -563,16 +537,8 @@ void guard_signal(struct tracee *t, int sig)
 /* The process TID belongs to (Tgid in /proc/TID/status), or 0. */
 static pid_t tgid_of(pid_t tid)
 {
-	char path[64], line[128];
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	FILE *f = fopen(path, "re");
-	pid_t tgid = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return tgid;
+	char buf[32];
+	return proc_status_field(tid, "Tgid", buf, sizeof(buf)) ? atoi(buf) : 0;
 }
 
 void guard_int3(pid_t tid, uint64_t addr, uint8_t orig, bool in)

@@ -3,12 +3,14 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -384,4 +386,46 @@ void tracee_detach_all(struct tracer *tr)
 		       (void *)(long)t->pending_sig);
 		tracee_remove(tr, t->tid);
 	}
+}
+
+/* A line "KEY:\tvalue" of /proc/PID/status, or NULL. */
+char *proc_status_field(pid_t pid, const char *key, char *buf,
+			       size_t len)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t klen = strlen(key);
+	char *found = NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			char *v = line + klen + 1;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = 0;
+			snprintf(buf, len, "%s", v);
+			found = buf;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+const char *proc_stat_fields(pid_t tid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	/* pid (comm) state...: the comm may hold spaces and parentheses,
+	 * so count from its last ')'. */
+	char *p = strrchr(buf, ')');
+	return p ? p + 1 : NULL;
 }

@@ -346,6 +346,11 @@ static inline bool is_stop_signal(int sig)
  * is the signal of our own job-control stop (guard.c), an interrupt stop
  * reporting it decodes as ours, with SIGTRAP. */
 extern int tracee_hold_sig;
+/* A line "KEY:\tvalue" of /proc/PID/status: its value in BUF, or NULL. */
+char *proc_status_field(pid_t pid, const char *key, char *buf, size_t len);
+/* /proc/TID/stat in BUF, from the field after the command name (" S
+ * ppid..."), or NULL.  System calls only: the crash handler uses it. */
+const char *proc_stat_fields(pid_t tid, char *buf, size_t len);
 void tracee_decode_status(pid_t tid, int status, struct event_info *ei);
 /* Wait for the next stop of any traced thread and decode it. */
 void tracee_next_event(struct event_info *ei);
