@@ -25,4 +25,10 @@ bool parse_bool_or_die(const char *opt, const char *v,
 size_t parse_edit_distance(const char *a, size_t la, const char *b,
 			   size_t lb);
 
+#include <stdint.h>
+
+/* A size: digits, then k, M or G (KiB, MiB, GiB), LEN bytes of S ("32k",
+ * "1M", "32768"), at most 2^40 before the suffix.  0, or -1. */
+int parse_size(const char *s, size_t len, uint64_t *out);
+
 #endif

@@ -62,6 +62,7 @@
  *   stride's direction when that is the same line). */
 #include "model.h"
 #include "models.h"
+#include "parse.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -1677,34 +1678,6 @@ fail:
 }
 
 /* ---- the spec syntax ---- */
-
-/* "32k", "1M", "32768". */
-static int parse_size(const char *s, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-
-	if (!len || s[0] < '0' || s[0] > '9')
-		return -1;
-	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v > (1ULL << 40))
-			return -1;
-	}
-	if (i < len) {
-		switch (s[i]) {
-		case 'k': case 'K': v <<= 10; break;
-		case 'm': case 'M': v <<= 20; break;
-		case 'g': case 'G': v <<= 30; break;
-		default: return -1;
-		}
-		i++;
-	}
-	if (i != len)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 static bool field_is(const char *f, size_t len, const char *word)
 {

@@ -793,6 +793,8 @@ struct emu *emu_get(struct tracer *tr)
 		em->mem = emumem_new(em->uc, tr->target_pid);
 		if (!em->mem)
 			err = UC_ERR_NOMEM;
+		else
+			emumem_set_budget(em->mem, tr->opt.mirror_budget);
 	}
 	if (err != UC_ERR_OK)
 		error_msg_and_die("cannot start the emulator (Unicorn): %s",
@@ -1504,8 +1506,8 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 	const struct emu *em = tr->emu;
 	if (!em)
 		return;
-	uint64_t reads, writes, bad;
-	emumem_stats(em->mem, &reads, &writes, &bad);
+	uint64_t reads, writes, bad, dropped;
+	emumem_stats(em->mem, &reads, &writes, &bad, &dropped);
 	fprintf(f, "%sEngine: %s: %" PRIu64 " instructions emulated", prefix,
 		tr->engine->name, em->emulated);
 	if (em->natives)
@@ -1516,6 +1518,9 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 		reads, writes);
 	if (bad)
 		fprintf(f, ", %" PRIu64 " unreadable", bad);
+	if (dropped)
+		fprintf(f, ", %" PRIu64 " dropped past the mirror budget",
+			dropped);
 	if (em->parked)
 		fprintf(f, "; %" PRIu64 " turns given away in a futex wait",
 			em->parked);

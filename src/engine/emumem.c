@@ -60,7 +60,20 @@ struct emumem {
 	bool dirty_overflow;
 	char *maps_buf;
 	size_t maps_cap;
+	/* Read-ahead: the page after the last one read, where a run of
+	 * first touches in address order goes on. */
+	uint64_t next_addr;
+	unsigned run;		/* pages of that run so far */
+	/* The budget: pages held (present or dirty), at most BUDGET; past
+	 * it the oldest clean pages are dropped (their addresses in a ring,
+	 * in the order they were read). */
+	uint64_t held, budget, dropped;
+	uint64_t *ring;		/* target addresses; RING slots */
+	size_t ring_head, ring_len;
 };
+
+#define RING ((size_t)1 << 20)	/* pages remembered for dropping: 4 GiB */
+#define READ_AHEAD 16		/* pages read at once on a run */
 
 static struct emumem *served;	/* the mirror the SIGSEGV handler serves */
 static struct sigaction old_segv;
@@ -87,20 +100,94 @@ static bool mirrorable(const struct vma *v)
 	return !v->special && v->perms[0] == 'r';
 }
 
-/* Fill page PG of V from the target; in the SIGSEGV handler. */
-static void fill_page(struct emumem *m, struct vma *v, size_t pg)
+static struct vma *vma_of(struct emumem *m, uint64_t addr);
+
+/* Drop the oldest clean pages until one more fits the budget; in the
+ * SIGSEGV handler (system calls only). */
+static void make_room(struct emumem *m)
+{
+	while (m->budget && m->held >= m->budget && m->ring_len) {
+		uint64_t a = m->ring[m->ring_head];
+		m->ring_head = (m->ring_head + 1) & (RING - 1);
+		m->ring_len--;
+		struct vma *v = vma_of(m, a);
+		if (!v || !v->buf)
+			continue;
+		size_t pg = (a - v->start) >> PG_SHIFT;
+		if (v->state[pg] != PG_PRESENT)
+			continue;	/* dirty: kept until written back */
+		uint8_t *p = v->buf + (pg << PG_SHIFT);
+		mprotect(p, PG, PROT_NONE);
+		madvise(p, PG, MADV_DONTNEED);
+		v->state[pg] = PG_ABSENT;
+		m->held--;
+		m->dropped++;
+	}
+}
+
+/* Pages [PG, PG + N) of V were read: our int3s shadowed, counted, held. */
+static void filled(struct emumem *m, struct vma *v, size_t pg, size_t n)
+{
+	uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
+	uint64_t len = (uint64_t)n << PG_SHIFT;
+	uint8_t *p = v->buf + ((size_t)pg << PG_SHIFT);
+	for (unsigned i = 0; i < m->n_bp; i++)
+		if (m->bp_addr[i] >= addr && m->bp_addr[i] < addr + len)
+			p[m->bp_addr[i] - addr] = m->bp_orig[i];
+	m->reads += n;
+	m->held += n;
+	if (!m->budget || !m->ring)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		if (m->ring_len == RING) {	/* forget the oldest */
+			m->ring_head = (m->ring_head + 1) & (RING - 1);
+			m->ring_len--;
+		}
+		m->ring[(m->ring_head + m->ring_len++) & (RING - 1)] =
+			addr + ((uint64_t)k << PG_SHIFT);
+	}
+}
+
+/* Fill page PG of V from the target, and when the first touches run on
+ * in address order, the absent pages after it in one read (READ_AHEAD at
+ * most): in the SIGSEGV handler.  Returns the pages filled (writable:
+ * the caller sets their protection). */
+static size_t fill_page(struct emumem *m, struct vma *v, size_t pg)
 {
 	uint8_t *p = v->buf + ((size_t)pg << PG_SHIFT);
 	uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
-	struct iovec local = { p, PG }, remote = { (void *)(uintptr_t)addr, PG };
-	if (process_vm_readv(m->pid, &local, 1, &remote, 1, 0) != (ssize_t)PG) {
-		memset(p, 0, PG);
-		m->unreadable++;
+	size_t n = 1;
+	if (addr == m->next_addr && ++m->run >= 2)
+		while (n < READ_AHEAD && pg + n < vma_pages(v) &&
+		       v->state[pg + n] == PG_ABSENT)
+			n++;
+	else if (addr != m->next_addr)
+		m->run = 0;
+	make_room(m);
+	if (n > 1)
+		mprotect(p + PG, (n - 1) * PG, PROT_READ | PROT_WRITE);
+	struct iovec local = { p, n * PG };
+	struct iovec remote = { (void *)(uintptr_t)addr, n * PG };
+	ssize_t got = process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
+	if (got != (ssize_t)(n * PG)) {
+		/* Short: keep the whole pages read; the first page, if not
+		 * even it, reads as zeros (unreadable). */
+		size_t whole = got > 0 ? (size_t)got / PG : 0;
+		if (n > 1)
+			mprotect(p + PG, (n - 1) * PG, PROT_NONE);
+		n = whole ? whole : 1;
+		if (!whole) {
+			memset(p, 0, PG);
+			m->unreadable++;
+		}
+		if (n > 1)
+			mprotect(p + PG, (n - 1) * PG, PROT_READ | PROT_WRITE);
 	}
-	for (unsigned i = 0; i < m->n_bp; i++)
-		if (m->bp_addr[i] >= addr && m->bp_addr[i] < addr + PG)
-			p[m->bp_addr[i] - addr] = m->bp_orig[i];
-	m->reads++;
+	m->next_addr = addr + (uint64_t)n * PG;
+	filled(m, v, pg, n);
+	if (n > 1)
+		memset(v->state + pg + 1, PG_PRESENT, n - 1);
+	return n;
 }
 
 static struct vma *vma_of_host(struct emumem *m, uintptr_t a)
@@ -129,8 +216,10 @@ static void segv_handler(int sig, siginfo_t *si, void *uctx)
 	bool write = ((ucontext_t *)uctx)->uc_mcontext.gregs[REG_ERR] & 2;
 	if (v->state[pg] == PG_ABSENT) {
 		mprotect(p, PG, PROT_READ | PROT_WRITE);
-		fill_page(m, v, pg);
+		size_t n = fill_page(m, v, pg);
 		v->state[pg] = PG_PRESENT;
+		if (n > 1)
+			mprotect(p + PG, (n - 1) * PG, PROT_READ);
 		if (!write) {
 			mprotect(p, PG, PROT_READ);
 			return;
@@ -209,6 +298,8 @@ static void vma_unmap(struct emumem *m, struct vma *v)
 {
 	if (!v->buf)
 		return;
+	for (size_t pg = 0; pg < vma_pages(v); pg++)
+		m->held -= v->state[pg] != PG_ABSENT;
 	uc_mem_unmap(m->uc, v->start, v->end - v->start);
 	munmap(v->buf, v->end - v->start);
 	free(v->state);
@@ -398,10 +489,18 @@ struct emumem *emumem_new(uc_engine *uc, pid_t pid)
 	return m;
 }
 
+void emumem_set_budget(struct emumem *m, uint64_t bytes)
+{
+	m->budget = bytes >> PG_SHIFT;
+	if (m->budget && !m->ring)
+		m->ring = xcalloc(RING, sizeof(*m->ring));
+}
+
 void emumem_free(struct emumem *m)
 {
 	if (!m)
 		return;
+	free(m->ring);
 	for (size_t i = 0; i < m->n; i++)
 		vma_unmap(m, &m->v[i]);
 	free(m->v);
@@ -572,7 +671,9 @@ void emumem_record(struct emumem *m, struct journal *j)
 	writeback(m, j);
 }
 
-static void forget_pages(struct vma *v, size_t first, size_t last)
+/* Pages [first, last) of V are absent again, their memory given back. */
+static void forget_pages(struct emumem *m, struct vma *v, size_t first,
+			 size_t last)
 {
 	size_t pg = first;
 	while (pg < last) {
@@ -585,7 +686,10 @@ static void forget_pages(struct vma *v, size_t first, size_t last)
 			end++;
 		mprotect(v->buf + (pg << PG_SHIFT), (end - pg) << PG_SHIFT,
 			 PROT_NONE);
+		madvise(v->buf + (pg << PG_SHIFT), (end - pg) << PG_SHIFT,
+			MADV_DONTNEED);
 		memset(v->state + pg, PG_ABSENT, end - pg);
+		m->held -= end - pg;
 		pg = end;
 	}
 }
@@ -599,7 +703,7 @@ void emumem_discard(struct emumem *m)
 			struct vma *v = &m->v[m->dirty[i].vma];
 			size_t pg = m->dirty[i].pg;
 			if (v->state[pg] == PG_DIRTY)
-				forget_pages(v, pg, pg + 1);
+				forget_pages(m, v, pg, pg + 1);
 		}
 	}
 	m->n_dirty = 0;
@@ -615,7 +719,7 @@ void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len)
 			continue;
 		uint64_t s = addr > v->start ? addr : v->start;
 		uint64_t e = end < v->end ? end : v->end;
-		forget_pages(v, (s - v->start) >> PG_SHIFT,
+		forget_pages(m, v, (s - v->start) >> PG_SHIFT,
 			     (e - v->start + PG - 1) >> PG_SHIFT);
 	}
 }
@@ -626,15 +730,16 @@ void emumem_invalidate(struct emumem *m, bool all)
 		struct vma *v = &m->v[i];
 		if (!v->buf || (!all && v->perms[1] != 'w'))
 			continue;
-		forget_pages(v, 0, vma_pages(v));
+		forget_pages(m, v, 0, vma_pages(v));
 		if (all && v->perms[2] == 'x')
 			uc_ctl_remove_cache(m->uc, v->start, v->end);
 	}
 }
 
 void emumem_stats(const struct emumem *m, uint64_t *reads, uint64_t *writes,
-		  uint64_t *unreadable)
+		  uint64_t *unreadable, uint64_t *dropped)
 {
+	*dropped = m->dropped;
 	*reads = m->reads;
 	*writes = m->writes;
 	*unreadable = m->unreadable;

@@ -4,7 +4,10 @@
  * over a buffer of ours the first time the emulator touches the VMA.  The
  * buffer starts PROT_NONE: the host MMU does the bookkeeping.  A first
  * access faults into our SIGSEGV handler, which reads the page from the
- * target (process_vm_readv), our int3s shadowed, and makes it read-only;
+ * target (process_vm_readv; where first touches run on in address order,
+ * up to 16 absent pages at once), our int3s shadowed, and makes it
+ * read-only; past the budget (--mirror-budget) the clean pages read
+ * first are dropped (and read again when used);
  * a first write faults again, keeps a copy of the page as it was and
  * marks it dirty.  At a sync point the bytes the emulator changed are
  * written back (process_vm_writev; whole pages past the first 256) and
@@ -51,9 +54,13 @@ void emumem_invalidate(struct emumem *m, bool all);
 /* While emulating, our SIGSEGV handler serves this mirror. */
 void emumem_activate(struct emumem *m);
 void emumem_deactivate(struct emumem *m);
-/* Pages read from and written to the target, so far. */
+/* Pages read from and written to the target so far, pages that could not
+ * be read, and clean pages dropped past the budget. */
 void emumem_stats(const struct emumem *m, uint64_t *reads, uint64_t *writes,
-		  uint64_t *unreadable);
+		  uint64_t *unreadable, uint64_t *dropped);
+/* Hold at most BYTES of the target's pages (0: no bound): past it the
+ * clean pages read first are dropped, and read again if used. */
+void emumem_set_budget(struct emumem *m, uint64_t bytes);
 /* [addr, addr + len) is mapped in Unicorn now, or could be (a readable
  * VMA of the target). */
 bool emumem_can_map(struct emumem *m, uint64_t addr);

@@ -45,6 +45,9 @@ static void usage(void)
 "                          the CPU for what it must not emulate [emulate];\n"
 "                          single-step every instruction on the CPU; or both,\n"
 "                          comparing each emulated instruction with the CPU\n"
+"  --mirror-budget=SIZE    the target's memory the emulator holds at most\n"
+"                          (k, M, G; 0: no bound) [512M]: past it, pages\n"
+"                          read first are dropped and read again if used\n"
 "  --core-map=TID:CORE,... the model core of each thread (default: round\n"
 "                          robin in creation order over --cores, else the\n"
 "                          model's own cores)\n"
@@ -222,7 +225,7 @@ enum {
 	OPT_CALL_STACKS, OPT_CALLGRIND_OUT, OPT_FOLDED_OUT, OPT_FOLDED_EVENT,
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
 	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
-	OPT_CHECK, OPT_HELP, OPT_VERSION, OPT_CACHE_STATE,
+	OPT_CHECK, OPT_HELP, OPT_VERSION, OPT_CACHE_STATE, OPT_MIRROR_BUDGET,
 };
 
 static const struct option longopts[] = {
@@ -259,6 +262,7 @@ static const struct option longopts[] = {
 	{ "folded-event", required_argument, NULL, OPT_FOLDED_EVENT },
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "cache-state", required_argument, NULL, OPT_CACHE_STATE },
+	{ "mirror-budget", required_argument, NULL, OPT_MIRROR_BUDGET },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "check", no_argument, NULL, OPT_CHECK },
@@ -390,6 +394,14 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->intervals = (unsigned)n;
 		return 0;
 	case OPT_CORE_MAP: return parse_core_map(o, v);
+	case OPT_MIRROR_BUDGET:
+		if (parse_size(v, strlen(v), &o->mirror_budget) < 0)
+			return error_usage("--mirror-budget: '%s' is not a size "
+					   "(bytes, or with k, M or G)", v);
+		if (o->mirror_budget && o->mirror_budget < (1u << 20))
+			return error_usage("--mirror-budget: at least 1M (or 0: "
+					   "no bound), not '%s'", v);
+		return 0;
 	case OPT_CACHE_STATE:
 		o->cache_state_given = true;
 		return parse_choice("--cache-state", v, "warm", "cold",
@@ -493,6 +505,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		.vex_chase = true,
 		.callgrind_out = "callgrind.out.%p",
 		.folded_event = "Ir",
+		.mirror_budget = (uint64_t)512 << 20,
 		.argv = argv,
 	};
 	int c;

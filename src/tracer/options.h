@@ -29,6 +29,9 @@ struct options {
 	bool vex_chase;			/* --vex-chase: count as VEX's
 					 * superblock chasing does [yes] */
 	const char *engine;		/* --engine: step, emulate, lockstep */
+	uint64_t mirror_budget;		/* --mirror-budget: bytes of the
+					 * target the emulator holds; 0: no
+					 * bound */
 
 	/* Models. */
 	const char *model;		/* --model; NULL: cachegrind */

@@ -59,3 +59,30 @@ size_t parse_edit_distance(const char *a, size_t la, const char *b,
 	}
 	return r1[la];
 }
+
+int parse_size(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	if (!len || s[0] < '0' || s[0] > '9')
+		return -1;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > (1ULL << 40))
+			return -1;
+	}
+	if (i < len) {
+		switch (s[i]) {
+		case 'k': case 'K': v <<= 10; break;
+		case 'm': case 'M': v <<= 20; break;
+		case 'g': case 'G': v <<= 30; break;
+		default: return -1;
+		}
+		i++;
+	}
+	if (i != len)
+		return -1;
+	*out = v;
+	return 0;
+}
