@@ -73,6 +73,10 @@ static enum restart dispatch_other(struct tracer *tr, struct event_info *ei)
 	}
 	t->flags |= TF_STOPPED;
 	bool our_stop = ei->ev == TE_GROUP_STOP && ei->sig == SIGTRAP;
+	if ((tracee_wants_step(t) || tracee_wants_window(t)) && our_stop)
+		/* A trap it took as we stopped it (our int3: it stands one
+		 * byte past it) must not be where its window starts. */
+		tracee_drop_queued_traps(tr, t, &t->inject);
 	if (tracee_wants_step(t) && tr->n_active && our_stop) {
 		/* Our PTRACE_INTERRUPT, or its birth: it joins the window. */
 		t->flags &= ~TF_WANT_STEP;

@@ -344,11 +344,7 @@ static void rewind_our_int3(struct tracer *tr, struct tracee *t)
 	}
 }
 
-/* A thread single-stepped into a syscall has a SIGTRAP queued when it
- * leaves the syscall (the kernel's syscall-exit step report), even when we
- * interrupted it there: detached, that SIGTRAP would kill it.  Let it
- * reach the signal-delivery stop and drop the signal there. */
-static void drop_queued_step_trap(struct tracer *tr, struct tracee *t)
+void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep)
 {
 	for (int tries = 0; tries < 4; tries++) {
 		siginfo_t si[8];
@@ -370,9 +366,8 @@ static void drop_queued_step_trap(struct tracer *tr, struct tracee *t)
 		int sig = WSTOPSIG(status);
 		if (((unsigned)status >> 16) == 0 && sig == SIGTRAP)
 			rewind_our_int3(tr, t);
-		if (((unsigned)status >> 16) == 0 && sig != SIGTRAP &&
-		    !t->pending_sig)
-			t->pending_sig = sig;	/* another one: keep it */
+		if (((unsigned)status >> 16) == 0 && sig != SIGTRAP && !*keep)
+			*keep = sig;	/* another one: keep it */
 	}
 }
 
@@ -381,7 +376,7 @@ void tracee_detach_all(struct tracer *tr)
 	struct tracee *next;
 	for (struct tracee *t = tr->tracees; t; t = next) {
 		next = t->next;
-		drop_queued_step_trap(tr, t);
+		tracee_drop_queued_traps(tr, t, &t->pending_sig);
 		ptrace(PTRACE_DETACH, t->tid, NULL,
 		       (void *)(long)t->pending_sig);
 		tracee_remove(tr, t->tid);

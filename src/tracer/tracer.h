@@ -359,6 +359,14 @@ bool tracee_poll_event(struct event_info *ei);
 /* Detach every thread, restarting it with no signal.  The threads must be
  * stopped (interrupt them first with tracee_stop_all). */
 void tracee_detach_all(struct tracer *tr);
+/* A SIGTRAP the kernel queued for the stopped T would be delivered when it
+ * next runs: a step into a system call reports its exit so, and a thread
+ * interrupted just as it hit our int3 (one byte past it) or a debug
+ * register (at it) is stopped with that trap still queued.  Let it reach
+ * its delivery stop and drop it, T rewound to our int3's instruction;
+ * another signal met on the way goes to *KEEP (detach: pending_sig; a
+ * thread joining a window: inject). */
+void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep);
 /* Bring every running thread to a ptrace stop (PTRACE_INTERRUPT) so that
  * breakpoints can be removed and threads detached; pending events are
  * consumed, signals seen meanwhile are kept for re-injection at detach. */
