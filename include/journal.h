@@ -43,8 +43,14 @@ enum journal_rec {
 struct journal_int3 {
 	uint64_t addr;
 	uint8_t orig;		/* the byte the int3 replaced */
-	uint8_t in;		/* it may be in the text */
+	uint8_t in;		/* 0: a free entry; JOURNAL_INT3_IN: it may be
+				 * in the text; JOURNAL_INT3_OUT: taken out,
+				 * but a thread that trapped on it before may
+				 * still be one byte past it */
 };
+
+#define JOURNAL_INT3_IN 1
+#define JOURNAL_INT3_OUT 2
 
 struct journal_sig {
 	int32_t tid;

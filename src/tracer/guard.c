@@ -221,8 +221,36 @@ static unsigned redo(const struct journal *j)
 	return done;
 }
 
+/* Does byte B make a whole instruction by itself in 64-bit code (push or
+ * pop of a register, nop, ret, leave, the string instructions, the flag
+ * instructions...)?  Then one byte past it is an instruction boundary a
+ * thread may stand at without having trapped there. */
+static bool one_byte_insn(uint8_t b)
+{
+	return (b >= 0x50 && b <= 0x5f) || (b >= 0x90 && b <= 0x9f) ||
+	       (b >= 0xa4 && b <= 0xa7) || (b >= 0xaa && b <= 0xaf) ||
+	       b == 0xc3 || b == 0xc9 || b == 0xcb || b == 0xcc ||
+	       b == 0xcf || b == 0xd7 || (b >= 0xec && b <= 0xef) ||
+	       (b >= 0xf4 && b <= 0xf5) || (b >= 0xf8 && b <= 0xfd);
+}
+
+/* Did thread TID stop on an int3 at ADDR (a SIGTRAP the kernel sent,
+ * rip one past it)?  From its signal-delivery stop when it is in one
+ * (the crash handler: ours), else from the instruction the int3
+ * replaced: one byte past an instruction longer than one byte, only a
+ * trap puts a thread there; one past a one-byte one, only when the int3
+ * was still in (IN). */
+static bool trapped_at(pid_t tid, const struct journal_int3 *e, bool in)
+{
+	siginfo_t si;
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0)
+		return si.si_signo == SIGTRAP && si.si_code == SI_KERNEL;
+	return !one_byte_insn(e->orig) || in;
+}
+
 /* Put back the bytes our int3s replaced; a thread one byte past one (it
- * trapped there as cachetrace died) goes back to execute it. */
+ * trapped there as cachetrace died) goes back to execute it, also when
+ * the int3 was out by then (taken out while the trap was on its way). */
 static unsigned restore_int3s(const struct journal *j, struct gthread *th,
 			      int n)
 {
@@ -230,21 +258,24 @@ static unsigned restore_int3s(const struct journal *j, struct gthread *th,
 	pid_t pid = j->h->pid;
 	for (unsigned i = 0; i < JOURNAL_INT3; i++) {
 		const struct journal_int3 *e = &j->h->int3[i];
-		if (!__atomic_load_n(&e->in, __ATOMIC_ACQUIRE))
+		uint8_t state = __atomic_load_n(&e->in, __ATOMIC_ACQUIRE);
+		if (!state)
 			continue;
+		bool was_in = false;
 		errno = 0;
 		long word = ptrace(PTRACE_PEEKTEXT, pid, (void *)e->addr, NULL);
-		if (errno || (word & 0xff) != 0xcc)
-			continue;	/* not there (any more) */
-		long fixed = (word & ~0xffL) | e->orig;
-		if (ptrace(PTRACE_POKETEXT, pid, (void *)e->addr,
-			   (void *)fixed) == 0)
-			done++;
+		if (!errno && (word & 0xff) == 0xcc && state == JOURNAL_INT3_IN) {
+			long fixed = (word & ~0xffL) | e->orig;
+			was_in = ptrace(PTRACE_POKETEXT, pid, (void *)e->addr,
+					(void *)fixed) == 0;
+			done += was_in;
+		}
 		for (int k = 0; k < n; k++) {
 			struct user_regs_struct r;
-			if (th[k].stopped &&
+			if (th[k].stopped && th[k].tid > 0 &&
 			    ptrace(PTRACE_GETREGS, th[k].tid, NULL, &r) == 0 &&
-			    r.rip == e->addr + 1) {
+			    r.rip == e->addr + 1 &&
+			    trapped_at(th[k].tid, e, was_in)) {
 				r.rip = e->addr;
 				ptrace(PTRACE_SETREGS, th[k].tid, NULL, &r);
 			}
@@ -254,10 +285,11 @@ static unsigned restore_int3s(const struct journal *j, struct gthread *th,
 }
 
 /* A SIGTRAP the kernel queued for the thread (a step or a debug register
- * that trapped as cachetrace died, a step's syscall-exit report) would
- * kill it once detached: let it come to its delivery stop and drop it
- * there (the stop after it is the thread's group stop again). */
-static void drop_queued_traps(pid_t tid)
+ * that trapped as cachetrace died, a step's syscall-exit report, our
+ * int3 hit just as we stopped it) would kill it once detached: let it
+ * come to its delivery stop and drop it there, the thread rewound when it
+ * is our int3's (the stop after it is the thread's group stop again). */
+static void drop_queued_traps(const struct journal *j, pid_t tid)
 {
 	for (int tries = 0; tries < 4; tries++) {
 		siginfo_t si[8];
@@ -275,6 +307,18 @@ static void drop_queued_traps(pid_t tid)
 			;
 		if (!WIFSTOPPED(status))
 			return;
+		struct user_regs_struct r;
+		siginfo_t got;
+		if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &got) < 0 ||
+		    got.si_signo != SIGTRAP || got.si_code != SI_KERNEL ||
+		    ptrace(PTRACE_GETREGS, tid, NULL, &r) < 0)
+			continue;
+		for (unsigned i = 0; i < JOURNAL_INT3; i++)
+			if (j->h->int3[i].in && r.rip == j->h->int3[i].addr + 1) {
+				r.rip--;
+				ptrace(PTRACE_SETREGS, tid, NULL, &r);
+				break;
+			}
 	}
 }
 
@@ -318,7 +362,7 @@ static void rescue(struct journal *j, bool in_process)
 		if (th[i].tid <= 0)
 			continue;
 		if (th[i].stopped)
-			drop_queued_traps(th[i].tid);
+			drop_queued_traps(j, th[i].tid);
 		ptrace(PTRACE_DETACH, th[i].tid, NULL, NULL);
 	}
 	unsigned sigs = 0;

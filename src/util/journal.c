@@ -70,22 +70,36 @@ void journal_close(struct journal *j)
 
 void journal_int3(struct journal *j, uint64_t addr, uint8_t orig, bool in)
 {
-	struct journal_int3 *free_slot = NULL;
+	struct journal_int3 *slot = NULL, *out = NULL;
 	for (unsigned i = 0; i < JOURNAL_INT3; i++) {
 		struct journal_int3 *e = &j->h->int3[i];
 		if (e->in && e->addr == addr) {
-			if (!in)
-				__atomic_store_n(&e->in, 0, __ATOMIC_RELEASE);
-			return;
+			slot = e;
+			break;
 		}
-		if (!e->in && !free_slot)
-			free_slot = e;
+		if (!e->in && !slot)
+			slot = e;
+		if (e->in == JOURNAL_INT3_OUT && !out)
+			out = e;
 	}
-	if (!in || !free_slot)
+	if (!slot)
+		slot = out;	/* full: reuse one taken out long ago */
+	if (!slot)
 		return;
-	free_slot->addr = addr;
-	free_slot->orig = orig;
-	__atomic_store_n(&free_slot->in, 1, __ATOMIC_RELEASE);
+	if (!in) {
+		/* Out of the text, but a thread may have trapped on it just
+		 * before: one byte past it, it must still go back. */
+		if (slot->in && slot->addr == addr)
+			__atomic_store_n(&slot->in, JOURNAL_INT3_OUT,
+					 __ATOMIC_RELEASE);
+		return;
+	}
+	if (slot->addr != addr || slot->in != JOURNAL_INT3_IN) {
+		__atomic_store_n(&slot->in, 0, __ATOMIC_RELEASE);
+		slot->addr = addr;
+		slot->orig = orig;
+		__atomic_store_n(&slot->in, JOURNAL_INT3_IN, __ATOMIC_RELEASE);
+	}
 }
 
 void journal_dr_used(struct journal *j)
