@@ -880,9 +880,11 @@ int emu_seed(struct tracer *tr, struct emu *em, struct tracee *t)
 			return -1;
 		em->maps_stale = false;
 	}
-	if (em->mem_stale) {
-		emumem_invalidate(em->mem, false);
-		em->mem_stale = false;
+	if (em->all_stale || em->mem_stale) {
+		/* Read again what we hold, once the maps are known, and keep
+		 * what did not change (issue 27: a window's fixed cost). */
+		emumem_revalidate(em->mem, em->all_stale);
+		em->all_stale = em->mem_stale = false;
 	}
 	if (em->fp_stale) {
 		em->xs_valid = false;	/* the thread's vector state moved */
@@ -1291,9 +1293,9 @@ int emu_begin_window(struct tracer *tr, struct tracee *t)
 	t->emu_parked = 0;
 	if ((long long)t->regs.orig_rax >= 0)
 		t->emu_flags |= EF_ISSUED;
-	/* The target ran natively since the last window. */
-	emumem_invalidate(em->mem, true);
-	em->maps_stale = em->fp_stale = true;
+	/* The target ran natively since the last window: every page we
+	 * hold is checked before use (emu_seed). */
+	em->all_stale = em->maps_stale = em->fp_stale = true;
 	em->t = NULL;
 	return 0;
 }

@@ -100,6 +100,7 @@ struct emu {
 	bool fp_stale;			/* re-read its x87/SSE state */
 	bool fp_dirty;			/* Unicorn changed it: write it back */
 	bool mem_stale;			/* every writable page */
+	bool all_stale;			/* every page: the target ran since */
 	bool maps_stale;		/* /proc/PID/maps */
 	bool fp_valid;
 	struct user_fpregs_struct fp;	/* as Unicorn has it (if fp_valid) */

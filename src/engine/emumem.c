@@ -60,6 +60,8 @@ struct emumem {
 	bool dirty_overflow;
 	char *maps_buf;
 	size_t maps_cap;
+	char *maps_last;	/* the text the VMAs were built from */
+	size_t maps_last_len;
 	/* Read-ahead: the page after the last one read, where a run of
 	 * first touches in address order goes on. */
 	uint64_t next_addr;
@@ -70,7 +72,10 @@ struct emumem {
 	uint64_t held, budget, dropped;
 	uint64_t *ring;		/* target addresses; RING slots */
 	size_t ring_head, ring_len;
+	uint8_t *scratch;	/* REVALIDATE pages, for emumem_revalidate */
 };
+
+#define REVALIDATE 64		/* pages compared at most, else forgotten */
 
 #define RING ((size_t)1 << 20)	/* pages remembered for dropping: 4 GiB */
 #define READ_AHEAD 16		/* pages read at once on a run */
@@ -393,6 +398,15 @@ int emumem_refresh_maps(struct emumem *m)
 	char *text = read_maps(m);
 	if (!text)
 		return -errno;
+	/* Nothing mapped or unmapped since (most windows, most system
+	 * calls): nothing to do. */
+	size_t len = strlen(text);
+	if (m->maps_last && len == m->maps_last_len &&
+	    !memcmp(text, m->maps_last, len))
+		return 0;
+	m->maps_last = xreallocarray(m->maps_last, len + 1, 1);
+	memcpy(m->maps_last, text, len + 1);
+	m->maps_last_len = len;
 	struct vma *nv = NULL;
 	size_t nn = 0, ncap = 0;
 	for (char *line = text; *line; ) {
@@ -501,6 +515,8 @@ void emumem_free(struct emumem *m)
 	if (!m)
 		return;
 	free(m->ring);
+	free(m->scratch);
+	free(m->maps_last);
 	for (size_t i = 0; i < m->n; i++)
 		vma_unmap(m, &m->v[i]);
 	free(m->v);
@@ -733,6 +749,55 @@ void emumem_invalidate(struct emumem *m, bool all)
 		forget_pages(m, v, 0, vma_pages(v));
 		if (all && v->perms[2] == 'x')
 			uc_ctl_remove_cache(m->uc, v->start, v->end);
+	}
+}
+
+void emumem_revalidate(struct emumem *m, bool all)
+{
+	struct { struct vma *v; size_t pg; } pages[REVALIDATE];
+	struct iovec remote[REVALIDATE];
+	size_t n = 0;
+	bool over = false;
+	for (size_t i = 0; i < m->n && !over; i++) {
+		struct vma *v = &m->v[i];
+		if (!v->buf || (!all && v->perms[1] != 'w'))
+			continue;
+		for (size_t pg = 0; pg < vma_pages(v) && !over; pg++) {
+			if (v->state[pg] == PG_ABSENT)
+				continue;
+			if (v->state[pg] != PG_PRESENT || n == REVALIDATE) {
+				over = true;
+				break;
+			}
+			pages[n].v = v;
+			pages[n].pg = pg;
+			remote[n] = (struct iovec){ (void *)(uintptr_t)(v->start +
+					((uint64_t)pg << PG_SHIFT)), PG };
+			n++;
+		}
+	}
+	if (over || !n) {
+		emumem_invalidate(m, all);
+		return;
+	}
+	if (!m->scratch)
+		m->scratch = xmalloc((size_t)REVALIDATE << PG_SHIFT);
+	struct iovec local = { m->scratch, n << PG_SHIFT };
+	ssize_t got = process_vm_readv(m->pid, &local, 1, remote, n, 0);
+	size_t whole = got > 0 ? (size_t)got >> PG_SHIFT : 0;
+	for (size_t k = 0; k < n; k++) {
+		struct vma *v = pages[k].v;
+		size_t pg = pages[k].pg;
+		uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
+		uint8_t *fresh = m->scratch + (k << PG_SHIFT);
+		if (k < whole) {
+			patch_int3s(m, addr, fresh, PG, false);
+			if (!memcmp(fresh, v->buf + (pg << PG_SHIFT), PG))
+				continue;	/* still what the target has */
+		}
+		forget_pages(m, v, pg, pg + 1);
+		if (v->perms[2] == 'x')
+			uc_ctl_remove_cache(m->uc, addr, addr + PG);
 	}
 }
 

@@ -51,6 +51,11 @@ void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len);
 /* Forget every writable page (the kernel or another thread ran), or with
  * ALL every page (the target ran natively: a new window). */
 void emumem_invalidate(struct emumem *m, bool all);
+/* As emumem_invalidate, but where few pages are held (64 at most), read
+ * them again in one call and forget only those that changed: what the
+ * target did not write stays (and so do the translations of unchanged
+ * code). */
+void emumem_revalidate(struct emumem *m, bool all);
 /* While emulating, our SIGSEGV handler serves this mirror. */
 void emumem_activate(struct emumem *m);
 void emumem_deactivate(struct emumem *m);
