@@ -78,6 +78,9 @@ struct branch_model;
 
 struct cache_model_ops {
 	const char *name;
+	/* A few ns an access (Cachegrind's): cheaper than sending the
+	 * access to a thread of its own (src/engine/modelq.h). */
+	bool cheap;
 	/* Instruction fetch of SIZE bytes at ADDR. */
 	void (*fetch)(struct cache_model *m, uint64_t addr, uint32_t size,
 		      uint64_t *row);
@@ -115,6 +118,7 @@ struct cache_model {
 
 struct branch_model_ops {
 	const char *name;
+	bool cheap;			/* as cache_model_ops.cheap */
 	/* A conditional branch at PC, taken or not. */
 	void (*cond)(struct branch_model *m, uint64_t pc, bool taken,
 		     uint64_t *row);

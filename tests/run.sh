@@ -41,7 +41,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CACHETRACE_ENGINE=step \
 # shared memory for the guardian of attached targets (issue 28).  Where
 # the debug registers do not fire anyway, the emulate suite takes the pass.
 if build/cachetrace --check | grep -q '^hardware breakpoints: *fire'; then
-	CACHETRACE_HOST=hwbp=no,uc-regs=api,memfd=no CACHETRACE_KILLS=24 \
+	CACHETRACE_HOST=hwbp=no,uc-regs=api,memfd=no,model-thread=no CACHETRACE_KILLS=24 \
 		meson test -C build --logbase nohw --print-errorlogs \
 		--suite tracer --suite attach --suite faults || status=1
 else

@@ -87,6 +87,7 @@ static void cg_branch_destroy(struct branch_model *m)
 
 static const struct branch_model_ops cg_branch_ops = {
 	.name = "cachegrind",
+	.cheap = true,
 	.cond = cg_cond,
 	.indirect = cg_indirect,
 	.flush = cg_branch_flush,

@@ -206,6 +206,7 @@ static void cg_flush(struct cache_model *m)
 
 static const struct cache_model_ops cg_ops = {
 	.name = "cachegrind",
+	.cheap = true,
 	.fetch = cg_fetch,
 	.access = cg_access,
 	.describe = cg_describe,
@@ -215,6 +216,7 @@ static const struct cache_model_ops cg_ops = {
 
 static const struct cache_model_ops none_ops = {
 	.name = "none",
+	.cheap = true,
 	.fetch = none_fetch,
 	.access = none_access,
 	.describe = cg_describe,

@@ -9,6 +9,7 @@
  * step. */
 #include "engine.h"
 
+#include "modelq.h"
 #include "tracer.h"
 
 #include <errno.h>
@@ -167,32 +168,97 @@ engine_commit(struct engine *e, const struct insn *in)
 		commit_cs(e, in);
 }
 
-static void engine_switch_core(struct engine *e, struct tracee *t)
+/* T's accesses go to its core in the model: the record carries it. */
+static inline void engine_switch_core(struct engine *e, struct tracee *t)
 {
-	if (e->current == t)
-		return;
-	if (!e->current || e->current->core != t->core)
-		cache_set_core(e->cm, t->core);
 	e->current = t;
+}
+
+static void model_core(struct engine *e, unsigned core)
+{
+	if (e->model_core != core + 1) {	/* 0: none yet */
+		cache_set_core(e->cm, core);
+		e->model_core = core + 1;
+	}
 }
 
 /* VEX's "&&" merge (src/decode/chase.c): the instructions of the merged
  * second block that did not run, which Cachegrind counts anyway: a fetch
  * each, into its own pc's row, and the Bc of the last (its jcc). */
 static void account_vex_speculation(struct engine *e,
-				    const struct step_events *ev)
+				    const struct model_spec *sp, unsigned n,
+				    bool taken)
 {
-	for (unsigned i = 0; i < ev->n_spec; i++) {
-		struct insn sp = { .pc = ev->spec_pc[i], .len = ev->spec_len[i] };
-		uint64_t *row = engine_row(e, &sp);
-		cache_fetch(e->cm, sp.pc, sp.len ? sp.len : 1, row);
+	for (unsigned i = 0; i < n; i++) {
+		struct insn in = { .pc = sp[i].pc, .len = (uint32_t)sp[i].len };
+		uint64_t *row = engine_row(e, &in);
+		cache_fetch(e->cm, in.pc, in.len ? in.len : 1, row);
 		if (e->trace_mem)
-			trace_fetch(e->trace_mem, &sp);
-		if (e->bm && i + 1 == ev->n_spec)
-			branch_cond(e->bm, sp.pc, ev->spec_taken,
-				    row + e->bm_offset);
-		engine_commit(e, &sp);
+			trace_fetch(e->trace_mem, &in);
+		if (e->bm && i + 1 == n)
+			branch_cond(e->bm, in.pc, taken, row + e->bm_offset);
+		engine_commit(e, &in);
 	}
+}
+
+/* What the models make of one instruction's record: the same whether
+ * it crossed the model queue or not (modelq.h). */
+void engine_account_rec(struct engine *e, const struct model_rec *r,
+			const struct mem_access *acc,
+			const struct model_spec *spec)
+{
+	const struct insn *in = r->in;
+	model_core(e, r->core);
+	uint64_t *row = engine_row(e, in);
+	cache_fetch(e->cm, in->pc, r->len, row);
+	if (e->trace_mem)
+		trace_fetch(e->trace_mem, in);
+	for (unsigned i = 0; i < r->n_acc; i++) {
+		cache_access(e->cm, &acc[i], row);
+		if (e->trace_mem)
+			trace_access(e->trace_mem, &acc[i]);
+	}
+	if (r->n_fetch > 1) {
+		/* A rep string instruction's final rcx == 0 check, which
+		 * Cachegrind counts as one more execution. */
+		cache_fetch(e->cm, in->pc, r->len, row);
+		if (e->trace_mem)
+			trace_fetch(e->trace_mem, in);
+	}
+	if (e->bm && in->len) {
+		uint64_t *brow = row + e->bm_offset;
+		for (unsigned i = 0; i < r->n_cond; i++)
+			branch_cond(e->bm, in->pc, r->cond_bits >> i & 1, brow);
+		if (r->indirect)
+			branch_indirect(e->bm, in->pc, r->ind_target, brow);
+		if ((in->branch == BR_CALL || in->branch == BR_CALL_IND) &&
+		    e->bm->ops->call)
+			e->bm->ops->call(e->bm, in->pc, in->pc + in->len, brow);
+		else if (in->branch == BR_RET && e->bm->ops->ret)
+			e->bm->ops->ret(e->bm, in->pc, r->next, brow);
+	}
+	engine_commit(e, in);
+	if (r->n_spec)
+		account_vex_speculation(e, spec, r->n_spec, r->spec_taken);
+}
+
+bool engine_models_costly(const struct engine *e)
+{
+	return !e->cm->ops->cheap || (e->bm && !e->bm->ops->cheap) ||
+	       e->trace_mem;
+}
+
+/* The model queue is in use: empty it before the models are used here. */
+static inline void engine_sync_models(struct engine *e)
+{
+	if (e->q_on)
+		modelq_drain(e->q);
+}
+
+void engine_models_sync(struct engine *e)
+{
+	if (e->q)
+		modelq_drain(e->q);
 }
 
 void engine_account_regs(struct engine *e, struct tracee *t,
@@ -203,8 +269,7 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 	struct step_events *ev = &e->ev;
 
 	engine_switch_core(e, t);
-	uint64_t *row = engine_row(e, in);
-	int r = decode_step(e->dec, in, before, after, ev);
+	int rc = decode_step(e->dec, in, before, after, ev);
 	/* An instruction of unknown length: it fell through (or we cannot
 	 * tell), so its length is where the pc went, within x86's 15. */
 	uint32_t len = in->len;
@@ -212,49 +277,54 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 		uint64_t d = after->rip - in->pc;
 		len = d >= 1 && d <= 15 ? (uint32_t)d : 1;
 	}
-	if (r < 0) {
+	if (rc < 0) {
 		/* The vector registers could not be read (thread dying):
 		 * count the fetch, nothing else. */
 		memset(ev, 0, sizeof(*ev));
 		ev->n_fetch = 1;
 	}
-	cache_fetch(e->cm, in->pc, len, row);
-	if (e->trace_mem)
-		trace_fetch(e->trace_mem, in);
-	for (unsigned i = 0; i < ev->n_acc; i++) {
-		const struct mem_access *a = &ev->acc[i];
-		cache_access(e->cm, a, row);
-		if (e->trace_mem)
-			trace_access(e->trace_mem, a);
-		/* --stop-watch: the decoder knows every access, so the
-		 * stop watchpoint costs no debug register. */
-		if (e->swatch_hi && a->addr < e->swatch_hi &&
-		    a->addr + a->size > e->swatch_lo &&
-		    (e->swatch_rw || a->kind == ACC_WRITE ||
-		     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE))
-			t->win.watch_hit = true;
+	/* --stop-watch: the decoder knows every access, so the stop
+	 * watchpoint costs no debug register. */
+	if (e->swatch_hi)
+		for (unsigned i = 0; i < ev->n_acc; i++) {
+			const struct mem_access *a = &ev->acc[i];
+			if (a->addr < e->swatch_hi &&
+			    a->addr + a->size > e->swatch_lo &&
+			    (e->swatch_rw || a->kind == ACC_WRITE ||
+			     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE))
+				t->win.watch_hit = true;
+		}
+	unsigned units = 3 + ev->n_acc + ev->n_spec;
+	struct model_rec local;
+	struct model_rec *r = e->q_on ? modelq_reserve(e->q, units) : &local;
+	r->in = in;
+	r->next = after->rip;
+	r->ind_target = ev->ind_target;
+	r->len = len;
+	r->core = (uint16_t)t->core;
+	r->n_fetch = ev->n_fetch;
+	r->n_cond = ev->n_cond;
+	r->cond_bits = (uint8_t)(ev->cond_taken[0] | ev->cond_taken[1] << 1 |
+				 ev->cond_taken[2] << 2);
+	r->indirect = ev->indirect;
+	r->n_acc = (uint8_t)ev->n_acc;
+	r->n_spec = ev->n_spec;
+	r->spec_taken = ev->spec_taken;
+	r->units = (uint8_t)units;
+	struct model_spec spec[3];
+	struct model_spec *sp = e->q_on ?
+		(struct model_spec *)((struct mem_access *)(r + 1) + ev->n_acc) :
+		spec;
+	for (unsigned i = 0; i < ev->n_spec; i++) {
+		sp[i].pc = ev->spec_pc[i];
+		sp[i].len = ev->spec_len[i];
 	}
-	if (ev->n_fetch > 1) {
-		/* A rep string instruction's final rcx == 0 check, which
-		 * Cachegrind counts as one more execution. */
-		cache_fetch(e->cm, in->pc, len, row);
-		if (e->trace_mem)
-			trace_fetch(e->trace_mem, in);
+	if (e->q_on) {
+		memcpy(r + 1, ev->acc, ev->n_acc * sizeof(ev->acc[0]));
+		modelq_commit(e->q, units);
+	} else {
+		engine_account_rec(e, r, ev->acc, sp);
 	}
-	if (e->bm && in->len) {
-		uint64_t *brow = row + e->bm_offset;
-		for (unsigned i = 0; i < ev->n_cond; i++)
-			branch_cond(e->bm, in->pc, ev->cond_taken[i], brow);
-		if (ev->indirect)
-			branch_indirect(e->bm, in->pc, ev->ind_target, brow);
-		if ((in->branch == BR_CALL || in->branch == BR_CALL_IND) &&
-		    e->bm->ops->call)
-			e->bm->ops->call(e->bm, in->pc, in->pc + in->len, brow);
-		else if (in->branch == BR_RET && e->bm->ops->ret)
-			e->bm->ops->ret(e->bm, in->pc, after->rip, brow);
-	}
-	engine_commit(e, in);
-	account_vex_speculation(e, ev);
 	if (e->cs)
 		callstack_step(e->cs, t->tid, in, before, after);
 	e->steps++;
@@ -273,6 +343,7 @@ void engine_account(struct engine *e, struct tracee *t,
 void engine_moved(struct engine *e, struct tracee *t,
 		  const struct user_regs_struct *after)
 {
+	engine_sync_models(e);
 	if (e->cs)
 		callstack_step(e->cs, t->tid, NULL, &t->regs, after);
 	t->regs = *after;
@@ -281,7 +352,9 @@ void engine_moved(struct engine *e, struct tracee *t,
 void engine_account_fetch_only(struct engine *e, struct tracee *t)
 {
 	const struct insn *in = t->insn;
+	engine_sync_models(e);
 	engine_switch_core(e, t);
+	model_core(e, t->core);
 	uint64_t *row = engine_row(e, in);
 	cache_fetch(e->cm, in->pc, in->len ? in->len : 1, row);
 	engine_commit(e, in);
@@ -329,6 +402,9 @@ void engine_clear_progress(struct engine *e)
 
 void engine_free(struct engine *e)
 {
+	modelq_free(e->q);
+	e->q = NULL;
+	e->q_on = false;
 	free(e->unknown_seen);
 	free(e->scratch);
 	free(e->row_cache);

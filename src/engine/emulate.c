@@ -65,6 +65,7 @@
 #include "emumem.h"
 #include "error.h"
 #include "journal.h"
+#include "modelq.h"
 #include "hostenv.h"
 #include "native.h"
 #include "tracer.h"
@@ -1153,7 +1154,27 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	if (getenv("CT_FLOOR"))
 		bench_floor(em, t, getenv("CT_FLOOR"));
 #endif
+	/* The models on another CPU while the slice runs (modelq.h);
+	 * with call stacks the unwinder reads the thread as it is, so the
+	 * accounting stays in order in this thread. */
+	struct engine *e = &tr->eng;
+	if (em->lazy && !e->q_tried) {
+		e->q_tried = true;
+		if (!engine_models_costly(e))
+			e->q_why = "Cachegrind's models cost less than the queue";
+		else
+			e->q = modelq_new(e, tr->pin_cpu >= 0 ?
+					  &tr->saved_self : NULL, tr->pin_cpu,
+					  &e->q_why);
+	}
+	/* Not for turns between threads: each ends a slice, and a drain
+	 * every few dozen instructions costs more than the models. */
+	e->q_on = em->lazy && e->q && !em->turns;
 	uc_err err = uc_emu_start(em->uc, t->regs.rip, NEVER, 0, 0);
+	if (e->q_on) {
+		modelq_drain(e->q);
+		e->q_on = false;
+	}
 	tr->eng.read_mem = NULL;
 	emumem_deactivate(em->mem);
 	if (em->lazy)
@@ -1526,6 +1547,8 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 	if (em->parked)
 		fprintf(f, "; %" PRIu64 " turns given away in a futex wait",
 			em->parked);
+	if (tr->eng.q)
+		fprintf(f, "; the models on CPU %d", modelq_cpu(tr->eng.q));
 	fputc('\n', f);
 	if (em->lockstep)
 		fprintf(f, "%sLockstep: %" PRIu64 " instructions compared, %"

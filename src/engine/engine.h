@@ -28,7 +28,9 @@ struct event_info;
 
 /* The accounting state of a run. */
 struct engine {
-	struct decoder *dec;
+	/* What the models' side reads (modelq.h: the model thread), on
+	 * cache lines of its own: the engine's side writes per instruction
+	 * only what follows the next alignment. */
 	struct cache_model *cm;
 	struct branch_model *bm;	/* NULL with --branch-sim=no */
 	unsigned bm_offset;		/* the branch model's first event */
@@ -41,12 +43,22 @@ struct engine {
 	} *row_cache;
 	uint32_t row_gen;		/* of costs: insn.user is a row of
 					 * this table when insn.user_gen is it */
+	unsigned model_core;		/* the model's core + 1; 0: none yet */
 	struct callstack *cs;		/* --call-stacks=yes, else NULL */
 	uint64_t *scratch;		/* one step's counts, with call stacks */
-	struct step_events ev;		/* the last instruction's, as decoded */
 	FILE *trace_mem;		/* --trace-mem: Lackey-format trace */
+
+	/* The engine's side. */
+	_Alignas(64) struct decoder *dec;
+	struct step_events ev;		/* the last instruction's, as decoded */
 	struct symbols *syms;		/* for messages and the progress line */
-	struct tracee *current;		/* whose accesses the model sees now */
+	struct tracee *current;		/* whose instruction was accounted last */
+	/* The model queue (modelq.h): made at the emulator's first slice,
+	 * NULL when there is none (q_why says why); in use (q_on) only
+	 * while a slice runs, so that outside one it is empty. */
+	struct modelq *q;
+	const char *q_why;
+	bool q_tried, q_on;
 	struct tracee *decoding;	/* whose memory and xstate decode reads */
 	/* While an emulator holds the thread, its memory is the truth: the
 	 * decoder reads through this (NULL: the target's). */
@@ -122,6 +134,18 @@ void engine_account(struct engine *e, struct tracee *t,
 void engine_account_regs(struct engine *e, struct tracee *t,
 			 const struct user_regs_struct *before,
 			 const struct user_regs_struct *after);
+/* Do the models cost more per instruction than a record sent to a thread
+ * of their own (modelq.h)?  Not Cachegrind's (measured: bench/README.md). */
+bool engine_models_costly(const struct engine *e);
+/* Wait until the models have what was sent to their thread (a profile
+ * written while a slice runs: an exit from inside it). */
+void engine_models_sync(struct engine *e);
+struct model_rec;
+struct model_spec;
+/* What the models make of one instruction's record (modelq.h). */
+void engine_account_rec(struct engine *e, const struct model_rec *r,
+			const struct mem_access *acc,
+			const struct model_spec *spec);
 /* T's pc moved without executing an instruction (signal handler entry). */
 void engine_moved(struct engine *e, struct tracee *t,
 		  const struct user_regs_struct *after);

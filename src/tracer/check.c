@@ -174,6 +174,22 @@ static bool check_pinning(void)
 	return ok;
 }
 
+/* Where the models run while the emulator runs a window (modelq.h). */
+static void check_models(void)
+{
+	cpu_set_t set;
+	if (host_forced("model-thread", "no"))
+		line("models:", "(forced) in the engine's thread");
+	else if (sched_getaffinity(0, sizeof(set), &set) < 0 ||
+		 CPU_COUNT(&set) < 2)
+		line("models:", "in the engine's thread (one CPU allowed)");
+	else
+		line("models:", "the costlier ones (hier, jaguar, TAGE, "
+		     "--trace-mem) on a thread of their own on another CPU "
+		     "while the emulator runs a thread alone; Cachegrind's in "
+		     "the engine's thread (cheaper than the queue)");
+}
+
 int check_host(struct tracer *tr)
 {
 	struct hostcaps *hc = &tr->host;
@@ -221,6 +237,7 @@ int check_host(struct tracer *tr)
 		     "is a real step of the thread", nrc < 0 ? "wrong: " : "",
 		     buf);
 	check_pinning();
+	check_models();
 	if (hc->ptrace_err) {
 		printf("cachetrace cannot trace on this host: ptrace is "
 		       "refused\n");

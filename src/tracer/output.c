@@ -339,6 +339,7 @@ static void render_html(struct tracer *tr, unsigned src)
 
 void output_write_profile(struct tracer *tr)
 {
+	engine_models_sync(&tr->eng);
 	if (tr->profile_written)
 		return;
 	tr->profile_written = true;
@@ -381,6 +382,7 @@ void output_write_profile(struct tracer *tr)
 
 void output_print_summary(struct tracer *tr)
 {
+	engine_models_sync(&tr->eng);
 	struct engine *e = &tr->eng;
 	if (tr->summary_printed || !tr->totals || tr->opt.quiet)
 		return;

@@ -18,6 +18,8 @@ static const struct {
 	{ "native", { "no" } },			  /* no XSAVE, no W+X memory */
 	{ "uc-regs", { "api" } },		  /* Unicorn's registers: no
 						   * direct reads */
+	{ "model-thread", { "no" } },		  /* one CPU: the models in
+						   * the engine's thread */
 	{ "memfd", { "no" } },			  /* no shared memory for the
 						   * guardian's journal */
 };

@@ -7,6 +7,11 @@
 #   region    --start=work (main without one) with call stacks, the
 #             Callgrind and folded outputs and --trace-mem
 #   flat      --start=work, the flat profile only (large regions)
+#   models    --start=work with the costlier models (hier, TAGE) and
+#             --trace-mem, which the emulator feeds from a thread of their
+#             own when two CPUs are allowed (src/engine/modelq.h): the
+#             same files as stepped, and again on one CPU (in the
+#             engine's thread)
 #   emulated  the emulate engine alone over the region, with call stacks:
 #             the program's output and status (the sanitizer pass)
 #   whole     the whole run (the dynamic loader, lazy binding, exit)
@@ -108,6 +113,37 @@ for r in $RUNS; do
 		grep -Eq 'Engine: emulate: [1-9][0-9]* instructions emulated' \
 			region.emulate.err && pass "region: the summary names the engine" ||
 			fail "region: no engine line in the summary"
+		;;
+	models)
+		for e in step emulate; do
+			run $e models --start=$start --model=hier \
+				--branch-model=tage --trace-mem=models.$e.mem
+		done
+		target models step emulate
+		same models cg mem
+		# The thread is used where two CPUs are allowed and it is not
+		# forced off (the suite's second pass forces it off).
+		cpus=$(taskset -c -p $$ | sed 's/.*: //' | tr ',' '\n' |
+			awk -F- '{ n += NF == 2 ? $2 - $1 + 1 : 1 } END { print n }')
+		case ${CACHETRACE_HOST:-} in
+		*model-thread=no*) cpus=1 ;;
+		esac
+		if [ "$cpus" -ge 2 ]; then
+			grep -q 'the models on CPU [0-9]' models.emulate.err &&
+				pass "models: fed from a thread of their own" ||
+				fail "models: no model thread with $cpus CPUs"
+		fi
+		cpu=$(taskset -c -p $$ | sed 's/.*: //; s/[,-].*//')
+		taskset -c "$cpu" "$CT" --engine=emulate -o one.cg --start=$start \
+			--model=hier --branch-model=tage --trace-mem=one.mem \
+			-- ./"$NAME" >/dev/null 2>one.err
+		grep -q 'the models on CPU' one.err &&
+			fail "models: a model thread on one CPU"
+		grep -v '^desc: Engine:' models.emulate.cg >a.tmp
+		grep -v '^desc: Engine:' one.cg >b.tmp
+		cmp -s a.tmp b.tmp && cmp -s models.emulate.mem one.mem &&
+			pass "models: the same on one CPU" ||
+			fail "models: one CPU gives another profile or trace"
 		;;
 	emulated)
 		run emulate emulated --start=$start --call-stacks=yes \

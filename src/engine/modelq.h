@@ -1,0 +1,72 @@
+/* The model queue: the emulator's instructions, as records, cross a ring
+ * to a thread on another CPU that feeds the models (issue 27).
+ *
+ * A record is what the accounting needs of one executed instruction and
+ * nothing else: the decoder's record (its pc, length, branch kind), the
+ * data accesses in Cachegrind's order, the conditional outcomes, the
+ * indirect target, the pc after (a return's target) and the core.  The
+ * models consume records in the order they were made, one at a time,
+ * with the same function as when there is no queue (account.c), so the
+ * profile is the same byte for byte either way.
+ *
+ * One producer (the engine's thread), one consumer (the model thread).
+ * The producer drains the queue before anything else reads or changes
+ * the models or the cost table: the emulator does at the end of every
+ * slice, so outside a slice the queue is always empty. */
+#ifndef CT_MODELQ_H
+#define CT_MODELQ_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+
+struct engine;
+
+struct model_rec {
+	const struct insn *in;	/* NULL: padding to the ring's end */
+	uint64_t next;		/* the pc after it: a return's target */
+	uint64_t ind_target;	/* an indirect branch's target */
+	uint32_t len;		/* its length (known when in->len is 0) */
+	uint16_t core;		/* the thread's core in the model */
+	uint8_t n_fetch;	/* 1, or 2: a finished rep string */
+	uint8_t n_cond;
+	uint8_t cond_bits;	/* bit i: conditional outcome i taken */
+	uint8_t indirect;
+	uint8_t n_acc;
+	uint8_t n_spec;		/* VEX's merged instructions (chase.c) */
+	uint8_t spec_taken;
+	uint8_t units;		/* the record's length in 16-byte units */
+	uint8_t pad[10];
+};
+_Static_assert(sizeof(struct model_rec) == 48, "three units");
+
+/* One of VEX's merged instructions that did not run (account.c). */
+struct model_spec {
+	uint64_t pc;
+	uint64_t len;
+};
+
+struct modelq;
+
+/* A queue whose thread runs on a CPU of ALLOWED (NULL: the CPUs this
+ * thread may use) other than AVOID (-1: the one this thread is on),
+ * feeding E's models; NULL (and *WHY says why, a static string) when
+ * there is none: one CPU allowed, CACHETRACE_HOST=model-thread=no, or
+ * no thread. */
+struct modelq *modelq_new(struct engine *e, const cpu_set_t *allowed,
+			  int avoid_cpu, const char **why);
+/* The CPU the thread runs on. */
+int modelq_cpu(const struct modelq *q);
+/* Room for a record of UNITS 16-byte units, contiguous; waits for the
+ * model thread while the ring is full. */
+struct model_rec *modelq_reserve(struct modelq *q, unsigned units);
+/* The record reserved last is complete. */
+void modelq_commit(struct modelq *q, unsigned units);
+/* Wait until the model thread has consumed every record. */
+void modelq_drain(struct modelq *q);
+/* Drain, stop the thread, free. */
+void modelq_free(struct modelq *q);
+
+#endif
