@@ -1,5 +1,6 @@
 /* Private to src/decode: the semantics table and the raw-encoding helpers
- * shared by decode.c, semantics.c and fallback.c. */
+ * shared by decode.c, semantics.c and fallback.c, and the decoder and its
+ * records, shared by decode.c, decode_build.c and decode_step.c. */
 #ifndef CT_DECODE_PRIVATE_H
 #define CT_DECODE_PRIVATE_H
 
@@ -261,5 +262,114 @@ bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp);
 void native_classify(struct insn *in, struct native_code *nc, bool plain,
 		     bool mem, uint32_t size, uint8_t kind, bool names_rsp,
 		     const uint8_t *buf, size_t n);
+
+/* ---- the decoder and its records (decode.c, decode_build.c,
+ * decode_step.c) ---- */
+
+#define SLOT(reg) ((uint8_t)(offsetof(struct user_regs_struct, reg) / 8))
+
+/* An address template: base + index * scale + disp, truncated, segment. */
+struct tmpl {
+	int64_t disp;		/* rip-relative: already plus the next pc */
+	uint32_t size;
+	uint8_t base;		/* slot or SLOT_NONE */
+	uint8_t index;
+	uint8_t scale;
+	uint8_t seg;		/* 0, 1 fs, 2 gs */
+	bool addr32;
+	uint8_t kind;
+};
+
+/* Record flags */
+enum {
+	RF_MEM = 1 << 0,	/* t holds the explicit memory operand */
+	RF_PRE_READ = 1 << 1,	/* read t before the modify (lock, xchg) */
+	RF_XSAVE = 1 << 2,	/* size from edx:eax, standard format */
+	RF_XSAVEC = 1 << 3,	/* size from edx:eax, compacted format */
+	RF_CAS_EXIT = 1 << 4,	/* VEX casLE's restart exit: one Bc, not taken */
+	RF_BT_REG = 1 << 5,	/* bt family reg, reg: VEX goes through the stack */
+	RF_DEAD_LOAD = 1 << 6,	/* pop reg whose value VEX's iropt drops: no read */
+	RF_DEAD_IF_CHASED = 1 << 7, /* ... when the jmp/call after it is
+				 * chased in its superblock (chase.c) */
+};
+
+/* What an instruction does to rcx, for VEX's constant folding of a rep's
+ * first rcx == 0 exit (decode_step). */
+enum rcx_effect { RCX_NONE, RCX_WRITE, RCX_CONST };
+
+enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
+
+/* One cached instruction.  struct insn first: callers hold its address. */
+struct drec {
+	struct insn insn;
+	uint8_t cls;		/* enum sem_class */
+	uint8_t flags;		/* RF_* */
+	uint8_t esize;		/* string / vector element bytes */
+	uint8_t str_op;		/* enum str_op */
+	bool addr32;		/* string, xlat, maskmovdqu: 0x67 */
+	uint8_t stack_size;	/* push/pop: 8, or 2 with 0x66 */
+	uint8_t bt_slot;	/* bt family: bit offset register, or none */
+	uint8_t bt_width;	/* its width in bytes */
+	uint8_t level;		/* enter: nesting level */
+	uint8_t pop_reg;	/* pop reg: its encoding number (4: not a gpr) */
+	uint8_t rcx_effect;	/* enum rcx_effect */
+	struct tmpl t;
+	uint8_t vex_end;	/* enum vex_end: how VEX's block ends here */
+	bool vex_guardable;	/* VEX could run it speculatively (chase.c) */
+	struct vex_insn vex;	/* what chase.c reads, made once */
+	uint64_t target;	/* direct jmp/call/jcc: the destination */
+	/* gathers, scatters, masked moves */
+	bool evex;
+	uint8_t vidx;		/* VSIB index vector register number */
+	uint8_t vmask;		/* mask: vector register or k register */
+	uint8_t nelem;
+	uint8_t idx_size;	/* 4 or 8 */
+	struct native_code nat;	/* with insn.native */
+	char text[48];		/* insn.text */
+};
+
+#define DECODE_RECENT 4096	/* a power of two */
+
+struct decoder {
+	csh cs;
+	cs_insn *ci;
+	struct decode_target target;
+	/* The cache: records in first-decoded order (each its own
+	 * allocation: callers hold &r->insn), found through MAP by pc. */
+	struct drec **recs;
+	uint32_t n_recs, cap_recs;
+	struct hashtab map;	/* pc -> index in recs */
+	/* In front of MAP, for the emulator's one lookup per instruction: a
+	 * direct-mapped cache of the last record at each slot (NULL: none),
+	 * emptied whenever a record is freed. */
+	struct drec *recent[DECODE_RECENT];
+	uint32_t gen;		/* decode_generation */
+	uint64_t xcr0;
+	/* CPUID 0xd.i for components 2..18: size, offset, 64-byte aligned */
+	uint32_t comp_size[19], comp_off[19];
+	bool comp_align[19];
+	/* XSAVE standard-format component offsets (CPUID 0xd.i EBX) */
+	uint32_t off_ymmh, off_opmask, off_zmmh, off_hi16;
+	uint8_t *xbuf;
+	size_t xbuf_len;
+	/* xbuf holds the state before the step of snap_pc (decode_prepare):
+	 * gathers and scatters clear their mask as elements complete, so
+	 * the state after the trap no longer says which were enabled */
+	bool snap_valid;
+	uint64_t snap_pc;
+	size_t snap_len;
+	/* VEX's superblock the steps are in (decode_step): the pc the next
+	 * step must have to stay in it, its instructions so far, and whether
+	 * rcx holds a constant set inside it */
+	uint64_t sb_next;
+	uint32_t sb_insns;
+	bool sb_rcx_const;
+	bool allow_x87;		/* decode_allow_x87 */
+	/* VEX's superblock chasing (chase.c), NULL when off */
+	struct chase *chase;
+};
+
+/* The pc -> record map's hash of record I (decode_build.c). */
+uint64_t rec_hash(const void *ctx, uint32_t i);
 
 #endif

@@ -1,0 +1,486 @@
+/* Per step: a step's instruction fetches, data accesses and branch
+ * outcomes from its record and the registers before and after it
+ * (decode_prepare, decode_step), and VEX's superblock without chasing.
+ * The accounting rules are at the top of decode.c. */
+#include "decode.h"
+#include "decode_private.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* valgrind's --vex-guest-max-insns default: a superblock's length.
+ * (valgrind's --help says 50; LibVEX_default_VexControl sets 60, and
+ * nothing in valgrind 3.19 changes it.) */
+#define VEX_MAX_INSNS VEX_GUEST_MAX_INSNS
+
+/* ---- per step ---- */
+
+typedef unsigned long long reg_t;	/* the type of user_regs_struct fields */
+
+static inline uint64_t ea(const struct tmpl *t, const reg_t *regs,
+			  const struct user_regs_struct *u)
+{
+	uint64_t a = (uint64_t)t->disp;
+
+	if (t->base != SLOT_NONE)
+		a += regs[t->base];
+	if (t->index != SLOT_NONE)
+		a += regs[t->index] * t->scale;
+	if (t->addr32)
+		a = (uint32_t)a;
+	if (t->seg == 1)
+		a += u->fs_base;
+	else if (t->seg == 2)
+		a += u->gs_base;
+	return a;
+}
+
+static inline void add_acc(struct step_events *ev, uint64_t addr, uint32_t size,
+			   uint8_t kind)
+{
+	if (ev->n_acc < DECODE_MAX_ACCESSES) {
+		struct mem_access *a = &ev->acc[ev->n_acc++];
+		a->addr = addr;
+		a->size = size;
+		a->kind = kind;
+	}
+}
+
+/* The bytes an xsave-family instruction touches for edx:eax. */
+static uint32_t xsave_extent(const struct decoder *d, const struct user_regs_struct *u,
+			     bool compacted)
+{
+	uint64_t rfbm = (((u->rdx & 0xffffffffull) << 32) | (u->rax & 0xffffffffull)) &
+			d->xcr0;
+	uint32_t size = 576;
+
+	for (unsigned int i = 2; i < 19; i++) {
+		if (!(rfbm & (1ull << i)) || !d->comp_size[i])
+			continue;
+		if (compacted) {
+			if (d->comp_align[i])
+				size = (size + 63) & ~63u;
+			size += d->comp_size[i];
+		} else if (d->comp_off[i] + d->comp_size[i] > size) {
+			size = d->comp_off[i] + d->comp_size[i];
+		}
+	}
+	return size;
+}
+
+/* Bytes OFF..OFF+LEN of vector register REG (0..31) from the XSAVE
+ * standard format, zero when the component is in its init state.  An
+ * element never crosses a 16-byte lane. */
+static void xs_vec(const struct decoder *d, size_t xlen, unsigned int reg,
+		   unsigned int off, unsigned int len, uint8_t *out)
+{
+	uint64_t bv = 0;
+	size_t pos;
+	unsigned int bit;
+
+	memset(out, 0, len);
+	if (xlen >= 520)
+		memcpy(&bv, d->xbuf + 512, 8);
+	if (reg >= 16) {
+		bit = 7;
+		pos = d->off_hi16 + 64 * (reg - 16) + off;
+	} else if (off < 16) {
+		bit = 1;
+		pos = 160 + 16 * reg + off;
+	} else if (off < 32) {
+		bit = 2;
+		pos = d->off_ymmh + 16 * reg + (off - 16);
+	} else {
+		bit = 6;
+		pos = d->off_zmmh + 32 * reg + (off - 32);
+	}
+	if (!(bv & (1ull << bit)) || pos + len > xlen)
+		return;
+	memcpy(out, d->xbuf + pos, len);
+}
+
+static uint64_t xs_kreg(const struct decoder *d, size_t xlen, unsigned int k)
+{
+	uint64_t bv = 0, v = 0;
+	size_t pos = d->off_opmask + 8 * k;
+
+	if (xlen >= 520)
+		memcpy(&bv, d->xbuf + 512, 8);
+	if ((bv & (1ull << 5)) && pos + 8 <= xlen)
+		memcpy(&v, d->xbuf + pos, 8);
+	return v;
+}
+
+static int step_vector(struct decoder *d, const struct drec *r,
+		       const reg_t *regs, const struct user_regs_struct *u,
+		       struct step_events *ev)
+{
+	size_t xlen;
+
+	if (d->snap_valid && d->snap_pc == r->insn.pc) {
+		xlen = d->snap_len;
+	} else {
+		/* No snapshot: the state after the step, right only when the
+		 * mask survives it (masked moves not writing their mask). */
+		if (!d->target.read_xstate)
+			return -ENOSYS;
+		ssize_t got = d->target.read_xstate(d->target.ctx, d->xbuf, d->xbuf_len);
+		if (got < 0)
+			return (int)got;
+		xlen = (size_t)got;
+	}
+	d->snap_valid = false;
+	uint64_t base = ea(&r->t, regs, u);
+	uint64_t kmask = ~0ull;
+
+	if (r->evex && r->vmask != 0)
+		kmask = xs_kreg(d, xlen, r->vmask);
+	for (unsigned int i = 0; i < r->nelem; i++) {
+		bool active;
+		if (r->evex) {
+			active = (kmask >> i) & 1;
+		} else {
+			uint8_t m[8];
+			xs_vec(d, xlen, r->vmask, i * r->esize, r->esize, m);
+			active = m[r->esize - 1] & 0x80;
+		}
+		if (r->cls == SC_MASKMOV) {
+			if (active)
+				add_acc(ev, base + (uint64_t)i * r->esize, r->esize, r->t.kind);
+			continue;
+		}
+		int64_t idx;
+		if (r->idx_size == 8) {
+			xs_vec(d, xlen, r->vidx, i * 8, 8, (uint8_t *)&idx);
+		} else {
+			int32_t i32;
+			xs_vec(d, xlen, r->vidx, i * 4, 4, (uint8_t *)&i32);
+			idx = i32;
+		}
+		uint64_t a = base + (uint64_t)idx * r->t.scale;
+		if (r->t.addr32)
+			a = (uint32_t)a;
+		if (active)
+			add_acc(ev, a, r->esize, r->t.kind);
+		else if (!r->evex)
+			add_acc(ev, u->rsp, r->esize, ACC_READ);
+	}
+	return 0;
+}
+
+static void step_string(const struct drec *r, const struct user_regs_struct *b,
+			const struct user_regs_struct *a, struct step_events *ev)
+{
+	uint64_t count = r->addr32 ? (uint32_t)b->rcx : b->rcx;
+	uint64_t si = r->addr32 ? (uint32_t)b->rsi : b->rsi;
+	uint64_t di = r->addr32 ? (uint32_t)b->rdi : b->rdi;
+	uint8_t rep = r->insn.rep;
+
+	/* Exit(count == 0 -> next insn): inverted, taken = count != 0 */
+	if (rep && count == 0) {
+		ev->cond_taken[ev->n_cond++] = false;
+		return;
+	}
+	if (rep)
+		ev->cond_taken[ev->n_cond++] = true;
+	switch (r->str_op) {
+	case STR_MOVS:
+		add_acc(ev, si, r->esize, ACC_READ);
+		add_acc(ev, di, r->esize, ACC_WRITE);
+		break;
+	case STR_CMPS:
+		add_acc(ev, di, r->esize, ACC_READ);
+		add_acc(ev, si, r->esize, ACC_READ);
+		break;
+	case STR_STOS:
+		add_acc(ev, di, r->esize, ACC_WRITE);
+		break;
+	case STR_LODS:
+		add_acc(ev, si, r->esize, ACC_READ);
+		break;
+	case STR_SCAS:
+		add_acc(ev, di, r->esize, ACC_READ);
+		break;
+	}
+	if (!rep)
+		return;
+	bool again = true;		/* plain rep jumps back unconditionally */
+	if (rep == REP_E || rep == REP_NE) {
+		/* Between iterations (rip unchanged) the condition held; the
+		 * CPU's flags there need not be the element's yet (this one
+		 * shows ZF clear in the middle of a repe cmpsb).  Once the
+		 * instruction completed, its flags say why. */
+		bool zf = a->eflags & 0x40;
+		again = a->rip == b->rip || (rep == REP_E ? zf : !zf);
+		ev->cond_taken[ev->n_cond++] = again;
+	}
+	if (a->rip != b->rip && again) {
+		/* rcx reached 0: Cachegrind runs it once more, and the
+		 * count == 0 exit (inverted) is not taken */
+		ev->n_fetch = 2;
+		ev->cond_taken[ev->n_cond++] = false;
+	}
+}
+
+int decode_prepare(struct decoder *d, const struct insn *insn)
+{
+	if (!insn->needs_xstate)
+		return 0;
+	d->snap_valid = false;
+	if (!d->target.read_xstate)
+		return -ENOSYS;
+	ssize_t got = d->target.read_xstate(d->target.ctx, d->xbuf, d->xbuf_len);
+	if (got < 0)
+		return (int)got;
+	d->snap_pc = insn->pc;
+	d->snap_len = (size_t)got;
+	d->snap_valid = true;
+	return 0;
+}
+
+/* SC_GEN: the explicit operand (xsave's extent from edx:eax), read first
+ * and followed by the CAS exit for locked read-modify-writes. */
+static void step_gen(const struct decoder *d, const struct drec *r,
+		     const reg_t *regs, const struct user_regs_struct *before,
+		     struct step_events *ev)
+{
+	if (!(r->flags & RF_MEM))
+		return;
+	uint64_t a = ea(&r->t, regs, before);
+	uint32_t size = r->t.size;
+	if (r->flags & (RF_XSAVE | RF_XSAVEC))
+		size = xsave_extent(d, before, r->flags & RF_XSAVEC);
+	if (r->flags & RF_PRE_READ)
+		add_acc(ev, a, size, ACC_READ);
+	add_acc(ev, a, size, r->t.kind);
+	if (r->flags & RF_CAS_EXIT)
+		ev->cond_taken[ev->n_cond++] = false;
+}
+
+/* SC_POP: read [rsp]; pop [m] then writes m, whose address uses rsp after
+ * the pop (SDM, POP). */
+static void step_pop(const struct drec *r, const reg_t *regs,
+		     const struct user_regs_struct *before,
+		     struct step_events *ev)
+{
+	if (!(r->flags & RF_DEAD_LOAD))
+		add_acc(ev, before->rsp, r->stack_size, ACC_READ);
+	if (r->flags & RF_MEM) {
+		uint64_t a = ea(&r->t, regs, before);
+		if (r->t.base == SLOT(rsp))
+			a += r->stack_size;
+		add_acc(ev, a, r->t.size, ACC_WRITE);
+	}
+}
+
+/* SC_ENTER: push rbp; copy level-1 frame pointers; push the new frame. */
+static void step_enter(const struct drec *r,
+		       const struct user_regs_struct *before,
+		       struct step_events *ev)
+{
+	uint64_t rsp = before->rsp;
+
+	add_acc(ev, rsp - 8, 8, ACC_WRITE);
+	for (unsigned int i = 1; i < r->level; i++) {
+		add_acc(ev, before->rbp - 8 * i, 8, ACC_READ);
+		add_acc(ev, rsp - 8 - 8 * i, 8, ACC_WRITE);
+	}
+	if (r->level > 0)
+		add_acc(ev, rsp - 8 - 8 * (uint64_t)r->level, 8, ACC_WRITE);
+}
+
+/* SC_BT: with a bit offset register, the byte at m + (reg >> 3), reg
+ * sign-extended from its width.  The reg, reg forms go through memory
+ * under VEX: the operand is stored at rsp - 288 (below the red zone), the
+ * byte at rsp - 288 + ((offset & (bits - 1)) >> 3) is read (bt) or
+ * modified (bts/btr/btc), and the modifying forms load the operand back. */
+static void step_bt(const struct drec *r, const reg_t *regs,
+		    const struct user_regs_struct *before,
+		    struct step_events *ev)
+{
+	if (r->flags & RF_BT_REG) {
+		uint64_t tmp = before->rsp - 288;
+		uint64_t bit = regs[r->bt_slot] & (8u * r->bt_width - 1);
+		add_acc(ev, tmp, r->bt_width, ACC_WRITE);
+		add_acc(ev, tmp + (bit >> 3), 1, r->t.kind);
+		if (r->t.kind != ACC_READ)
+			add_acc(ev, tmp, r->bt_width, ACC_READ);
+		return;
+	}
+	if (!(r->flags & RF_MEM))
+		return;
+	uint64_t a = ea(&r->t, regs, before);
+	if (r->bt_slot != SLOT_NONE) {
+		uint64_t v = regs[r->bt_slot];
+		int64_t bit = r->bt_width == 8 ? (int64_t)v :
+			      r->bt_width == 4 ? (int32_t)v : (int16_t)v;
+		/* arithmetic shift: floor division by 8 */
+		a += (uint64_t)(bit >> 3);
+	}
+	if (r->flags & RF_PRE_READ)
+		add_acc(ev, a, r->t.size, ACC_READ);
+	add_acc(ev, a, r->t.size, r->t.kind);
+	if (r->flags & RF_CAS_EXIT)
+		ev->cond_taken[ev->n_cond++] = false;
+}
+
+/* The data accesses of one step, by record class. */
+static int step_accesses(struct decoder *d, const struct drec *r,
+			 const struct user_regs_struct *before,
+			 const struct user_regs_struct *after,
+			 struct step_events *ev)
+{
+	const reg_t *regs = (const reg_t *)(const void *)before;
+	uint64_t rsp = before->rsp;
+
+	switch (r->cls) {
+	case SC_GEN:
+		step_gen(d, r, regs, before, ev);
+		break;
+	case SC_PUSH:
+	case SC_CALL:
+		if (r->flags & RF_MEM)
+			add_acc(ev, ea(&r->t, regs, before), r->t.size, ACC_READ);
+		add_acc(ev, rsp - r->stack_size, r->stack_size, ACC_WRITE);
+		break;
+	case SC_POP:
+		step_pop(r, regs, before, ev);
+		break;
+	case SC_RET:
+		add_acc(ev, rsp, 8, ACC_READ);
+		break;
+	case SC_LEAVE:
+		add_acc(ev, before->rbp, 8, ACC_READ);
+		break;
+	case SC_ENTER:
+		step_enter(r, before, ev);
+		break;
+	case SC_STR:
+		step_string(r, before, after, ev);
+		break;
+	case SC_BT:
+		step_bt(r, regs, before, ev);
+		break;
+	case SC_XLAT: {
+		uint64_t a = before->rbx + (before->rax & 0xff);
+		if (r->addr32)
+			a = (uint32_t)a;
+		add_acc(ev, a, 1, ACC_READ);
+		break;
+	}
+	case SC_MASKMOVDQU: {
+		uint64_t a = r->addr32 ? (uint32_t)before->rdi : before->rdi;
+		add_acc(ev, a, 16, ACC_MODIFY);
+		break;
+	}
+	case SC_GATHER:
+	case SC_SCATTER:
+	case SC_MASKMOV:
+		return step_vector(d, r, regs, before, ev);
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* The branch outcome: jcc taken iff the next pc is not the fall through;
+ * indirect jmp/call to the pc after the step. */
+static void step_branch(const struct insn *insn,
+			const struct user_regs_struct *after,
+			struct step_events *ev)
+{
+	switch (insn->branch) {
+	case BR_COND:
+		ev->cond_taken[ev->n_cond++] = after->rip != insn->pc + insn->len;
+		break;
+	case BR_JMP_IND:
+	case BR_CALL_IND:
+		ev->indirect = true;
+		ev->ind_target = after->rip;
+		break;
+	default:
+		break;
+	}
+}
+
+/* VEX folds a rep string's first Exit(rcx == 0) when rcx is a constant
+ * in its superblock (`mov ecx, 13; ...; rep stos` as gcc inlines memset):
+ * Cachegrind then has no Bc for the first trap.  A superblock, as VEX
+ * builds them without chasing (--vex-guest-chase=no, what tests/real
+ * compares with), runs from where execution entered until any branch
+ * (a jcc ends it too: VEX stops at Exit + fall-through), a syscall, a rep
+ * string (which jumps to itself or on) or 50 instructions.  With chasing
+ * VEX also follows direct jumps and calls, and folds more.  Steps of another thread, or the first of a window, start
+ * a new one.  Only the constants VEX's iropt sees directly are tracked:
+ * mov ecx/rcx, imm and xor ecx, ecx; any other write to rcx ends it. */
+static void superblock_step(struct decoder *d, const struct drec *r,
+			    const struct user_regs_struct *before,
+			    const struct user_regs_struct *after,
+			    struct step_events *ev)
+{
+	if (before->rip != d->sb_next || d->sb_insns >= VEX_MAX_INSNS) {
+		d->sb_insns = 0;
+		d->sb_rcx_const = false;
+	}
+	d->sb_insns++;
+	if (r->insn.rep && d->sb_rcx_const && ev->n_cond > 0) {
+		ev->n_cond--;
+		memmove(&ev->cond_taken[0], &ev->cond_taken[1],
+			ev->n_cond * sizeof(ev->cond_taken[0]));
+	}
+	if (r->rcx_effect == RCX_CONST)
+		d->sb_rcx_const = true;
+	else if (r->rcx_effect == RCX_WRITE)
+		d->sb_rcx_const = false;
+	uint64_t len = r->insn.len;
+	bool ends = r->insn.rep || !len || after->rip != r->insn.pc + len ||
+		    r->insn.branch != BR_NONE || r->insn.id == X86_INS_SYSCALL;
+	d->sb_next = ends ? 0 : after->rip;
+}
+
+int decode_step(struct decoder *d, const struct insn *insn,
+		const struct user_regs_struct *before,
+		const struct user_regs_struct *after,
+		struct step_events *ev)
+{
+	const struct drec *r = (const struct drec *)insn;
+	int ret;
+
+	ev->n_fetch = 1;
+	ev->n_cond = 0;
+	ev->indirect = false;
+	ev->ind_target = 0;
+	ev->n_acc = 0;
+	ev->n_spec = 0;
+	if (d->snap_valid && d->snap_pc != insn->pc)
+		d->snap_valid = false;	/* not this step's: stale */
+	if (insn->unknown) {
+		if (d->chase)
+			chase_step(d, d->chase, before->fs_base, before->rsp,
+				   insn, &r->vex, after->rip, ev);
+		return 0;
+	}
+	ret = step_accesses(d, r, before, after, ev);
+	step_branch(insn, after, ev);
+	if (d->chase) {
+		if (!chase_step_inside(d->chase, before->fs_base, insn->pc,
+				       &r->vex, after->rip))
+			chase_step(d, d->chase, before->fs_base, before->rsp,
+				   insn, &r->vex, after->rip, ev);
+	}
+	else
+		superblock_step(d, r, before, after, ev);
+	return ret;
+}
+
+const struct native_code *decode_native(const struct insn *insn)
+{
+	return insn->native ? &((const struct drec *)insn)->nat : NULL;
+}
+
+uint64_t decode_mem_addr(const struct insn *insn,
+			 const struct user_regs_struct *regs)
+{
+	const struct drec *r = (const struct drec *)insn;
+	return ea(&r->t, (const reg_t *)regs, regs);
+}
