@@ -47,9 +47,7 @@
  * the sync points with this one (emulate.h). */
 #include "engine.h"
 
-#include <errno.h>
 #include <stddef.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -64,8 +62,6 @@
 #include "emulate.h"
 #include "emumem.h"
 #include "error.h"
-#include "journal.h"
-#include "modelq.h"
 #include "hostenv.h"
 #include "native.h"
 #include "tracer.h"
@@ -109,7 +105,7 @@ static int regs_batch(struct emu *em, struct user_regs_struct *r, bool write)
 	return err == UC_ERR_OK ? 0 : -1;
 }
 
-static int regs_read(struct emu *em, struct user_regs_struct *r)
+int regs_read(struct emu *em, struct user_regs_struct *r)
 {
 	return regs_batch(em, r, false);
 }
@@ -131,7 +127,7 @@ static int uc_id_of_slot[sizeof(struct user_regs_struct) / 8];
 static signed char enc_of_slot[sizeof(struct user_regs_struct) / 8];
 static uint32_t enc_slot_mask;		/* the sixteen's slots */
 
-static void slot_table_init(void)
+void slot_table_init(void)
 {
 	for (unsigned i = 0; i < EMU_N_GPR; i++)
 		uc_id_of_slot[gpr_slots[i] / 8] = gpr_ids[i];
@@ -181,7 +177,7 @@ static bool gprs_match(uc_engine *uc, const uint64_t *at, uint64_t salt)
 	       back == salt + 11;
 }
 
-static const uint64_t *find_gprs(uc_engine *uc)
+const uint64_t *find_gprs(uc_engine *uc)
 {
 	static uint64_t words[2048];
 	static uint8_t buf[64 << 10];
@@ -280,7 +276,7 @@ static bool restarted(uint32_t m, const struct user_regs_struct *now,
 	       (!(m & RSLOT(rsp)) || now->rsp == before->rsp);
 }
 
-static int regs_write(struct emu *em, struct user_regs_struct *r)
+int regs_write(struct emu *em, struct user_regs_struct *r)
 {
 	return regs_batch(em, r, true);
 }
@@ -307,7 +303,7 @@ int emu_fp_from_uc(struct emu *em, struct user_fpregs_struct *fp)
 	return 0;
 }
 
-static int fp_to_uc(struct emu *em, const struct user_fpregs_struct *fp)
+int fp_to_uc(struct emu *em, const struct user_fpregs_struct *fp)
 {
 	struct user_fpregs_struct img = *fp;
 	img.mxcr_mask = 0;
@@ -319,8 +315,8 @@ static int fp_to_uc(struct emu *em, const struct user_fpregs_struct *fp)
 }
 
 /* The parts of an fxsave image an instruction can change. */
-static void fp_merge(struct user_fpregs_struct *dst,
-		     const struct user_fpregs_struct *src)
+void fp_merge(struct user_fpregs_struct *dst,
+	      const struct user_fpregs_struct *src)
 {
 	dst->cwd = src->cwd;
 	dst->swd = src->swd;
@@ -330,8 +326,8 @@ static void fp_merge(struct user_fpregs_struct *dst,
 	memcpy(dst->xmm_space, src->xmm_space, sizeof(dst->xmm_space));
 }
 
-static bool fp_equal(const struct user_fpregs_struct *a,
-		     const struct user_fpregs_struct *b)
+bool fp_equal(const struct user_fpregs_struct *a,
+	      const struct user_fpregs_struct *b)
 {
 	return a->cwd == b->cwd && a->swd == b->swd &&
 	       (a->ftw & 0xff) == (b->ftw & 0xff) && a->mxcsr == b->mxcsr &&
@@ -341,7 +337,7 @@ static bool fp_equal(const struct user_fpregs_struct *a,
 
 /* ---- the code hook ---- */
 
-static bool is_mm_syscall(unsigned long long nr)
+bool is_mm_syscall(unsigned long long nr)
 {
 	return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect ||
 	       nr == SYS_brk || nr == SYS_mremap || nr == SYS_shmat ||
@@ -361,8 +357,6 @@ static void stop(struct emu *em, enum why why)
 	em->why = why;
 	uc_emu_stop(em->uc);
 }
-
-static bool signal_pending(struct tracee *t);
 
 /* A wait event of T's is waiting (left for the dispatcher: WNOWAIT): a
  * SIGKILL took it out of its stop into its exit stop. */
@@ -746,8 +740,6 @@ static void on_intr(uc_engine *uc, uint32_t intno, void *ctx)
 
 /* ---- set-up ---- */
 
-static void sync_for_unwind(void *ctx, pid_t tid);
-
 struct emu *emu_get(struct tracer *tr)
 {
 	if (tr->emu)
@@ -856,796 +848,4 @@ void emu_set_int3s(struct tracer *tr, struct emu *em)
 		orig[n++] = (uint8_t)bp->orig_word;
 	}
 	emumem_set_int3s(em->mem, addr, orig, n);
-}
-
-/* ---- sync points ---- */
-
-/* Give Unicorn T's state: registers always, the rest when stale. */
-int emu_seed(struct tracer *tr, struct emu *em, struct tracee *t)
-{
-	if (em->t != t) {
-		em->t = t;
-		em->fp_stale = true;
-	}
-	if (em->maps_stale) {
-		struct journal *j = guard_journal;
-		if (j) {
-			journal_wb_begin(j);
-			emumem_record(em->mem, j);
-			journal_wb_commit(j);
-		}
-		emumem_writeback(em->mem);
-		if (j)
-			journal_wb_done(j);
-		if (emumem_refresh_maps(em->mem) < 0)
-			return -1;
-		em->maps_stale = false;
-	}
-	if (em->all_stale || em->mem_stale) {
-		/* Read again what we hold, once the maps are known, and keep
-		 * what did not change (issue 27: a window's fixed cost). */
-		emumem_revalidate(em->mem, em->all_stale);
-		em->all_stale = em->mem_stale = false;
-	}
-	if (em->fp_stale) {
-		em->xs_valid = false;	/* the thread's vector state moved */
-		em->xmm_in_xs = false;
-		struct user_fpregs_struct fp;
-		if (ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) < 0)
-			return -1;
-		if (!em->fp_valid || !fp_equal(&fp, &em->fp))
-			if (fp_to_uc(em, &fp) < 0)
-				return -1;
-		em->fp = fp;
-		em->fp_valid = true;
-		em->fp_stale = false;
-	}
-	em->fp_dirty = false;
-	return regs_write(em, &t->regs);
-}
-
-/* Write what Unicorn changed back to the real thread T.  With a
- * guardian (attached: guard.c), everything written is first recorded in
- * its journal, so that if cachetrace dies halfway the guardian writes it
- * all: the thread never runs on from registers that do not match its
- * memory. */
-static int sync_out(struct emu *em, struct tracee *t,
-		    const struct user_regs_struct *regs)
-{
-	struct journal *j = guard_journal;
-	bool fp_out = em->fp_dirty, xs_out = em->xs_dirty;
-	if (fp_out) {
-		struct user_fpregs_struct fp;
-		if (emu_fp_from_uc(em, &fp) < 0)
-			return -1;
-		fp_merge(&em->fp, &fp);
-	}
-	if (xs_out) {
-		/* What ran on our CPU: the upper vector and mask state,
-		 * with x87 and SSE as Unicorn has them (the fxsave part of
-		 * the image, but its software-reserved bytes). */
-		memcpy(em->xs, &em->fp, 464);
-		uint64_t bv;
-		memcpy(&bv, em->xs + 512, 8);
-		bv |= 3;
-		memcpy(em->xs + 512, &bv, 8);
-	}
-	if (j) {
-		journal_wb_begin(j);
-		emumem_record(em->mem, j);
-		journal_wb_add(j, JREC_REGS, t->tid, 0, regs, sizeof(*regs));
-		if (fp_out)
-			journal_wb_add(j, JREC_FPREGS, t->tid, 0, &em->fp,
-				       sizeof(em->fp));
-		if (xs_out)
-			journal_wb_add(j, JREC_XSTATE, t->tid, 0, em->xs,
-				       em->xs_len);
-		journal_wb_commit(j);
-	}
-	int rc = emumem_writeback(em->mem);
-	guard_fault("wb");	/* memory written, registers not yet */
-	if (tracee_setregs(t->tid, regs) < 0)
-		rc = -1;
-	if (fp_out) {
-		if (ptrace(PTRACE_SETFPREGS, t->tid, 0, &em->fp) < 0)
-			rc = -1;
-		em->fp_dirty = false;
-	}
-	if (xs_out) {
-		struct iovec iov = { em->xs, em->xs_len };
-		if (ptrace(PTRACE_SETREGSET, t->tid, NT_X86_XSTATE, &iov) < 0)
-			rc = -1;
-		em->xs_dirty = false;
-	}
-	if (j)
-		journal_wb_done(j);
-	return rc;
-}
-
-static void sync_for_unwind(void *ctx, pid_t tid)
-{
-	struct emu *em = ctx;
-	if (em->t && em->t->tid == tid && em->unwinding)
-		sync_out(em, em->t, em->unwinding);
-}
-
-/* O, stopped by window_stop_others, ran nothing since it was last
- * restarted, so our copy of the memory still holds: its real step had
- * not begun (the stop is at the instruction it was given, not a rep
- * string's, which can stop there having run), or it was stopped inside
- * the system call the step began, which the kernel will restart (a thread
- * waiting in futex, nanosleep, read...). */
-static bool ran_nothing(const struct tracee *o)
-{
-	struct user_regs_struct r;
-	if (!o->has_deferred ||
-	    (unsigned)o->deferred_status >> 16 != PTRACE_EVENT_STOP ||
-	    tracee_getregs(o->tid, &r) < 0)
-		return false;
-	if (emu_syscall_restarts(&r))
-		return true;
-	return tracee_stepping(o) && o->insn && !o->insn->rep &&
-	       r.rip == o->insn->pc && r.rip == o->regs.rip &&
-	       r.rsp == o->regs.rsp && r.rcx == o->regs.rcx;
-}
-
-/* Stop the target's other threads while T is emulated. */
-void emu_hold_others(struct tracer *tr, struct emu *em, struct tracee *t)
-{
-	unsigned n = 0;
-	for (struct tracee *o = tr->tracees; o; o = o->next)
-		if (o != t && !tracee_stopped(o)) {
-			o->emu_flags |= EF_HELD;
-			n++;
-		}
-	if (!n)
-		return;
-	window_stop_others(tr, t);
-	for (struct tracee *o = tr->tracees; o; o = o->next) {
-		if (!(o->emu_flags & EF_HELD))
-			continue;
-		o->emu_flags &= ~EF_HELD;
-		if (ran_nothing(o))
-			o->emu_flags |= EF_IDLE;
-		else
-			em->mem_stale = true;	/* it ran */
-	}
-}
-
-/* Account the hooked instruction that completed before a fault on the
- * next one's fetch, then hook that one. */
-static enum why after_fault(struct tracer *tr, struct emu *em,
-			    struct tracee *t)
-{
-	struct user_regs_struct now = t->regs;
-	if (regs_read(em, &now) < 0)
-		return WHY_ERROR;
-	if (!em->pending || now.rip == t->regs.rip)
-		return WHY_FAULT;	/* the hooked instruction faulted */
-	engine_account(&tr->eng, t, &now);
-	em->pending = false;
-	em->emulated++;
-	if (tracee_leads(t) && engine_at_stop(&tr->eng, t))
-		return WHY_STOP;
-	tr->eng.decoding = t;
-	return engine_prepare(&tr->eng, t) < 0 ? WHY_DECODE : WHY_FAULT;
-}
-
-/* The decoder's view while emulating: Unicorn's memory (code the
- * emulator wrote is not in the target yet), else the target's. */
-static ssize_t mirror_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct emu *em = ctx;
-	/* Byte by byte at the end of a mapping: the instruction may be
-	 * shorter than the 15 bytes asked for. */
-	if (uc_mem_read(em->uc, addr, buf, len) == UC_ERR_OK)
-		return (ssize_t)len;
-	size_t n = 0;
-	while (n < len && uc_mem_read(em->uc, addr + n, (char *)buf + n, 1) ==
-	       UC_ERR_OK)
-		n++;
-	if (n)
-		return (ssize_t)n;
-	return tracee_read_mem(em->t->tid, addr, buf, len);
-}
-
-#ifdef CT_BENCH_FLOOR
-/* bench/unicorn-floor.sh only (never in a normal build): the window run
- * by Unicorn alone to the start function's return, with no hook
- * (CT_FLOOR=bare), an empty code hook (code), empty block and memory
- * hooks (blockmem), or block and memory hooks that feed the cache model
- * each instruction's fetch and each access (model): what a design could
- * reach on this Unicorn at best.  Prints the time and exits. */
-static uint64_t floor_n[3], floor_row[64];
-static bool floor_model;		/* CT_FLOOR=model */
-
-static void floor_code(uc_engine *uc, uint64_t a, uint32_t n, void *ctx)
-{
-	(void)uc; (void)a; (void)n; (void)ctx;
-	floor_n[0]++;
-}
-
-static void floor_block(uc_engine *uc, uint64_t a, uint32_t n, void *ctx)
-{
-	struct emu *em = ctx;
-	struct engine *e = &em->tr->eng;
-	const char *err;
-	(void)uc;
-	floor_n[1]++;
-	if (!floor_model)
-		return;			/* blockmem: empty */
-	for (uint64_t pc = a; pc < a + n; ) {
-		const struct insn *in = decode_insn(e->dec, pc, &err);
-		if (!in || !in->len)
-			break;
-		cache_fetch(e->cm, pc, in->len, floor_row);
-		pc += in->len;
-	}
-}
-
-static bool floor_mem(uc_engine *uc, uc_mem_type type, uint64_t a, int n,
-		      int64_t v, void *ctx)
-{
-	struct emu *em = ctx;
-	(void)uc; (void)v;
-	floor_n[2]++;
-	if (floor_model) {
-		struct mem_access acc = { a, (uint32_t)n, type == UC_MEM_READ ?
-					  ACC_READ : ACC_WRITE };
-		cache_access(em->tr->eng.cm, &acc, floor_row);
-	}
-	return true;
-}
-
-static void bench_floor(struct emu *em, struct tracee *t, const char *mode)
-{
-	uint64_t ret = 0;
-	uc_hook h;
-	mirror_read(em, t->regs.rsp, &ret, 8);
-	uc_hook_del(em->uc, em->code_hook);
-	floor_model = !strcmp(mode, "model");
-	if (!strcmp(mode, "code"))
-		uc_hook_add(em->uc, &h, UC_HOOK_CODE, (void *)floor_code, em, 1, 0);
-	if (!strcmp(mode, "blockmem") || floor_model) {
-		uc_hook_add(em->uc, &h, UC_HOOK_BLOCK, (void *)floor_block, em, 1, 0);
-		uc_hook_add(em->uc, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE,
-			    (void *)floor_mem, em, 1, 0);
-	}
-	double t0 = now_seconds();
-	uc_err err = uc_emu_start(em->uc, t->regs.rip, ret, 0, 0);
-	double t1 = now_seconds();
-	fprintf(stderr, "floor %s: %s, %.3f s (code hooks %" PRIu64 ", blocks %"
-		PRIu64 ", accesses %" PRIu64 ")\n", mode, uc_strerror(err),
-		t1 - t0, floor_n[0], floor_n[1], floor_n[2]);
-	exit(err == UC_ERR_OK ? 0 : 1);
-}
-#endif
-
-/* Emulate T from t->regs until a sync point.  On return the real thread
- * has T's state and t->insn is decoded at t->regs.rip (not executed). */
-static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
-{
-	emu_hold_others(tr, em, t);
-	if (emu_seed(tr, em, t) < 0) {
-		perror_msg("cannot give thread %d to the emulator", t->tid);
-		return WHY_ERROR;
-	}
-	emu_set_int3s(tr, em);
-	em->why = WHY_NONE;
-	em->pending = false;
-	em->deadline = now_seconds() + SLICE_SECONDS;
-	em->alone = tr->tracees == t && !t->next;
-	em->turns = !em->alone && tr->opt.threads_all;
-	em->turn_left = tr->eng.cm->n_cores > 1 ? EMU_TURN_CORES : EMU_TURN;
-	/* Call stacks read every register of every step (unwinding). */
-	em->lazy = !tr->eng.cs;
-	if (em->lazy) {
-		/* both whole: the fields Unicorn has not (segment
-		 * selectors, orig_rax) stay the thread's */
-		em->r[0] = em->r[1] = t->regs;
-		em->cur = &em->r[0];
-		em->nxt = &em->r[1];
-	}
-	em->slices++;
-	emumem_activate(em->mem);
-	tr->eng.read_mem = mirror_read;
-	tr->eng.read_mem_ctx = em;
-#ifdef CT_BENCH_FLOOR
-	if (getenv("CT_FLOOR"))
-		bench_floor(em, t, getenv("CT_FLOOR"));
-#endif
-	/* The models on another CPU while the slice runs (modelq.h);
-	 * with call stacks the unwinder reads the thread as it is, so the
-	 * accounting stays in order in this thread. */
-	struct engine *e = &tr->eng;
-	if (em->lazy && !e->q_tried) {
-		e->q_tried = true;
-		if (!engine_models_costly(e))
-			e->q_why = "Cachegrind's models cost less than the queue";
-		else
-			e->q = modelq_new(e, tr->pin_cpu >= 0 ?
-					  &tr->saved_self : NULL, tr->pin_cpu,
-					  &e->q_why);
-	}
-	/* Not for turns between threads: each ends a slice, and a drain
-	 * every few dozen instructions costs more than the models. */
-	e->q_on = em->lazy && e->q && !em->turns;
-	uc_err err = uc_emu_start(em->uc, t->regs.rip, NEVER, 0, 0);
-	if (e->q_on) {
-		modelq_drain(e->q);
-		e->q_on = false;
-	}
-	tr->eng.read_mem = NULL;
-	emumem_deactivate(em->mem);
-	if (em->lazy)
-		t->regs = *em->cur;
-	enum why why = em->why;
-	if (err != UC_ERR_OK || why == WHY_FAULT)
-		why = after_fault(tr, em, t);
-	else if (why == WHY_NONE)
-		why = WHY_ERROR;
-	em->pending = false;
-	if (em->lazy) {
-		/* Read lazily, t->regs has only what accounting needed: take
-		 * the rest from Unicorn, whose rip may still be a finished
-		 * rep string's. */
-		uint64_t rip = t->regs.rip;
-		if (regs_read(em, &t->regs) < 0 && why != WHY_GONE)
-			why = WHY_ERROR;
-		t->regs.rip = rip;
-	}
-	bool synced = sync_out(em, t, &t->regs) == 0;
-	struct user_regs_struct r;
-	if ((!synced || why == WHY_DECODE || why == WHY_ERROR) &&
-	    tracee_getregs(t->tid, &r) == -ESRCH) {
-		/* Killed while we emulated it: its exit event follows and
-		 * ends the window. */
-		return WHY_GONE;
-	}
-	if (!synced && why != WHY_ERROR) {
-		perror_msg("cannot give thread %d back to the CPU", t->tid);
-		why = WHY_ERROR;
-	}
-	debug_msg("emulate: thread %d slice to 0x%llx: why %d, err %d",
-		  t->tid, t->regs.rip, (int)why, (int)err);
-	if (why == WHY_ERROR && err != UC_ERR_OK)
-		error_msg("the emulator failed at 0x%llx: %s", t->regs.rip,
-			  uc_strerror(err));
-	return why;
-}
-
-void emu_note_fallback(struct emu *em, const struct insn *in)
-{
-	em->fallbacks++;
-	char name[sizeof(em->fb->name)];
-	size_t len = strcspn(in->text, " ");
-	if (len >= sizeof(name))
-		len = sizeof(name) - 1;
-	memcpy(name, in->text, len);
-	name[len] = '\0';
-	struct emu_fb_count *c = NULL;
-	if (in->id > 0 && in->id < X86_INS_ENDING) {
-		c = &em->fb[in->id];
-	} else {
-		/* By name; the last slot takes what does not fit. */
-		struct emu_fb_count *x = em->fb + X86_INS_ENDING;
-		for (unsigned i = 0; i < em->n_fb_extra && !c; i++)
-			if (!strcmp(x[i].name, name))
-				c = &x[i];
-		if (!c && em->n_fb_extra < EMU_FB_EXTRA)
-			c = &x[em->n_fb_extra++];
-		if (!c) {
-			c = &x[EMU_FB_EXTRA - 1];
-			snprintf(name, sizeof(name), "(more)");
-		}
-	}
-	if (!c->n || in->id == 0)
-		memcpy(c->name, name, sizeof(name));
-	c->n++;
-}
-
-/* What a real step may have changed, for the next slice: the pages the
- * instruction touched; after a system call, a signal or an instruction we
- * do not know, every writable page (and the maps after mmap & co.). */
-void emu_after_real_step(struct emu *em, const struct insn *in,
-			    const struct user_regs_struct *after, bool moved)
-{
-	const struct step_events *ev = &em->tr->eng.ev;
-	em->fp_stale = true;
-	if (moved || in->unknown || in->branch == BR_OTHER ||
-	    in->id == X86_INS_SYSCALL) {
-		em->mem_stale = true;
-		if (is_mm_syscall(after->orig_rax))
-			em->maps_stale = true;
-	}
-	for (unsigned i = 0; i < ev->n_acc; i++)
-		emumem_invalidate_range(em->mem, ev->acc[i].addr,
-					ev->acc[i].size);
-	/* A fault the real CPU took may have grown the stack or met a
-	 * mapping made since. */
-	if (!emumem_can_map(em->mem, after->rip))
-		em->maps_stale = true;
-}
-
-bool emu_syscall_restarts(const struct user_regs_struct *r)
-{
-	long long rax = (long long)r->rax;
-	return (long long)r->orig_rax >= 0 && rax >= -516 && rax <= -512;
-}
-
-/* A signal T does not block is pending for it (a system call sent it, or
- * it arrived meanwhile): the kernel delivers it when T next runs, so T
- * must run on the real CPU now, not in the emulator. */
-static bool signal_pending(struct tracee *t)
-{
-	siginfo_t si;
-	uint64_t blocked = 0;
-	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(blocked), &blocked) < 0)
-		return errno == ESRCH;	/* killed (SIGKILL): stop emulating */
-	for (int shared = 0; shared < 2; shared++) {
-		for (int off = 0; off < 64; off++) {
-			struct __ptrace_peeksiginfo_args a = {
-				.off = (uint64_t)off,
-				.flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0,
-				.nr = 1,
-			};
-			if (ptrace(PTRACE_PEEKSIGINFO, t->tid, &a, &si) != 1)
-				break;
-			if (si.si_signo < 1 || si.si_signo > 64 ||
-			    !(blocked & (1ull << (si.si_signo - 1))))
-				return true;
-		}
-	}
-	return false;
-}
-
-/* ---- the emulate engine ---- */
-
-int emu_begin_window(struct tracer *tr, struct tracee *t)
-{
-	struct emu *em = emu_get(tr);
-	int rc = step_engine.begin_window(tr, t);
-	if (rc < 0)
-		return rc;
-	/* Stopped inside a system call (interrupted while blocked, to join
-	 * a --threads=all window): the kernel finishes or restarts it when
-	 * the thread runs on, so its first step is on the CPU. */
-	t->emu_flags &= ~EF_HANDOVER;
-	t->emu_parked = 0;
-	if ((long long)t->regs.orig_rax >= 0)
-		t->emu_flags |= EF_ISSUED;
-	/* The target ran natively since the last window: every page we
-	 * hold is checked before use (emu_seed). */
-	em->all_stale = em->maps_stale = em->fp_stale = true;
-	em->t = NULL;
-	return 0;
-}
-
-void emu_end_window(struct tracer *tr, struct tracee *t)
-{
-	struct emu *em = tr->emu;
-	t->emu_flags &= ~EF_HANDOVER;
-	if (em && em->t == t)
-		em->t = NULL;
-	if (em)
-		window_replay_deferred(tr);	/* the others run on */
-	step_engine.end_window(tr, t);
-}
-
-/* R: stopped inside a futex wait (FUTEX_WAIT, FUTEX_WAIT_BITSET) that the
- * kernel restarts when the thread next runs. */
-static bool in_futex_wait(const struct user_regs_struct *r)
-{
-	unsigned cmd = (unsigned)r->rsi & 0x7f;	/* FUTEX_CMD_MASK */
-	return r->orig_rax == SYS_futex && emu_syscall_restarts(r) &&
-	       (cmd == 0 || cmd == 9);
-}
-
-/* --threads=all: T's turn came while it waits in a futex (pthread_join, a
- * mutex, a condition variable, a barrier), where our stopping the others
- * took it out of the wait (EF_IDLE: it ran nothing).  Its turn would be a real
- * step back into the wait, which blocks, and the next turn's stop takes
- * it out again: a sync point (every dirty page written back) and a real
- * step per turn, for a thread that does nothing.  While another thread
- * of the window can run, and its futex word still holds the value it
- * waits on, T gives its turn away instead, still outside the wait.  A
- * wake it misses is seen at its next turn: the word changed, and T goes
- * back into the wait, which returns at once (EAGAIN: the caller looks
- * again), as soon as it would have run after the wake.  At most
- * SLICE_SECONDS at a time, so that a thread that spins on what T
- * should do is not starved.  True: T handed over. */
-static bool park(struct tracer *tr, struct tracee *t)
-{
-	if (!tr->opt.threads_all || !in_futex_wait(&t->regs))
-		return false;
-	/* Its word changed (a barrier's round, a join's tid, a mutex
-	 * released): the wait would end at once, so T runs now, as it would
-	 * after the wake it missed.  Every page is written back at a turn's
-	 * end: the target has the word. */
-	uint32_t word;
-	if (tracee_read_mem(t->tid, t->regs.rdi, &word, sizeof(word)) !=
-	    (ssize_t)sizeof(word) || word != (uint32_t)t->regs.rdx)
-		return false;
-	/* Another that will run: waiting for its turn, or the one whose
-	 * turn is ending (its sync point replays T's event before it hands
-	 * over).  Not one held with an event to replay: that waits for
-	 * someone's sync point, and T would give its turns to nobody. */
-	bool other = false;
-	for (struct tracee *o = tr->tracees; o && !other; o = o->next)
-		other = o != t && tracee_stepping(o) && tracee_stopped(o) &&
-			!o->emu_parked &&
-			((o->flags & TF_HANDOVER) || o == tr->emu->t);
-	double now = now_seconds();
-	if (!other || (t->emu_parked && now - t->emu_parked > SLICE_SECONDS))
-		return false;
-	if (!t->emu_parked)
-		t->emu_parked = now;
-	tr->emu->parked++;
-	/* still outside the wait, having run nothing */
-	t->emu_flags |= EF_REAL_NEXT | EF_HANDOVER | EF_IDLE;
-	window_hand_over(tr, t);
-	return true;
-}
-
-static void emu_run(struct tracer *tr, struct tracee *t)
-{
-	struct emu *em = tr->emu;
-	bool real = false;
-	for (;;) {
-		if (!step_prepare(tr, t))
-			return;
-		if (t->emu_flags & EF_REAL_NEXT) {
-			t->emu_flags &= ~EF_REAL_NEXT;
-			real = true;
-		}
-		if (!(t->emu_flags & EF_ISSUED)) {
-			enum super_outcome so = step_in_supervisor(tr, t);
-			if (so == SUPER_ENDED) {
-				window_replay_deferred(tr);
-				return;
-			}
-			if (so == SUPER_DONE) {
-				real = false;
-				continue;
-			}
-		}
-		if (t->emu_flags & EF_ISSUED) {
-			/* A clone event took our step: the thread is still
-			 * inside the system call (rax is not its result
-			 * yet).  It goes on on the CPU, as under stepping,
-			 * and the next slice assumes the worst, unless the
-			 * step was stopped before anything ran (EF_IDLE:
-			 * emu_hold_others stopped it). */
-			t->emu_flags &= ~EF_ISSUED;
-			t->emu_flags |= EF_CHECK_SIGNALS;
-			if (!(t->emu_flags & EF_IDLE))
-				em->mem_stale = em->maps_stale =
-					em->fp_stale = true;
-			real = true;
-		}
-		bool idle = t->emu_flags & EF_IDLE;
-		t->emu_flags &= ~EF_IDLE;
-		if (real && idle && park(tr, t))
-			return;
-		if (real)
-			t->emu_parked = 0;
-		if (real || t->inject || !t->insn->emulable)
-			break;
-		if (t->emu_flags & EF_CHECK_SIGNALS) {
-			t->emu_flags &= ~EF_CHECK_SIGNALS;
-			if (signal_pending(t))
-				break;
-		}
-		enum why why = slice(tr, em, t);
-		switch (why) {
-		case WHY_STOP:
-			window_replay_deferred(tr);
-			window_end(tr, t, NULL);
-			tracer_restart(tr, t, window_after(tr, t));
-			return;
-		case WHY_GONE:
-			return;		/* its exit event is on its way */
-		case WHY_DECODE:
-		case WHY_ERROR:
-			window_replay_deferred(tr);
-			if (tracee_leads(t))
-				window_end(tr, t, why == WHY_DECODE ?
-					   "the next instruction could not be read" :
-					   "the emulator failed");
-			tr->engine->end_window(tr, t);
-			tracer_restart(tr, t, RESTART_CONT);
-			return;
-		case WHY_BUDGET:
-			window_replay_deferred(tr);	/* a sync point */
-			if (!tracee_stepping(t) || !tracee_stopped(t))
-				return;		/* its window ended meanwhile */
-			if (em->turns && !tracee_ending(t)) {
-				/* Its turn is over: the others have theirs in
-				 * the emulator, and it goes on after them,
-				 * with no real step. */
-				t->emu_flags |= EF_HANDOVER;
-				window_hand_over(tr, t);
-				return;
-			}
-			real = true;
-			break;
-		case WHY_FAULT:
-			t->emu_flags |= EF_FAULT_STEP;
-			real = true;
-			break;
-		default:
-			break;
-		}
-	}
-	if (t->insn->id == X86_INS_SYSCALL || t->inject)
-		window_replay_deferred(tr);
-	emu_note_fallback(em, t->insn);
-	debug_msg("emulate: thread %d steps 0x%llx %s (rax 0x%llx rdi 0x%llx "
-		  "rsi 0x%llx rdx 0x%llx)", t->tid, t->regs.rip, t->insn->text,
-		  t->regs.rax, t->regs.rdi, t->regs.rsi, t->regs.rdx);
-	t->emu_flags |= EF_ISSUED;
-	step_issue(tr, t);
-}
-
-static bool emu_trap(struct tracer *tr, struct tracee *t)
-{
-	struct emu *em = tr->emu;
-	if (t->emu_flags & EF_HANDOVER) {
-		/* its turn again: nothing ran since it gave it */
-		t->emu_flags &= ~EF_HANDOVER;
-		return true;
-	}
-	t->emu_flags &= ~EF_ISSUED;
-	const struct insn *in = t->insn;
-	bool injected = tracee_injected(t);
-	if (!step_trap(tr, t))
-		return false;
-	emu_after_real_step(em, in, &t->regs, injected);
-	t->emu_flags |= EF_CHECK_SIGNALS;
-	/* A system call the kernel will restart (interrupted: rax holds an
-	 * -ERESTART* code, or rip is back on it): the kernel's own state
-	 * decides what runs next, not our copy of the registers. */
-	if (emu_syscall_restarts(&t->regs) ||
-	    (in->id == X86_INS_SYSCALL && t->regs.rip == in->pc))
-		t->emu_flags |= EF_REAL_NEXT;
-	if (t->emu_flags & EF_FAULT_STEP)
-		em->maps_stale = true;	/* the stack grew, a new mapping */
-	t->emu_flags &= ~EF_FAULT_STEP;
-	return true;
-}
-
-const struct engine_ops emulate_engine = {
-	.name = "emulate",
-	.begin_window = emu_begin_window,
-	.run = emu_run,
-	.trap = emu_trap,
-	.end_window = emu_end_window,
-};
-
-/* ---- the summary ---- */
-
-void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
-{
-	const struct emu *em = tr->emu;
-	if (!em)
-		return;
-	uint64_t reads, writes, bad, dropped;
-	emumem_stats(em->mem, &reads, &writes, &bad, &dropped);
-	fprintf(f, "%sEngine: %s: %" PRIu64 " instructions emulated", prefix,
-		tr->engine->name, em->emulated);
-	if (em->natives)
-		fprintf(f, " (%" PRIu64 " of them VEX/EVEX/BMI on our own "
-			"CPU)", em->natives);
-	fprintf(f, ", %" PRIu64 " on the real CPU", em->fallbacks);
-	fprintf(f, "; %" PRIu64 " pages read, %" PRIu64 " written back",
-		reads, writes);
-	if (bad)
-		fprintf(f, ", %" PRIu64 " unreadable", bad);
-	if (dropped)
-		fprintf(f, ", %" PRIu64 " dropped past the mirror budget",
-			dropped);
-	if (em->parked)
-		fprintf(f, "; %" PRIu64 " turns given away in a futex wait",
-			em->parked);
-	if (tr->eng.q)
-		fprintf(f, "; the models on CPU %d", modelq_cpu(tr->eng.q));
-	fputc('\n', f);
-	if (em->lockstep)
-		fprintf(f, "%sLockstep: %" PRIu64 " instructions compared, %"
-			PRIu64 " divergence%s\n", prefix, em->compared,
-			em->divergences, em->divergences == 1 ? "" : "s");
-	/* The fallbacks that cost most: the five largest counts. */
-	unsigned top[5], n_top = 0;
-	const struct emu_fb_count *fb = em->fb;
-	for (unsigned i = 0; i < X86_INS_ENDING + em->n_fb_extra; i++) {
-		uint64_t c = fb[i].n;
-		if (!c)
-			continue;
-		unsigned k = n_top;
-		if (k == 5) {
-			if (fb[top[4]].n >= c)
-				continue;
-			k = 4;
-		} else {
-			n_top++;
-		}
-		for (; k > 0 && fb[top[k - 1]].n < c; k--)
-			top[k] = top[k - 1];
-		top[k] = i;
-	}
-	if (!n_top)
-		return;
-	fprintf(f, "%sOn the real CPU most:", prefix);
-	for (unsigned i = 0; i < n_top; i++)
-		fprintf(f, "%s %s %" PRIu64, i ? "," : "", fb[top[i]].name,
-			fb[top[i]].n);
-	fputc('\n', f);
-}
-
-bool emu_diverged(const struct tracer *tr)
-{
-	return tr->emu && tr->emu->divergences;
-}
-
-uint64_t emu_emulated(const struct tracer *tr)
-{
-	return tr->emu ? tr->emu->emulated : 0;
-}
-
-/* ---- the self-test (cachetrace --check) ---- */
-
-int emu_selftest(char *why, size_t len)
-{
-	/* mov ecx, 1000; xor eax, eax; 1: add rax, rcx; dec rcx; jnz 1b;
-	 * mov [rip + 0x100], rax */
-	static const uint8_t code[] = {
-		0xb9, 0xe8, 0x03, 0x00, 0x00, 0x31, 0xc0, 0x48, 0x01, 0xc8,
-		0x48, 0xff, 0xc9, 0x75, 0xf8, 0x48, 0x89, 0x05, 0x00, 0x01,
-		0x00, 0x00,
-	};
-	const uint64_t base = 0x10000;
-	uint64_t rax = 0, stored = 0;
-	uc_engine *uc;
-	uc_err err = uc_open(UC_ARCH_X86, UC_MODE_64, &uc);
-	if (err != UC_ERR_OK) {
-		snprintf(why, len, "uc_open: %s", uc_strerror(err));
-		return -1;
-	}
-	err = uc_mem_map(uc, base, 4096, UC_PROT_ALL);
-	if (err == UC_ERR_OK)
-		err = uc_mem_write(uc, base, code, sizeof(code));
-	if (err == UC_ERR_OK)
-		err = uc_emu_start(uc, base, base + sizeof(code), 0, 0);
-	if (err == UC_ERR_OK)
-		err = uc_reg_read(uc, UC_X86_REG_RAX, &rax);
-	if (err == UC_ERR_OK)
-		err = uc_mem_read(uc, base + sizeof(code) + 0x100, &stored, 8);
-	/* The registers in place (find_gprs), as a window would find them,
-	 * and holding the loop's sum after a second run. */
-	const char *regs = "read through its API (CACHETRACE_HOST=uc-regs=api)";
-	if (err == UC_ERR_OK && !host_forced("uc-regs", "api")) {
-		slot_table_init();
-		const uint64_t *g = find_gprs(uc);
-		regs = "read through its API (QEMU's register array not found)";
-		if (g && uc_emu_start(uc, base, base + sizeof(code), 0, 0) ==
-		    UC_ERR_OK && g[0] == 500500)
-			regs = "read in place (QEMU's register array, found "
-			       "and proven)";
-	}
-	uc_close(uc);
-	if (err != UC_ERR_OK) {
-		snprintf(why, len, "%s", uc_strerror(err));
-		return -1;
-	}
-	/* 1 + 2 + ... + 1000 */
-	if (rax != 500500 || stored != 500500) {
-		snprintf(why, len, "a loop summing 1..1000 gave %" PRIu64
-			 " (stored %" PRIu64 "), not 500500", rax, stored);
-		return -1;
-	}
-	unsigned major, minor;
-	uc_version(&major, &minor);
-	snprintf(why, len, "Unicorn %u.%u runs the self-test program; its registers "
-		 "are %s", major, minor, regs);
-	return 0;
 }

@@ -167,4 +167,31 @@ bool emu_syscall_restarts(const struct user_regs_struct *r);
 int emu_begin_window(struct tracer *tr, struct tracee *t);
 void emu_end_window(struct tracer *tr, struct tracee *t);
 
+/* Shared by emulate.c (the registers, the code hook, the set-up) and
+ * its other parts, emusync.c (the sync points, the engine's ops) and
+ * emucheck.c (the summary, the self-test). */
+/* The general registers of R from Unicorn, or into it. */
+int regs_read(struct emu *em, struct user_regs_struct *r);
+int regs_write(struct emu *em, struct user_regs_struct *r);
+/* The tables of struct user_regs_struct slots, once. */
+void slot_table_init(void);
+/* QEMU's sixteen general registers in place, found and proven; NULL:
+ * not found. */
+const uint64_t *find_gprs(uc_engine *uc);
+/* FP into Unicorn's x87/SSE state (fxrstor through the stub page). */
+int fp_to_uc(struct emu *em, const struct user_fpregs_struct *fp);
+/* The parts of an fxsave image an instruction can change: SRC's into
+ * DST; equal in A and B. */
+void fp_merge(struct user_fpregs_struct *dst,
+	      const struct user_fpregs_struct *src);
+bool fp_equal(const struct user_fpregs_struct *a,
+	      const struct user_fpregs_struct *b);
+/* NR is a system call that changes the maps. */
+bool is_mm_syscall(unsigned long long nr);
+/* A signal T does not block is pending for it. */
+bool signal_pending(struct tracee *t);
+/* The call stacks' unwinder reads thread TID: the emulator's state
+ * written back first (callstack_set_sync). */
+void sync_for_unwind(void *ctx, pid_t tid);
+
 #endif
