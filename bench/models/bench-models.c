@@ -123,6 +123,10 @@ static void bench_cache(const struct cfgspec *c, const struct ev *s, size_t n)
 
 	cfg.cores = c->cores;
 	cfg.cache_sim = c->cores != 0;
+	/* I1/D1/LL are Cachegrind's model's geometry: the other models
+	 * refuse them (issue 26). */
+	if (c->cache || (c->model && strcmp(c->model, "cachegrind")))
+		cfg.i1 = cfg.d1 = cfg.ll = (struct cache_geom){ 0 };
 	if (c->cache && model_parse_option(&cfg, "cache", c->cache, err,
 					   sizeof(err)) != 1) {
 		fprintf(stderr, "%s: %s\n", c->label, err);

@@ -18,7 +18,7 @@ struct cache_model *cg_cache_new(const struct model_config *cfg, bool sim,
 /* Cachegrind's branch predictor (cg_branchpred.c). */
 struct branch_model *cg_branch_new(char *err, size_t errlen);
 
-/* One level of the `hier` model, as parsed from --cache=SPEC (hier.c). */
+/* One level of the `hier` model, as parsed from --cache=SPEC (hier_build.c). */
 struct hier_level_spec {
 	char name[12];		/* letters and digits: event name prefix */
 	uint64_t size;

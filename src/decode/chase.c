@@ -46,7 +46,7 @@
  *
  * A `pop reg` whose value the chased block overwrites before reading it
  * (and before any exit) has no load: iropt's redundant-Put removal sees
- * the whole superblock (decode.c's pop_value_dead follows the jmp or call,
+ * the whole superblock (decode_build.c's pop_value_dead follows the jmp or call,
  * and the load goes only when this superblock really chases it).
  *
  * A rep string whose count is a constant in the superblock (mov ecx, imm

@@ -262,7 +262,7 @@ static bool evex_insn(const struct vex_info *v, struct fb_insn *fb)
 		case 0x7a: case 0x7b: case 0x7c: name = "vpbroadcast r"; break;
 		case 0x90: case 0x91: case 0x92: case 0x93:
 		case 0xa0: case 0xa1: case 0xa2: case 0xa3:
-			/* VSIB: the elements are done in decode.c; disp8 * N
+			/* VSIB: the elements are done in decode_step.c; disp8 * N
 			 * with N the element size */
 			name = v->opcode < 0xa0 ? "vgather" : "vscatter";
 			fb->vsib = true;

@@ -8,7 +8,7 @@
  * Most entries are "the explicit memory operand, with kind DST when it is
  * operand 0 (Intel order: the destination) and kind SRC otherwise, size
  * from the operand unless fixed here".  Instructions with implicit or
- * multiple accesses have their own class, handled in decode.c.
+ * multiple accesses have their own class, handled in decode_build.c and decode_step.c.
  *
  * SIMD instructions not listed explicitly follow one rule (see
  * sem_lookup): a memory operand after operand 0 is a source, so a read of
@@ -175,7 +175,7 @@ static const struct sem table[X86_INS_ENDING] = {
 	/* AVX-512 down-converting stores */
 	MOV(VPMOVDB), MOV(VPMOVQB), MOV(VPMOVDW), MOV(VPMOVQW),
 	MOV(VPMOVQD),
-	/* gathers, scatters, masked moves: per element (decode.c) */
+	/* gathers, scatters, masked moves: per element (decode_step.c) */
 	E(VGATHERDPS, SC_GATHER, .esize = 4),
 	E(VGATHERDPD, SC_GATHER, .esize = 8),
 	E(VGATHERQPS, SC_GATHER, .esize = 4, .flags = SF_Q_INDEX),
