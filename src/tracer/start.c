@@ -511,6 +511,21 @@ bool window_on_trap(struct tracer *tr, struct tracee *t, enum restart *how)
 			       ? RESTART_CONT : RESTART_NONE;
 		return true;
 	}
+	if (!tr->start_bp.inserted && tr->start_bp.addr &&
+	    r.rip == tr->start_bp.addr + 1 &&
+	    (tr->start_bp.orig_word & 0xff) != 0xcc &&
+	    tracee_si_code(t->tid) == SI_KERNEL) {
+		/* Our int3, taken out while its trap was on its way (the
+		 * thread hit it as we stopped the others): no int3 of the
+		 * target's own is there, so rewind and let it run on.
+		 * Delivered, the SIGTRAP killed it (attach/verify-threads,
+		 * about one run in ten under load). */
+		r.rip = tr->start_bp.addr;
+		tracee_setregs(t->tid, &r);
+		t->regs.rip = r.rip;
+		*how = RESTART_CONT;
+		return true;
+	}
 	if (!tr->start_bp.inserted || r.rip != tr->start_bp.addr + 1)
 		return false;
 	/* Our int3, which stays in: rewind, and execute the original
