@@ -1,4 +1,4 @@
-/* A call-stack profile as the tracer collects it (src/tracer/callstack.c)
+/* A call-stack profile as the tracer collects it (src/engine/callstack.c)
  * and the writers read it (src/report/callgrind.c): functions, calling
  * contexts, self-cost rows per (context, pc) and call edges with their
  * inclusive costs.  The collector owns everything; the writers only read. */

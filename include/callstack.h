@@ -7,7 +7,7 @@
  * Costs are kept per (calling context, pc): a calling context is a node of
  * a calling-context tree (root = the outermost frame found at the window's
  * start); recursion is folded so that the tree stays bounded (the rule is
- * documented in src/tracer/callstack.c).  This module collects; the
+ * documented in src/engine/callstack.c).  This module collects; the
  * writers (include/callgrind.h: Callgrind's format, folded stacks) read
  * what it collected through callstack_profile.
  *

@@ -107,10 +107,7 @@ enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t)
 		  cpu, out[0], out[1], out[2], out[3]);
 	tr->n_cpuid++;
 	engine_account(&tr->eng, t, &after);
-	if (tracee_leads(t) && engine_at_stop(&tr->eng, t)) {
-		window_end(tr, t, NULL);
-		tracer_restart(tr, t, window_after(tr, t));
-		return SUPER_ENDED;
-	}
+	if (tracee_leads(t) && engine_at_stop(&tr->eng, t))
+		return SUPER_ENDED;	/* VERDICT_STOP */
 	return SUPER_DONE;
 }

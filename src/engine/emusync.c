@@ -164,7 +164,7 @@ void emu_hold_others(struct tracer *tr, struct emu *em, struct tracee *t)
 		}
 	if (!n)
 		return;
-	window_stop_others(tr, t);
+	tr->eng.others_stop(tr, t);
 	for (struct tracee *o = tr->tracees; o; o = o->next) {
 		if (!(o->emu_flags & EF_HELD))
 			continue;
@@ -492,7 +492,7 @@ void emu_end_window(struct tracer *tr, struct tracee *t)
 	if (em && em->t == t)
 		em->t = NULL;
 	if (em)
-		window_replay_deferred(tr);	/* the others run on */
+		tr->eng.others_run(tr);	/* the others run on */
 	step_engine.end_window(tr, t);
 }
 
@@ -547,31 +547,28 @@ static bool park(struct tracer *tr, struct tracee *t)
 	tr->emu->parked++;
 	/* still outside the wait, having run nothing */
 	t->emu_flags |= EF_REAL_NEXT | EF_HANDOVER | EF_IDLE;
-	window_hand_over(tr, t);
-	return true;
+	return true;		/* VERDICT_TURN */
 }
 
-static void emu_run(struct tracer *tr, struct tracee *t)
+/* A real step is next: EF_REAL_NEXT, which outlives a run that returns
+ * for the tracer to step T over our int3. */
+static enum verdict emu_run(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = tr->emu;
-	bool real = false;
 	for (;;) {
-		if (!step_prepare(tr, t))
-			return;
-		if (t->emu_flags & EF_REAL_NEXT) {
-			t->emu_flags &= ~EF_REAL_NEXT;
-			real = true;
-		}
+		enum verdict v = step_prepare(tr, t);
+		if (v != VERDICT_READY)
+			return v;
+		bool real = t->emu_flags & EF_REAL_NEXT;
+		t->emu_flags &= ~EF_REAL_NEXT;
 		if (!(t->emu_flags & EF_ISSUED)) {
 			enum super_outcome so = step_in_supervisor(tr, t);
 			if (so == SUPER_ENDED) {
-				window_replay_deferred(tr);
-				return;
+				tr->eng.others_run(tr);
+				return VERDICT_STOP;
 			}
-			if (so == SUPER_DONE) {
-				real = false;
+			if (so == SUPER_DONE)
 				continue;
-			}
 		}
 		if (t->emu_flags & EF_ISSUED) {
 			/* A clone event took our step: the thread is still
@@ -590,7 +587,7 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 		bool idle = t->emu_flags & EF_IDLE;
 		t->emu_flags &= ~EF_IDLE;
 		if (real && idle && park(tr, t))
-			return;
+			return VERDICT_TURN;
 		if (real)
 			t->emu_parked = 0;
 		if (real || t->inject || !t->insn->emulable)
@@ -603,52 +600,47 @@ static void emu_run(struct tracer *tr, struct tracee *t)
 		enum why why = slice(tr, em, t);
 		switch (why) {
 		case WHY_STOP:
-			window_replay_deferred(tr);
-			window_end(tr, t, NULL);
-			tracer_restart(tr, t, window_after(tr, t));
-			return;
+			tr->eng.others_run(tr);
+			return VERDICT_STOP;
 		case WHY_GONE:
-			return;		/* its exit event is on its way */
+			return VERDICT_DONE;	/* its exit event follows */
 		case WHY_DECODE:
 		case WHY_ERROR:
-			window_replay_deferred(tr);
-			if (tracee_leads(t))
-				window_end(tr, t, why == WHY_DECODE ?
-					   "the next instruction could not be read" :
-					   "the emulator failed");
-			tr->engine->end_window(tr, t);
-			tracer_restart(tr, t, RESTART_CONT);
-			return;
+			tr->eng.others_run(tr);
+			t->win.fail = why == WHY_DECODE ?
+				"the next instruction could not be read" :
+				"the emulator failed";
+			return VERDICT_FAILED;
 		case WHY_BUDGET:
-			window_replay_deferred(tr);	/* a sync point */
+			tr->eng.others_run(tr);	/* a sync point */
 			if (!tracee_stepping(t) || !tracee_stopped(t))
-				return;		/* its window ended meanwhile */
+				return VERDICT_DONE; /* its window ended
+						      * meanwhile */
 			if (em->turns && !tracee_ending(t)) {
 				/* Its turn is over: the others have theirs in
 				 * the emulator, and it goes on after them,
 				 * with no real step. */
 				t->emu_flags |= EF_HANDOVER;
-				window_hand_over(tr, t);
-				return;
+				return VERDICT_TURN;
 			}
-			real = true;
+			t->emu_flags |= EF_REAL_NEXT;
 			break;
 		case WHY_FAULT:
-			t->emu_flags |= EF_FAULT_STEP;
-			real = true;
+			t->emu_flags |= EF_FAULT_STEP | EF_REAL_NEXT;
 			break;
 		default:
 			break;
 		}
 	}
 	if (t->insn->id == X86_INS_SYSCALL || t->inject)
-		window_replay_deferred(tr);
+		tr->eng.others_run(tr);
 	emu_note_fallback(em, t->insn);
 	debug_msg("emulate: thread %d steps 0x%llx %s (rax 0x%llx rdi 0x%llx "
 		  "rsi 0x%llx rdx 0x%llx)", t->tid, t->regs.rip, t->insn->text,
 		  t->regs.rax, t->regs.rdi, t->regs.rsi, t->regs.rdx);
 	t->emu_flags |= EF_ISSUED;
 	step_issue(tr, t);
+	return VERDICT_RUNNING;
 }
 
 static bool emu_trap(struct tracer *tr, struct tracee *t)

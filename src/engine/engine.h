@@ -77,6 +77,35 @@ struct engine {
 	double t_start, t_last_progress, t_stepping;
 	bool progress;			/* live line on a terminal */
 	int progress_width;
+
+	/* The tracer's side of a sync point an engine reaches in the middle
+	 * of a run, set by the tracer: the other threads held for a slice
+	 * (their events kept), and let run on again (what they kept
+	 * replayed). */
+	void (*others_stop)(struct tracer *tr, struct tracee *t);
+	void (*others_run)(struct tracer *tr);
+};
+
+/* What an engine's run left T in.  The engine never ends a window or
+ * restarts a thread: the tracer acts on the verdict (tracer_step in
+ * dispatch.c), so the engines sit under the tracer. */
+enum verdict {
+	VERDICT_READY,		/* (step_prepare only) t->insn is decoded at
+				 * t->regs.rip, ready to execute */
+	VERDICT_RUNNING,	/* T runs (a real step): its trap comes */
+	VERDICT_DONE,		/* nothing to do: T is gone (its exit event
+				 * follows) or left as it must be */
+	VERDICT_STOP,		/* T, a window's lead, met the stop event */
+	VERDICT_FAILED,		/* T cannot go on (t->win.fail says why): its
+				 * window ends if it leads one, and it runs
+				 * on natively */
+	VERDICT_LOST,		/* a step ran instructions unseen (t->win.lost):
+				 * every window ends */
+	VERDICT_INT3,		/* T stands on our int3 (t->win.int3): the
+				 * tracer steps it over, then runs T again */
+	VERDICT_TURN,		/* T's turn is over (--threads=all): it stays
+				 * stopped, its state written back, and the
+				 * next thread has its turn */
 };
 
 /* How a thread in a window is moved on.  Every op gets the thread
@@ -87,11 +116,8 @@ struct engine_ops {
 	 * thread is dying: its exit event follows). */
 	int (*begin_window)(struct tracer *tr, struct tracee *t);
 	/* Let T execute until its next event for the dispatcher: for the
-	 * single-step engine, one instruction.  The window may end inside
-	 * (an instruction that cannot be read, the stop event reached while
-	 * stepping over an int3): T is then restarted natively or left as
-	 * window_after says. */
-	void (*run)(struct tracer *tr, struct tracee *t);
+	 * single-step engine, one instruction; then say what happened. */
+	enum verdict (*run)(struct tracer *tr, struct tracee *t);
 	/* T stopped with a SIGTRAP after run: account what it executed.
 	 * False when T's registers cannot be read (it is dying). */
 	bool (*trap)(struct tracer *tr, struct tracee *t);
@@ -104,10 +130,10 @@ extern const struct engine_ops emulate_engine;
 extern const struct engine_ops lockstep_engine;
 
 /* step.c, also the other engines' way to the real CPU. */
-/* Decode T's next instruction, stepping over our int3s (with the others
- * stopped) as needed.  True: t->insn is ready to execute at t->regs.rip;
- * false: the window ended or T left it (T restarted already). */
-bool step_prepare(struct tracer *tr, struct tracee *t);
+/* Decode T's next instruction: VERDICT_READY when t->insn is ready to
+ * execute at t->regs.rip, else what the run must return (an instruction
+ * that cannot be read, our int3 under the pc). */
+enum verdict step_prepare(struct tracer *tr, struct tracee *t);
 /* PTRACE_SINGLESTEP T, delivering t->inject. */
 void step_issue(struct tracer *tr, struct tracee *t);
 /* A real step of T landed at AFTER's rip: where t->insn can go?  Else the

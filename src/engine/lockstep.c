@@ -237,19 +237,20 @@ static void ls_emulate(struct tracer *tr, struct emu *em, struct tracee *t)
 	em->pending = false;
 }
 
-static void ls_run(struct tracer *tr, struct tracee *t)
+static enum verdict ls_run(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = tr->emu;
 	if (!t->emu)
 		t->emu = xcalloc(1, sizeof(*t->emu));
 	enum super_outcome so;
 	do {
-		if (!step_prepare(tr, t))
-			return;
+		enum verdict v = step_prepare(tr, t);
+		if (v != VERDICT_READY)
+			return v;
 		so = step_in_supervisor(tr, t);
 	} while (so == SUPER_DONE);
 	if (so == SUPER_ENDED)
-		return;
+		return VERDICT_STOP;
 	/* Inside a system call (the exec stop that begins a whole run):
 	 * the step finishes it first, which the emulator cannot. */
 	bool in_syscall = (t->emu_flags & EF_ISSUED) ||
@@ -265,6 +266,7 @@ static void ls_run(struct tracer *tr, struct tracee *t)
 	if (!t->emu->armed)
 		emu_note_fallback(em, t->insn);
 	step_issue(tr, t);
+	return VERDICT_RUNNING;
 }
 
 static bool ls_trap(struct tracer *tr, struct tracee *t)
@@ -302,7 +304,7 @@ static bool ls_trap(struct tracer *tr, struct tracee *t)
 	emu_after_real_step(em, in, &t->regs, injected);
 	if (et && et->faulted)
 		em->maps_stale = true;
-	window_replay_deferred(tr);
+	tr->eng.others_run(tr);
 	return true;
 }
 

@@ -5,9 +5,9 @@
  * - Before each step the next instruction is decoded (a decode-cache
  *   lookup); an instruction that cannot be read ends the window and the
  *   thread runs on natively.
- * - An instruction under our int3 (--breakpoints=sw) is executed by
- *   window_step_over_int3 with the other threads stopped, then stepping
- *   goes on from there.
+ * - An instruction under our int3 (--breakpoints=sw) is the tracer's to
+ *   execute (VERDICT_INT3: it steps it over with the other threads
+ *   stopped), then stepping goes on from there.
  * - A trap right after a signal was injected, with si_code SIGTRAP, is the
  *   entry of the signal's handler: nothing executed, the pc moved.
  * - A SIGTRAP sent by a process (raise, kill) is the target's: delivered
@@ -55,37 +55,16 @@ static void step_end_window(struct tracer *tr, struct tracee *t)
 		tr->eng.current = NULL;
 }
 
-bool step_prepare(struct tracer *tr, struct tracee *t)
+enum verdict step_prepare(struct tracer *tr, struct tracee *t)
 {
 	struct engine *e = &tr->eng;
-	for (;;) {
-		e->decoding = t;
-		if (engine_prepare(e, t) < 0) {
-			if (tracee_leads(t))
-				window_end(tr, t, "the next instruction could "
-					   "not be read");
-			tr->engine->end_window(tr, t);
-			tracer_restart(tr, t, RESTART_CONT);
-			return false;
-		}
-		struct breakpoint *bp = window_int3_at(tr, t);
-		if (!bp)
-			return true;
-		if (window_step_over_int3(tr, t, bp) < 0)
-			return false;
-		if (t->win.lost) {
-			window_end_all(tr, t->win.lost);
-			tracer_restart(tr, t, window_after(tr, t));
-			return false;
-		}
-		if (tracee_leads(t) && engine_at_stop(e, t)) {
-			window_end(tr, t, NULL);
-			tracer_restart(tr, t, window_after(tr, t));
-			return false;
-		}
-		if (!tracee_stepping(t))
-			return false;
+	e->decoding = t;
+	if (engine_prepare(e, t) < 0) {
+		t->win.fail = "the next instruction could not be read";
+		return VERDICT_FAILED;
 	}
+	t->win.int3 = breakpoint_at_pc(tr, t);
+	return t->win.int3 ? VERDICT_INT3 : VERDICT_READY;
 }
 
 /* Tests only (cpuid.c): a host whose step over cpuid traps late,
@@ -111,20 +90,23 @@ void step_issue(struct tracer *tr, struct tracee *t)
 		engine_clear_progress(&tr->eng);
 	imitate_late_cpuid(tr, t);
 	t->inject = 0;
-	window_sync_dr(tr, t);
+	hwbp_sync(tr, t);
 	if (tracee_restart(t, PTRACE_SINGLESTEP, sig) < 0)
 		error_msg("cannot step thread %d", t->tid);
 }
 
-static void step_run(struct tracer *tr, struct tracee *t)
+static enum verdict step_run(struct tracer *tr, struct tracee *t)
 {
-	while (step_prepare(tr, t)) {
+	for (;;) {
+		enum verdict v = step_prepare(tr, t);
+		if (v != VERDICT_READY)
+			return v;
 		switch (step_in_supervisor(tr, t)) {
 		case SUPER_NO:
 			step_issue(tr, t);
-			return;
+			return VERDICT_RUNNING;
 		case SUPER_ENDED:
-			return;
+			return VERDICT_STOP;
 		case SUPER_DONE:
 			break;
 		}

@@ -132,3 +132,22 @@ unsigned hwbp_hits(pid_t tid)
 	poke_dr(tid, 6, 0);
 	return (unsigned)dr6 & 0xf;
 }
+
+void hwbp_sync(struct tracer *tr, struct tracee *t)
+{
+	/* None while it is stepped: its own window must not trap on them. */
+	unsigned want = tracee_stepping(t) ? 0 : tr->dr_want;
+	if (t->dr_mask == want)
+		return;
+	if (hwbp_program(t->tid, tr->hw_slots, want) == 0)
+		t->dr_mask = want;
+}
+
+struct breakpoint *breakpoint_at_pc(struct tracer *tr, const struct tracee *t)
+{
+	if (tr->start_bp.inserted && t->regs.rip == tr->start_bp.addr)
+		return &tr->start_bp;
+	if (tr->dlhook_bp.inserted && t->regs.rip == tr->dlhook_bp.addr)
+		return &tr->dlhook_bp;	/* a dlopen inside a window */
+	return NULL;
+}

@@ -18,6 +18,56 @@
 
 #include "error.h"
 
+/* Run T, a thread of a window, with the engine, and act on its verdict
+ * (engine.h): the engine moves the thread, the tracer decides what
+ * becomes of the window. */
+static void tracer_step(struct tracer *tr, struct tracee *t)
+{
+	for (;;) {
+		switch (tr->engine->run(tr, t)) {
+		case VERDICT_READY:	/* not a run's verdict */
+		case VERDICT_RUNNING:
+		case VERDICT_DONE:
+			return;
+		case VERDICT_STOP:
+			window_end(tr, t, NULL);
+			tracer_restart(tr, t, window_after(tr, t));
+			return;
+		case VERDICT_FAILED:
+			if (tracee_leads(t))
+				window_end(tr, t, t->win.fail);
+			tr->engine->end_window(tr, t);
+			tracer_restart(tr, t, RESTART_CONT);
+			return;
+		case VERDICT_LOST:
+			window_end_all(tr, t->win.lost);
+			tracer_restart(tr, t, window_after(tr, t));
+			return;
+		case VERDICT_TURN:
+			window_hand_over(tr, t);
+			return;
+		case VERDICT_INT3:
+			/* Our int3 under its pc: executed with the other
+			 * threads stopped, then the run goes on. */
+			if (window_step_over_int3(tr, t, t->win.int3) < 0)
+				return;
+			if (t->win.lost) {
+				window_end_all(tr, t->win.lost);
+				tracer_restart(tr, t, window_after(tr, t));
+				return;
+			}
+			if (tracee_leads(t) && engine_at_stop(&tr->eng, t)) {
+				window_end(tr, t, NULL);
+				tracer_restart(tr, t, window_after(tr, t));
+				return;
+			}
+			if (!tracee_stepping(t))
+				return;
+			break;
+		}
+	}
+}
+
 void tracer_restart(struct tracer *tr, struct tracee *t, enum restart how)
 {
 	int sig = t->inject;
@@ -25,15 +75,15 @@ void tracer_restart(struct tracer *tr, struct tracee *t, enum restart how)
 	case RESTART_NONE:
 		return;
 	case RESTART_STEP:
-		tr->engine->run(tr, t);
+		tracer_step(tr, t);
 		return;
 	case RESTART_LISTEN:
-		window_sync_dr(tr, t);
+		hwbp_sync(tr, t);
 		tracee_restart(t, PTRACE_LISTEN, 0);
 		return;
 	case RESTART_CONT:
 		t->inject = 0;
-		window_sync_dr(tr, t);
+		hwbp_sync(tr, t);
 		tracee_restart(t, PTRACE_CONT, sig);
 		return;
 	}

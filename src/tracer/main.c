@@ -282,6 +282,8 @@ static int start_target(struct tracer *tr)
 		return -1;
 	}
 	tr->eng.syms = tr->syms;
+	tr->eng.others_stop = window_stop_others;
+	tr->eng.others_run = window_replay_deferred;
 	tr->progress_wanted = !o->quiet && isatty(2);
 	tr->target_on_our_tty = tr->progress_wanted &&
 				shares_our_tty(tr->target_pid);

@@ -168,7 +168,7 @@ static int sync_stopped_dr(struct tracer *tr)
 	for (struct tracee *t = tr->tracees; t; t = t->next) {
 		if (!tracee_stopped(t))
 			continue;
-		window_sync_dr(tr, t);
+		hwbp_sync(tr, t);
 		if (t->dr_mask != tr->dr_want) {
 			error_msg("cannot program the debug registers of thread "
 				  "%d (try --breakpoints=sw)", t->tid);

@@ -14,10 +14,12 @@
  *   output.c    the profiles and the summary
  *   hostprobe.c what the host gives (probed once, forceable); check.c
  *               cachetrace --check
- * and in src/engine/ (engine.h): step.c, emulate.c, lockstep.c, the
- * emulator's memory (emumem.c), account.c what every engine feeds the
- * models, cpuid.c what the supervisor executes for the target
- *   callstack.c call stacks while stepping */
+ * and in src/engine/ (engine.h), under the tracer (an engine's run
+ * returns a verdict; the tracer acts on it): step.c, emulate.c,
+ * emusync.c, lockstep.c, the emulator's memory (emumem.c), account.c
+ * what every engine feeds the models, modelq.c the models' thread,
+ * callstack.c the call stacks, cpuid.c what the supervisor executes for
+ * the target */
 #ifndef CT_TRACER_H
 #define CT_TRACER_H
 
@@ -61,6 +63,8 @@ struct tracee {
 		bool watch_hit;		/* it wrote the --stop-watch range */
 		const char *lost;	/* a step ran an instruction unseen:
 					 * the window ends, with this reason */
+		const char *fail;	/* why it cannot go on (VERDICT_FAILED) */
+		struct breakpoint *int3; /* ours under its pc (VERDICT_INT3) */
 	} win;
 	unsigned emu_flags;		/* the emulate engine's (emulate.c) */
 	double emu_parked;		/* since when it has given its turns
@@ -390,6 +394,11 @@ void breakpoint_shadow(const struct breakpoint *bp, uint64_t addr,
 int hwbp_program(pid_t tid, const struct hw_slot slots[4],
 		 unsigned enabled_mask);
 int hwbp_clear(pid_t tid);
+/* Our int3 under T's pc (being stepped), or NULL. */
+struct breakpoint *breakpoint_at_pc(struct tracer *tr, const struct tracee *t);
+/* Program T's debug registers as the armed start events want (none while
+ * T is stepped). */
+void hwbp_sync(struct tracer *tr, struct tracee *t);
 /* Which slots fired (DR6 bits 0-3), and reset DR6. */
 unsigned hwbp_hits(pid_t tid);
 
@@ -412,8 +421,8 @@ long launch_trace_options(const struct tracer *tr);
 
 /* cpuid.c: T's next instruction is one the supervisor executes for it
  * (cpuid).  SUPER_NO: it is not (step it); SUPER_DONE: executed and
- * accounted, T still stopped at the next one; SUPER_ENDED: that was the
- * end of T's window, T restarted. */
+ * accounted, T still stopped at the next one; SUPER_ENDED: the same, and
+ * T, a lead, met its stop event there (the run's VERDICT_STOP). */
 enum super_outcome { SUPER_NO, SUPER_DONE, SUPER_ENDED };
 enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t);
 
@@ -459,8 +468,6 @@ void window_toggle(struct tracer *tr);
 void window_assign_core(struct tracer *tr, struct tracee *t);
 /* The model cores threads are spread over. */
 unsigned window_cores(const struct tracer *tr);
-/* Program T's debug registers as the armed start events want. */
-void window_sync_dr(struct tracer *tr, struct tracee *t);
 /* Stop every other thread, keeping their wait statuses, and dispatch them
  * later (window_replay_deferred): nothing runs beside T. */
 void window_stop_others(struct tracer *tr, struct tracee *t);
@@ -474,8 +481,6 @@ void window_hand_over(struct tracer *tr, struct tracee *t);
 struct tracee *window_next_turn(const struct tracer *tr);
 /* T takes its turn (it runs on if its window ended meanwhile). */
 void window_take_turn(struct tracer *tr, struct tracee *t);
-/* Our int3 under T's pc (being stepped), or NULL. */
-struct breakpoint *window_int3_at(struct tracer *tr, const struct tracee *t);
 /* T executes the instruction under our int3 BP with the others stopped. */
 int window_step_over_int3(struct tracer *tr, struct tracee *t,
 			  struct breakpoint *bp);

@@ -69,16 +69,6 @@ void tracer_fail(struct tracer *tr)
 	tr->exit_status = 1;
 }
 
-void window_sync_dr(struct tracer *tr, struct tracee *t)
-{
-	/* None while it is stepped: its own window must not trap on them. */
-	unsigned want = tracee_stepping(t) ? 0 : tr->dr_want;
-	if (t->dr_mask == want)
-		return;
-	if (hwbp_program(t->tid, tr->hw_slots, want) == 0)
-		t->dr_mask = want;
-}
-
 /* Threads stopped for an int3 step-over or an emulated slice whose wait
  * status was kept for later: at the release it is read as tracee_stop_all
  * reads the ones it takes (a SIGTRAP one byte past our int3 must be
@@ -278,7 +268,7 @@ int window_step_over_int3(struct tracer *tr, struct tracee *t,
 	breakpoint_remove(t->tid, bp);
 	int sig = t->inject, rc = -1;
 	t->inject = 0;
-	window_sync_dr(tr, t);
+	hwbp_sync(tr, t);
 	tracee_restart(t, PTRACE_SINGLESTEP, sig);
 	int status;
 	pid_t r = tracee_wait(t->tid, &status);
@@ -301,15 +291,6 @@ int window_step_over_int3(struct tracer *tr, struct tracee *t,
 			  addr);
 	window_replay_deferred(tr);
 	return rc;
-}
-
-struct breakpoint *window_int3_at(struct tracer *tr, const struct tracee *t)
-{
-	if (tr->start_bp.inserted && t->regs.rip == tr->start_bp.addr)
-		return &tr->start_bp;
-	if (tr->dlhook_bp.inserted && t->regs.rip == tr->dlhook_bp.addr)
-		return &tr->dlhook_bp;	/* a dlopen inside a window */
-	return NULL;
 }
 
 void window_join(struct tracer *tr, struct tracee *t)
