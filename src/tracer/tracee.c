@@ -10,6 +10,7 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -128,12 +129,44 @@ ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return done ? (ssize_t)done : -EFAULT;
 }
 
+/* TID is dead or a zombie: a group leader that exited while its other
+ * threads live, whose wait status the kernel keeps until they are
+ * reaped. */
+static bool thread_dead(pid_t tid)
+{
+	char buf[128];
+	const char *f = proc_stat_fields(tid, buf, sizeof(buf));
+	return !f || f[1] == 'Z' || f[1] == 'X';
+}
+
 pid_t tracee_wait(pid_t tid, int *status)
 {
-	pid_t r;
-	while ((r = waitpid(tid, status, __WALL)) < 0 && errno == EINTR)
-		;
-	return r;
+	/* Not a blocking waitpid: on a group leader that died while we held
+	 * its other threads (another one called exit_group as the leader
+	 * stepped over our int3), it would never return (the others' exits
+	 * are reported first, and only to a wait on them): cachetrace hung
+	 * in attach/verify-threads.  A step reports within microseconds;
+	 * after the first tries we look at the thread every 16. */
+	for (unsigned i = 0;; i++) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != 0)
+			return r;
+		if ((i & 15) == 15 && thread_dead(tid)) {
+			r = waitpid(tid, status, __WALL | WNOHANG);
+			if (r != 0)
+				return r;	/* it was reportable after all */
+			errno = ESRCH;
+			return -1;
+		}
+		if (i < 64) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, i < 1024 ? 20000 : 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
 }
 
 int tracee_hold_sig;

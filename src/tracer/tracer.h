@@ -337,8 +337,9 @@ int tracee_detach(pid_t tid, int sig);
 ssize_t tracee_read_xstate(pid_t tid, void *buf, size_t len);
 /* Read target memory (process_vm_readv, PEEKDATA fallback). */
 ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
-/* waitpid(TID, STATUS, __WALL), retried on EINTR: our signal handlers are
- * installed without SA_RESTART so that the main wait sees them. */
+/* waitpid(TID, STATUS, __WALL) until TID reports; -1 (ESRCH) when it is
+ * dead or a zombie that cannot report yet (a group leader whose other
+ * threads live on: the main loop's wait sees its exit later). */
 pid_t tracee_wait(pid_t tid, int *status);
 /* A job-control stop signal: its group-stop is kept with PTRACE_LISTEN. */
 static inline bool is_stop_signal(int sig)
