@@ -87,6 +87,13 @@ struct cache_model_ops {
 	/* One data access (enum access_kind in a->kind). */
 	void (*access)(struct cache_model *m, const struct mem_access *a,
 		       uint64_t *row);
+	/* Optional: one instruction's fetch of SIZE bytes at ADDR, its N
+	 * data accesses in order, and the fetch again when FETCH2 (a
+	 * finished rep string), as fetch and access would do them: one call
+	 * per instruction rather than one per access. */
+	void (*insn)(struct cache_model *m, uint64_t addr, uint32_t size,
+		     const struct mem_access *acc, unsigned n, bool fetch2,
+		     uint64_t *row);
 	/* Write `desc:` lines for the profile header (without a trailing
 	 * blank line); optional. */
 	void (*describe)(const struct cache_model *m, FILE *out);

@@ -147,6 +147,17 @@ static void cg_access(struct cache_model *m, const struct mem_access *a,
 	}
 }
 
+static void cg_insn(struct cache_model *m, uint64_t addr, uint32_t size,
+		    const struct mem_access *acc, unsigned n, bool fetch2,
+		    uint64_t *row)
+{
+	cg_fetch(m, addr, size, row);
+	for (unsigned i = 0; i < n; i++)
+		cg_access(m, &acc[i], row);
+	if (fetch2)
+		cg_fetch(m, addr, size, row);
+}
+
 static void none_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 		       uint64_t *row)
 {
@@ -209,6 +220,7 @@ static const struct cache_model_ops cg_ops = {
 	.cheap = true,
 	.fetch = cg_fetch,
 	.access = cg_access,
+	.insn = cg_insn,
 	.describe = cg_describe,
 	.flush = cg_flush,
 	.destroy = cg_destroy,

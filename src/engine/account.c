@@ -201,15 +201,12 @@ static void account_vex_speculation(struct engine *e,
 	}
 }
 
-/* What the models make of one instruction's record: the same whether
- * it crossed the model queue or not (modelq.h). */
-void engine_account_rec(struct engine *e, const struct model_rec *r,
-			const struct mem_access *acc,
-			const struct model_spec *spec)
+/* The record's fetches and accesses one model op at a time, each into
+ * the --trace-mem stream when there is one. */
+static void account_accesses(struct engine *e, const struct model_rec *r,
+			     const struct mem_access *acc, uint64_t *row)
 {
 	const struct insn *in = r->in;
-	model_core(e, r->core);
-	uint64_t *row = engine_row(e, in);
 	cache_fetch(e->cm, in->pc, r->len, row);
 	if (e->trace_mem)
 		trace_fetch(e->trace_mem, in);
@@ -225,6 +222,23 @@ void engine_account_rec(struct engine *e, const struct model_rec *r,
 		if (e->trace_mem)
 			trace_fetch(e->trace_mem, in);
 	}
+}
+
+/* What the models make of one instruction's record: the same whether
+ * it crossed the model queue or not (modelq.h). */
+void engine_account_rec(struct engine *e, const struct model_rec *r,
+			const struct mem_access *acc,
+			const struct model_spec *spec)
+{
+	const struct insn *in = r->in;
+	model_core(e, r->core);
+	uint64_t *row = engine_row(e, in);
+	if (e->cm->ops->insn && !e->trace_mem)
+		/* Cachegrind's model: one call for the instruction. */
+		e->cm->ops->insn(e->cm, in->pc, r->len, acc, r->n_acc,
+				 r->n_fetch > 1, row);
+	else
+		account_accesses(e, r, acc, row);
 	if (e->bm && in->len) {
 		uint64_t *brow = row + e->bm_offset;
 		for (unsigned i = 0; i < r->n_cond; i++)
