@@ -108,8 +108,9 @@ cg_fetch_lookup(struct cg_model *cg, uint64_t addr, uint32_t size,
 	}
 }
 
-static void cg_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
-		     uint64_t *row)
+static inline __attribute__((always_inline)) void
+cg_fetch_one(struct cache_model *m, uint64_t addr, uint32_t size,
+	     uint64_t *row)
 {
 	struct cg_model *cg = (struct cg_model *)m;
 	uint64_t last = (addr + (size ? size - 1 : 0)) >> cg->i1.line_shift;
@@ -121,8 +122,9 @@ static void cg_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 	cg_fetch_lookup(cg, addr, size, row);
 }
 
-static void cg_access(struct cache_model *m, const struct mem_access *a,
-		      uint64_t *row)
+static inline __attribute__((always_inline)) void
+cg_access_one(struct cache_model *m, const struct mem_access *a,
+	      uint64_t *row)
 {
 	struct cg_model *cg = (struct cg_model *)m;
 	unsigned ev;
@@ -147,15 +149,27 @@ static void cg_access(struct cache_model *m, const struct mem_access *a,
 	}
 }
 
+static void cg_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
+		     uint64_t *row)
+{
+	cg_fetch_one(m, addr, size, row);
+}
+
+static void cg_access(struct cache_model *m, const struct mem_access *a,
+		      uint64_t *row)
+{
+	cg_access_one(m, a, row);
+}
+
 static void cg_insn(struct cache_model *m, uint64_t addr, uint32_t size,
 		    const struct mem_access *acc, unsigned n, bool fetch2,
 		    uint64_t *row)
 {
-	cg_fetch(m, addr, size, row);
+	cg_fetch_one(m, addr, size, row);
 	for (unsigned i = 0; i < n; i++)
-		cg_access(m, &acc[i], row);
+		cg_access_one(m, &acc[i], row);
 	if (fetch2)
-		cg_fetch(m, addr, size, row);
+		cg_fetch_one(m, addr, size, row);
 }
 
 static void none_fetch(struct cache_model *m, uint64_t addr, uint32_t size,

@@ -185,12 +185,12 @@ static void model_core(struct engine *e, unsigned core)
 /* VEX's "&&" merge (src/decode/chase.c): the instructions of the merged
  * second block that did not run, which Cachegrind counts anyway: a fetch
  * each, into its own pc's row, and the Bc of the last (its jcc). */
-static void account_vex_speculation(struct engine *e,
-				    const struct model_spec *sp, unsigned n,
-				    bool taken)
+static __attribute__((noinline)) void
+account_vex_speculation(struct engine *e, const uint64_t *pc,
+				    const uint8_t *len, unsigned n, bool taken)
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct insn in = { .pc = sp[i].pc, .len = (uint32_t)sp[i].len };
+		struct insn in = { .pc = pc[i], .len = len[i] };
 		uint64_t *row = engine_row(e, &in);
 		cache_fetch(e->cm, in.pc, in.len ? in.len : 1, row);
 		if (e->trace_mem)
@@ -201,59 +201,97 @@ static void account_vex_speculation(struct engine *e,
 	}
 }
 
-/* The record's fetches and accesses one model op at a time, each into
- * the --trace-mem stream when there is one. */
-static void account_accesses(struct engine *e, const struct model_rec *r,
-			     const struct mem_access *acc, uint64_t *row)
+/* The fetches and accesses one model op at a time, each into the
+ * --trace-mem stream when there is one. */
+static __attribute__((noinline)) void
+account_accesses(struct engine *e, const struct insn *in,
+			     uint32_t len, const struct step_events *ev,
+			     uint64_t *row)
 {
-	const struct insn *in = r->in;
-	cache_fetch(e->cm, in->pc, r->len, row);
+	cache_fetch(e->cm, in->pc, len, row);
 	if (e->trace_mem)
 		trace_fetch(e->trace_mem, in);
-	for (unsigned i = 0; i < r->n_acc; i++) {
-		cache_access(e->cm, &acc[i], row);
+	for (unsigned i = 0; i < ev->n_acc; i++) {
+		cache_access(e->cm, &ev->acc[i], row);
 		if (e->trace_mem)
-			trace_access(e->trace_mem, &acc[i]);
+			trace_access(e->trace_mem, &ev->acc[i]);
 	}
-	if (r->n_fetch > 1) {
+	if (ev->n_fetch > 1) {
 		/* A rep string instruction's final rcx == 0 check, which
 		 * Cachegrind counts as one more execution. */
-		cache_fetch(e->cm, in->pc, r->len, row);
+		cache_fetch(e->cm, in->pc, len, row);
 		if (e->trace_mem)
 			trace_fetch(e->trace_mem, in);
 	}
 }
 
-/* What the models make of one instruction's record: the same whether
- * it crossed the model queue or not (modelq.h). */
-void engine_account_rec(struct engine *e, const struct model_rec *r,
-			const struct mem_access *acc,
-			const struct model_spec *spec)
+/* What the models make of one instruction IN (length LEN, on model core
+ * CORE, NEXT the pc after it), whose events are EV, into ROW (NULL: its
+ * own): the same in this thread and in the model queue's (modelq.h),
+ * which rebuilds EV from its record. */
+static inline __attribute__((always_inline)) void
+account(struct engine *e, const struct insn *in, uint32_t len,
+	unsigned core, uint64_t next, const struct step_events *ev,
+	uint64_t *row)
 {
-	const struct insn *in = r->in;
-	model_core(e, r->core);
-	uint64_t *row = engine_row(e, in);
+	model_core(e, core);
+	if (!row)
+		row = engine_row(e, in);
 	if (e->cm->ops->insn && !e->trace_mem)
 		/* Cachegrind's model: one call for the instruction. */
-		e->cm->ops->insn(e->cm, in->pc, r->len, acc, r->n_acc,
-				 r->n_fetch > 1, row);
+		e->cm->ops->insn(e->cm, in->pc, len, ev->acc, ev->n_acc,
+				 ev->n_fetch > 1, row);
 	else
-		account_accesses(e, r, acc, row);
-	if (e->bm && in->len) {
+		account_accesses(e, in, len, ev, row);
+	if (e->bm && !e->bm->ops->call && !e->bm->ops->ret) {
+		/* Cachegrind's predictor: no return stack. */
 		uint64_t *brow = row + e->bm_offset;
-		for (unsigned i = 0; i < r->n_cond; i++)
-			branch_cond(e->bm, in->pc, r->cond_bits >> i & 1, brow);
-		if (r->indirect)
-			branch_indirect(e->bm, in->pc, r->ind_target, brow);
+		if (in->len) {
+			for (unsigned i = 0; i < ev->n_cond; i++)
+				branch_cond(e->bm, in->pc, ev->cond_taken[i],
+					    brow);
+			if (ev->indirect)
+				branch_indirect(e->bm, in->pc, ev->ind_target,
+						brow);
+		}
+	} else if (e->bm && in->len) {
+		uint64_t *brow = row + e->bm_offset;
+		for (unsigned i = 0; i < ev->n_cond; i++)
+			branch_cond(e->bm, in->pc, ev->cond_taken[i], brow);
+		if (ev->indirect)
+			branch_indirect(e->bm, in->pc, ev->ind_target, brow);
 		if ((in->branch == BR_CALL || in->branch == BR_CALL_IND) &&
 		    e->bm->ops->call)
 			e->bm->ops->call(e->bm, in->pc, in->pc + in->len, brow);
 		else if (in->branch == BR_RET && e->bm->ops->ret)
-			e->bm->ops->ret(e->bm, in->pc, r->next, brow);
+			e->bm->ops->ret(e->bm, in->pc, next, brow);
 	}
 	engine_commit(e, in);
-	if (r->n_spec)
-		account_vex_speculation(e, spec, r->n_spec, r->spec_taken);
+	if (ev->n_spec)
+		account_vex_speculation(e, ev->spec_pc, ev->spec_len,
+					ev->n_spec, ev->spec_taken);
+}
+
+void engine_account_rec(struct engine *e, const struct model_rec *r,
+			const struct mem_access *acc,
+			const struct model_spec *spec)
+{
+	/* The consumer has time to spare: the record back into events. */
+	struct step_events ev;
+	ev.n_fetch = r->n_fetch;
+	ev.n_cond = r->n_cond;
+	memcpy(ev.cond_taken, r->cond, sizeof(ev.cond_taken));
+	ev.indirect = r->indirect;
+	ev.ind_target = r->ind_target;
+	ev.n_acc = r->n_acc;
+	memcpy(ev.acc, acc, r->n_acc * sizeof(*acc));
+	ev.n_spec = r->n_spec;
+	ev.spec_taken = r->spec_taken;
+	if (r->n_spec) {
+		memcpy(ev.spec_pc, spec->pc, sizeof(ev.spec_pc));
+		memcpy(ev.spec_len, spec->len, sizeof(ev.spec_len));
+	}
+	account(e, r->in, r->len, r->core, r->next, &ev, NULL);
 }
 
 bool engine_models_costly(const struct engine *e)
@@ -275,6 +313,27 @@ void engine_models_sync(struct engine *e)
 		modelq_drain(e->q);
 }
 
+/* The record of IN, whose events are EV. */
+static inline __attribute__((always_inline)) void
+fill_rec(struct model_rec *r, const struct insn *in,
+	 const struct step_events *ev, uint64_t next, uint32_t len,
+	 unsigned core, unsigned units)
+{
+	r->in = in;
+	r->next = next;
+	r->ind_target = ev->ind_target;
+	r->len = len;
+	r->core = (uint16_t)core;
+	r->n_fetch = ev->n_fetch;
+	r->n_cond = ev->n_cond;
+	memcpy(r->cond, ev->cond_taken, sizeof(r->cond));
+	r->indirect = ev->indirect;
+	r->n_acc = (uint8_t)ev->n_acc;
+	r->n_spec = ev->n_spec;
+	r->spec_taken = ev->spec_taken;
+	r->units = (uint8_t)units;
+}
+
 void engine_account_regs(struct engine *e, struct tracee *t,
 			 const struct user_regs_struct *before,
 			 const struct user_regs_struct *after)
@@ -283,6 +342,8 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 	struct step_events *ev = &e->ev;
 
 	engine_switch_core(e, t);
+	/* Looked up first: its loads overlap the decoder's work. */
+	uint64_t *row = e->q_on ? NULL : engine_row(e, in);
 	int rc = decode_step(e->dec, in, before, after, ev);
 	/* An instruction of unknown length: it fell through (or we cannot
 	 * tell), so its length is where the pc went, within x86's 15. */
@@ -308,36 +369,21 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 			     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE))
 				t->win.watch_hit = true;
 		}
-	unsigned units = 3 + ev->n_acc + ev->n_spec;
-	struct model_rec local;
-	struct model_rec *r = e->q_on ? modelq_reserve(e->q, units) : &local;
-	r->in = in;
-	r->next = after->rip;
-	r->ind_target = ev->ind_target;
-	r->len = len;
-	r->core = (uint16_t)t->core;
-	r->n_fetch = ev->n_fetch;
-	r->n_cond = ev->n_cond;
-	r->cond_bits = (uint8_t)(ev->cond_taken[0] | ev->cond_taken[1] << 1 |
-				 ev->cond_taken[2] << 2);
-	r->indirect = ev->indirect;
-	r->n_acc = (uint8_t)ev->n_acc;
-	r->n_spec = ev->n_spec;
-	r->spec_taken = ev->spec_taken;
-	r->units = (uint8_t)units;
-	struct model_spec spec[3];
-	struct model_spec *sp = e->q_on ?
-		(struct model_spec *)((struct mem_access *)(r + 1) + ev->n_acc) :
-		spec;
-	for (unsigned i = 0; i < ev->n_spec; i++) {
-		sp[i].pc = ev->spec_pc[i];
-		sp[i].len = ev->spec_len[i];
-	}
 	if (e->q_on) {
-		memcpy(r + 1, ev->acc, ev->n_acc * sizeof(ev->acc[0]));
+		unsigned units = 3 + ev->n_acc + (ev->n_spec ? 2 : 0);
+		struct model_rec *r = modelq_reserve(e->q, units);
+		fill_rec(r, in, ev, after->rip, len, t->core, units);
+		struct mem_access *acc = (struct mem_access *)(r + 1);
+		memcpy(acc, ev->acc, ev->n_acc * sizeof(ev->acc[0]));
+		if (ev->n_spec) {
+			struct model_spec *sp = (struct model_spec *)
+						(acc + ev->n_acc);
+			memcpy(sp->pc, ev->spec_pc, sizeof(sp->pc));
+			memcpy(sp->len, ev->spec_len, sizeof(sp->len));
+		}
 		modelq_commit(e->q, units);
 	} else {
-		engine_account_rec(e, r, ev->acc, sp);
+		account(e, in, len, t->core, after->rip, ev, row);
 	}
 	if (e->cs)
 		callstack_step(e->cs, t->tid, in, before, after);

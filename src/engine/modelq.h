@@ -32,21 +32,24 @@ struct model_rec {
 	uint16_t core;		/* the thread's core in the model */
 	uint8_t n_fetch;	/* 1, or 2: a finished rep string */
 	uint8_t n_cond;
-	uint8_t cond_bits;	/* bit i: conditional outcome i taken */
+	bool cond[3];		/* the conditional outcomes, taken or not */
 	uint8_t indirect;
 	uint8_t n_acc;
 	uint8_t n_spec;		/* VEX's merged instructions (chase.c) */
 	uint8_t spec_taken;
 	uint8_t units;		/* the record's length in 16-byte units */
-	uint8_t pad[10];
+	uint8_t pad[8];
 };
 _Static_assert(sizeof(struct model_rec) == 48, "three units");
 
-/* One of VEX's merged instructions that did not run (account.c). */
+/* VEX's merged instructions that did not run (account.c), after the
+ * accesses when there are some: two units. */
 struct model_spec {
-	uint64_t pc;
-	uint64_t len;
+	uint64_t pc[3];
+	uint8_t len[3];
+	uint8_t pad[5];
 };
+_Static_assert(sizeof(struct model_spec) == 32, "two units");
 
 struct modelq;
 
