@@ -468,7 +468,7 @@ bool signal_pending(struct tracee *t)
 int emu_begin_window(struct tracer *tr, struct tracee *t)
 {
 	struct emu *em = emu_get(tr);
-	int rc = step_engine.begin_window(tr, t);
+	int rc = step_join(tr, t);
 	if (rc < 0)
 		return rc;
 	/* Stopped inside a system call (interrupted while blocked, to join

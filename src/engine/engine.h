@@ -130,6 +130,9 @@ extern const struct engine_ops emulate_engine;
 extern const struct engine_ops lockstep_engine;
 
 /* step.c, also the other engines' way to the real CPU. */
+/* T joins a window as the step engine's begin_window does, but for the
+ * pinning, which waits for its first real step (step_issue). */
+int step_join(struct tracer *tr, struct tracee *t);
 /* Decode T's next instruction: VERDICT_READY when t->insn is ready to
  * execute at t->regs.rip, else what the run must return (an instruction
  * that cannot be read, our int3 under the pc). */

@@ -31,8 +31,9 @@
 #include "hostenv.h"
 #include "tracer.h"
 
-static int step_begin_window(struct tracer *tr, struct tracee *t)
+int step_join(struct tracer *tr, struct tracee *t)
 {
+	(void)tr;
 	int rc = tracee_getregs(t->tid, &t->regs);
 	if (rc < 0)
 		return rc;
@@ -43,8 +44,15 @@ static int step_begin_window(struct tracer *tr, struct tracee *t)
 	 * blocked): orig_rax is its number until a real step finishes it. */
 	t->in_syscall = (long long)t->regs.orig_rax >= 0;
 	t->syscall_at_start = (long long)t->regs.orig_rax;
-	tracee_pin(tr, t);
 	return 0;
+}
+
+static int step_begin_window(struct tracer *tr, struct tracee *t)
+{
+	int rc = step_join(tr, t);
+	if (rc == 0)
+		tracee_pin(tr, t);
+	return rc;
 }
 
 static void step_end_window(struct tracer *tr, struct tracee *t)
@@ -91,6 +99,9 @@ void step_issue(struct tracer *tr, struct tracee *t)
 	imitate_late_cpuid(tr, t);
 	t->inject = 0;
 	hwbp_sync(tr, t);
+	/* Pinned before its first real step (the emulator's windows may
+	 * have none: four sched_setaffinity calls a window saved). */
+	tracee_pin(tr, t);
 	if (tracee_restart(t, PTRACE_SINGLESTEP, sig) < 0)
 		error_msg("cannot step thread %d", t->tid);
 }
