@@ -102,8 +102,10 @@ static bool list_threads(pid_t pid, struct gthread *th, int *n, int max)
 			at += de->reclen;
 			pid_t tid = atoi(de->name);
 			bool known = tid <= 0;
+			/* negative: listed already but not ours (a zombie
+			 * leader cannot be seized): not listed again */
 			for (int i = 0; i < *n && !known; i++)
-				known = th[i].tid == tid;
+				known = th[i].tid == tid || th[i].tid == -tid;
 			if (!known && *n < max)
 				th[(*n)++] = (struct gthread){ tid, false };
 		}
@@ -160,8 +162,12 @@ static int take_over(pid_t pid, struct gthread *th, int max,
 		 * collected, its signal is no longer delivered at our exit;
 		 * then the interrupt's. */
 		for (;;) {
-			pid_t r = waitpid(th[i].tid, &status, __WALL |
-					  (in_process ? WNOHANG : 0));
+			/* tracee_wait: never a blocking wait on a group
+			 * leader that exited while its threads live (a
+			 * server whose main thread called pthread_exit). */
+			pid_t r = in_process ?
+				  waitpid(th[i].tid, &status, __WALL | WNOHANG) :
+				  tracee_wait(th[i].tid, &status);
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r <= 0 || !WIFSTOPPED(status))
@@ -174,12 +180,9 @@ static int take_over(pid_t pid, struct gthread *th, int max,
 		 * its next resume, nothing more comes now. */
 		if (in_process && !th[i].stopped && thread_stopped(th[i].tid))
 			th[i].stopped = true;
-		if (in_process && !th[i].stopped) {
-			while (waitpid(th[i].tid, &status, __WALL) < 0 &&
-			       errno == EINTR)
-				;
-			th[i].stopped = WIFSTOPPED(status);
-		}
+		if (in_process && !th[i].stopped)
+			th[i].stopped = tracee_wait(th[i].tid, &status) > 0 &&
+					WIFSTOPPED(status);
 	}
 	return n;
 }
@@ -303,9 +306,7 @@ static void drop_queued_traps(const struct journal *j, pid_t tid)
 		if (!trap || ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
 			return;
 		int status;
-		while (waitpid(tid, &status, __WALL) < 0 && errno == EINTR)
-			;
-		if (!WIFSTOPPED(status))
+		if (tracee_wait(tid, &status) <= 0 || !WIFSTOPPED(status))
 			return;
 		struct user_regs_struct r;
 		siginfo_t got;
@@ -358,12 +359,14 @@ static void rescue(struct journal *j, bool in_process)
 			ptrace(PTRACE_SETREGS, th[i].tid, NULL, &r);
 		}
 	}
+	int ours = 0;
 	for (int i = 0; i < n; i++) {
 		if (th[i].tid <= 0)
 			continue;
 		if (th[i].stopped)
 			drop_queued_traps(j, th[i].tid);
 		ptrace(PTRACE_DETACH, th[i].tid, NULL, NULL);
+		ours++;
 	}
 	unsigned sigs = 0;
 	for (unsigned i = 0; i < JOURNAL_SIGS; i++) {
@@ -385,7 +388,7 @@ static void rescue(struct journal *j, bool in_process)
 	error_msg("guard: cachetrace ended without releasing process %d: "
 		  "%d thread%s taken back, %u int3 byte%s restored, %u record%s "
 		  "of a write-back redone, %u held signal%s sent again; it "
-		  "runs on", pid, n, n == 1 ? "" : "s", int3s,
+		  "runs on", pid, ours, ours == 1 ? "" : "s", int3s,
 		  int3s == 1 ? "" : "s", redone, redone == 1 ? "" : "s",
 		  sigs, sigs == 1 ? "" : "s");
 }
