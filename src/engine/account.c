@@ -185,9 +185,9 @@ static void model_core(struct engine *e, unsigned core)
 /* VEX's "&&" merge (src/decode/chase.c): the instructions of the merged
  * second block that did not run, which Cachegrind counts anyway: a fetch
  * each, into its own pc's row, and the Bc of the last (its jcc). */
-static __attribute__((noinline)) void
+static __attribute__((noinline)) void	/* rare: off the hot path */
 account_vex_speculation(struct engine *e, const uint64_t *pc,
-				    const uint8_t *len, unsigned n, bool taken)
+			const uint8_t *len, unsigned n, bool taken)
 {
 	for (unsigned i = 0; i < n; i++) {
 		struct insn in = { .pc = pc[i], .len = len[i] };
@@ -203,10 +203,9 @@ account_vex_speculation(struct engine *e, const uint64_t *pc,
 
 /* The fetches and accesses one model op at a time, each into the
  * --trace-mem stream when there is one. */
-static __attribute__((noinline)) void
-account_accesses(struct engine *e, const struct insn *in,
-			     uint32_t len, const struct step_events *ev,
-			     uint64_t *row)
+static __attribute__((noinline)) void	/* not Cachegrind's model */
+account_accesses(struct engine *e, const struct insn *in, uint32_t len,
+		 const struct step_events *ev, uint64_t *row)
 {
 	cache_fetch(e->cm, in->pc, len, row);
 	if (e->trace_mem)
@@ -244,7 +243,9 @@ account(struct engine *e, const struct insn *in, uint32_t len,
 	else
 		account_accesses(e, in, len, ev, row);
 	if (e->bm && !e->bm->ops->call && !e->bm->ops->ret) {
-		/* Cachegrind's predictor: no return stack. */
+		/* Cachegrind's predictor (no return stack) on a path of its
+		 * own: one block with the branch below measured 3-4% slower
+		 * on bench/region.c. */
 		uint64_t *brow = row + e->bm_offset;
 		if (in->len) {
 			for (unsigned i = 0; i < ev->n_cond; i++)
@@ -298,13 +299,6 @@ bool engine_models_costly(const struct engine *e)
 {
 	return !e->cm->ops->cheap || (e->bm && !e->bm->ops->cheap) ||
 	       e->trace_mem;
-}
-
-/* The model queue is in use: empty it before the models are used here. */
-static inline void engine_sync_models(struct engine *e)
-{
-	if (e->q_on)
-		modelq_drain(e->q);
 }
 
 void engine_models_sync(struct engine *e)
@@ -403,7 +397,7 @@ void engine_account(struct engine *e, struct tracee *t,
 void engine_moved(struct engine *e, struct tracee *t,
 		  const struct user_regs_struct *after)
 {
-	engine_sync_models(e);
+	engine_models_sync(e);
 	if (e->cs)
 		callstack_step(e->cs, t->tid, NULL, &t->regs, after);
 	t->regs = *after;
@@ -412,7 +406,7 @@ void engine_moved(struct engine *e, struct tracee *t,
 void engine_account_fetch_only(struct engine *e, struct tracee *t)
 {
 	const struct insn *in = t->insn;
-	engine_sync_models(e);
+	engine_models_sync(e);
 	engine_switch_core(e, t);
 	model_core(e, t->core);
 	uint64_t *row = engine_row(e, in);

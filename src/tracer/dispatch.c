@@ -24,11 +24,20 @@
 static void tracer_step(struct tracer *tr, struct tracee *t)
 {
 	for (;;) {
-		switch (tr->engine->run(tr, t)) {
-		case VERDICT_READY:	/* not a run's verdict */
-		case VERDICT_RUNNING:
-		case VERDICT_DONE:
-			return;
+		enum verdict v = tr->engine->run(tr, t);
+		if (v == VERDICT_INT3) {
+			/* Our int3 under its pc: executed with the other
+			 * threads stopped, then the run goes on. */
+			if (window_step_over_int3(tr, t, t->win.int3) < 0)
+				return;
+			if (t->win.lost)
+				v = VERDICT_LOST;
+			else if (tracee_leads(t) && engine_at_stop(&tr->eng, t))
+				v = VERDICT_STOP;
+			else if (tracee_stepping(t))
+				continue;
+		}
+		switch (v) {
 		case VERDICT_STOP:
 			window_end(tr, t, NULL);
 			tracer_restart(tr, t, window_after(tr, t));
@@ -46,24 +55,8 @@ static void tracer_step(struct tracer *tr, struct tracee *t)
 		case VERDICT_TURN:
 			window_hand_over(tr, t);
 			return;
-		case VERDICT_INT3:
-			/* Our int3 under its pc: executed with the other
-			 * threads stopped, then the run goes on. */
-			if (window_step_over_int3(tr, t, t->win.int3) < 0)
-				return;
-			if (t->win.lost) {
-				window_end_all(tr, t->win.lost);
-				tracer_restart(tr, t, window_after(tr, t));
-				return;
-			}
-			if (tracee_leads(t) && engine_at_stop(&tr->eng, t)) {
-				window_end(tr, t, NULL);
-				tracer_restart(tr, t, window_after(tr, t));
-				return;
-			}
-			if (!tracee_stepping(t))
-				return;
-			break;
+		default:	/* running, done, or out of its window */
+			return;
 		}
 	}
 }
