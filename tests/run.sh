@@ -37,16 +37,17 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CACHETRACE_ENGINE=step \
 	--suite emuasan || status=1
 # The host probes' other answers: no debug register fires (the fallbacks:
 # int3 start events, data watches refused), on every host (issue 17),
-# Unicorn's registers read through its API rather than in place, and no
-# shared memory for the guardian of attached targets (issue 28).  Where
+# Unicorn's registers read through its API rather than in place, its own
+# page collection on every guest store, and no shared memory for the
+# guardian of attached targets (issue 28).  Where
 # the debug registers do not fire anyway, the emulate suite takes the pass.
 if build/cachetrace --check | grep -q '^hardware breakpoints: *fire'; then
-	CACHETRACE_HOST=hwbp=no,uc-regs=api,memfd=no,model-thread=no CACHETRACE_KILLS=24 \
+	CACHETRACE_HOST=hwbp=no,uc-regs=api,memfd=no,model-thread=no,uc-pages=qemu CACHETRACE_KILLS=24 \
 		meson test -C build --logbase nohw --print-errorlogs \
 		--suite tracer --suite attach --suite faults || status=1
 else
 	echo "note: the debug registers do not fire on this host: the tracer, attach and fault suites above ran without them"
-	CACHETRACE_HOST=uc-regs=api \
+	CACHETRACE_HOST=uc-regs=api,uc-pages=qemu \
 		meson test -C build --logbase nohw --print-errorlogs \
 		--suite emulate || status=1
 fi

@@ -135,8 +135,10 @@ int emu_selftest(char *why, size_t len)
 		return -1;
 	}
 	unsigned major, minor;
-	uc_version(&major, &minor);
-	snprintf(why, len, "Unicorn %u.%u runs the self-test program; its registers "
-		 "are %s", major, minor, regs);
+	unsigned v = uc_version(&major, &minor);
+	bool inert;
+	snprintf(why, len, "Unicorn %u.%u.%u runs the self-test program; its "
+		 "registers are %s; each store's check for translated code %s", major, minor,
+		 v >> 8 & 0xff, regs, emu_store_path(&inert));
 	return 0;
 }

@@ -22,6 +22,8 @@ static const struct {
 						   * the engine's thread */
 	{ "memfd", { "no" } },			  /* no shared memory for the
 						   * guardian's journal */
+	{ "uc-pages", { "qemu" } },		  /* Unicorn's own page
+						   * collection per store */
 };
 
 const char *hostenv_get(const char *key, char *buf, size_t len)
@@ -77,7 +79,7 @@ const char *hostenv_check(char *err, size_t len)
 				 "forced probe answer (hwbp=yes|no, "
 				 "cpuid-step=precise|late, sysfs-cache=no, "
 				 "cpuid-cache=no, native=no, uc-regs=api, "
-				 "memfd=no)", (int)n, s);
+				 "memfd=no, model-thread=no, uc-pages=qemu)", (int)n, s);
 			return err;
 		}
 		s += n;

@@ -7,6 +7,8 @@
 #   region    --start=work (main without one) with call stacks, the
 #             Callgrind and folded outputs and --trace-mem
 #   flat      --start=work, the flat profile only (large regions)
+#   uc-pages  the region with Unicorn's own page collection per store
+#             (CACHETRACE_HOST=uc-pages=qemu) against stepping
 #   models    --start=work with the costlier models (hier, TAGE) and
 #             --trace-mem, which the emulator feeds from a thread of their
 #             own when two CPUs are allowed (src/engine/modelq.h): the
@@ -149,6 +151,21 @@ for r in $RUNS; do
 		run emulate emulated --start=$start --call-stacks=yes \
 			--callgrind-out-file=emulated.callgrind
 		target emulated emulate
+		;;
+	uc-pages)
+		# Unicorn's own page collection on every guest store (the
+		# path other Unicorn builds take, src/engine/ucpages.c),
+		# against stepping in the same environment.
+		for e in step emulate; do
+			CACHETRACE_HOST=${CACHETRACE_HOST:+$CACHETRACE_HOST,}uc-pages=qemu \
+				run $e ucpages --start=$start
+		done
+		target ucpages step emulate
+		same ucpages cg
+		CACHETRACE_HOST=uc-pages=qemu "$CT" --check 2>&1 |
+			grep -q "builds QEMU's page collection (CACHETRACE_HOST" &&
+			pass "uc-pages: --check says so" ||
+			fail "uc-pages: --check does not say QEMU's path is forced"
 		;;
 	flat)
 		for e in step emulate; do

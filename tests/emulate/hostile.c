@@ -1,7 +1,8 @@
 /* What an emulator gets wrong first: a write to a read-only page and a
  * division by zero (the real CPU must take the fault, so that the kernel
  * delivers SIGSEGV and SIGFPE to the handlers), code written and then run
- * and rewritten (the emulator's translated code must not be stale), a
+ * and rewritten (the emulator's translated code must not be stale), code
+ * that rewrites the next instruction of its own block, a
  * stack grown by a deep recursion, and memory the kernel writes (read(2)
  * from a pipe).  Prints what each part saw; the same natively and under
  * every engine. */
@@ -56,6 +57,21 @@ __attribute__((noinline)) long work(void)
 			unsigned char insns[] = { 0xb8, (unsigned char)v, 0, 0, 0, 0xc3 };
 			memcpy(code, insns, sizeof(insns));
 			r += 10 * ((int (*)(void))code)();
+		}
+		/* code that patches the instruction after it, in the block
+		 * it runs (QEMU must drop the block it is running and
+		 * resume with the new bytes; twelve times: past the writes
+		 * after which QEMU keeps a bitmap of the page's code):
+		 * mov byte [rip + 1], v; mov eax, imm32; ret */
+		for (int v = 1; v <= 12; v++) {
+			unsigned char insns[] = { 0xc6, 0x05, 1, 0, 0, 0,
+						  (unsigned char)(v + 4),
+						  0xb8, 0, 0, 0, 0, 0xc3 };
+			if (v == 1)
+				memcpy(code + 64, insns, sizeof(insns));
+			else
+				code[64 + 6] = (unsigned char)(v + 4);
+			r += 100 * ((int (*)(void))(code + 64))();
 		}
 	}
 	/* the stack grown by ~600 KiB */
