@@ -365,17 +365,20 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 		}
 	if (e->q_on) {
 		unsigned units = 3 + ev->n_acc + (ev->n_spec ? 2 : 0);
-		struct model_rec *r = modelq_reserve(e->q, units);
-		fill_rec(r, in, ev, after->rip, len, t->core, units);
-		struct mem_access *acc = (struct mem_access *)(r + 1);
-		memcpy(acc, ev->acc, ev->n_acc * sizeof(ev->acc[0]));
+		struct {
+			struct model_rec r;
+			struct mem_access acc[DECODE_MAX_ACCESSES];
+			struct model_spec spec;
+		} __attribute__((aligned(16))) rec;
+		fill_rec(&rec.r, in, ev, after->rip, len, t->core, units);
+		memcpy(rec.acc, ev->acc, ev->n_acc * sizeof(ev->acc[0]));
 		if (ev->n_spec) {
 			struct model_spec *sp = (struct model_spec *)
-						(acc + ev->n_acc);
+						(rec.acc + ev->n_acc);
 			memcpy(sp->pc, ev->spec_pc, sizeof(sp->pc));
 			memcpy(sp->len, ev->spec_len, sizeof(sp->len));
 		}
-		modelq_commit(e->q, units);
+		modelq_put(e->q, &rec, units);
 	} else {
 		account(e, in, len, t->core, after->rip, ev, row);
 	}

@@ -62,11 +62,10 @@ struct modelq *modelq_new(struct engine *e, const cpu_set_t *allowed,
 			  int avoid_cpu, const char **why);
 /* The CPU the thread runs on. */
 int modelq_cpu(const struct modelq *q);
-/* Room for a record of UNITS 16-byte units, contiguous; waits for the
- * model thread while the ring is full. */
-struct model_rec *modelq_reserve(struct modelq *q, unsigned units);
-/* The record reserved last is complete. */
-void modelq_commit(struct modelq *q, unsigned units);
+/* Copy REC, UNITS 16-byte units built in the producer's own memory (16-
+ * byte aligned), into the ring; waits for the model thread while the
+ * ring is full. */
+void modelq_put(struct modelq *q, const void *rec, unsigned units);
 /* Wait until the model thread has consumed every record. */
 void modelq_drain(struct modelq *q);
 /* Drain, stop the thread, free. */
