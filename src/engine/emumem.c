@@ -58,6 +58,7 @@ struct emumem {
 				 * changed are written back */
 	unsigned n_dirty;
 	bool dirty_overflow;
+	int maps_fd;		/* /proc/PID/maps, kept open; -1: none */
 	char *maps_buf;
 	size_t maps_cap;
 	char *maps_last;	/* the text the VMAs were built from */
@@ -349,28 +350,44 @@ static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr,
 	return vma_map(m, v) == 0;
 }
 
+/* The target's maps, read from the start of a descriptor kept open
+ * across windows (an open and a close less per window).  It holds the
+ * address space it was opened on: one that reads empty (the target
+ * exec'd since; a live process always has mappings) is opened again. */
 static char *read_maps(struct emumem *m)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)m->pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t len = 0;
-	for (;;) {
-		if (len + 4096 + 1 > m->maps_cap) {
-			m->maps_cap = m->maps_cap ? 2 * m->maps_cap : 16384;
-			m->maps_buf = xreallocarray(m->maps_buf, m->maps_cap, 1);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (m->maps_fd < 0) {
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%d/maps",
+				 (int)m->pid);
+			m->maps_fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (m->maps_fd < 0)
+				return NULL;
+			attempt = 1;		/* fresh: its text stands */
 		}
-		ssize_t r = read(fd, m->maps_buf + len, m->maps_cap - len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
+		size_t len = 0;
+		for (;;) {
+			if (len + 4096 + 1 > m->maps_cap) {
+				m->maps_cap = m->maps_cap ? 2 * m->maps_cap
+							  : 16384;
+				m->maps_buf = xreallocarray(m->maps_buf,
+							    m->maps_cap, 1);
+			}
+			ssize_t r = pread(m->maps_fd, m->maps_buf + len,
+					  m->maps_cap - len - 1, (off_t)len);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			len += (size_t)r;
+		}
+		m->maps_buf[len] = 0;
+		if (len || attempt)
+			return m->maps_buf;
+		close(m->maps_fd);
+		m->maps_fd = -1;
 	}
-	close(fd);
-	m->maps_buf[len] = 0;
 	return m->maps_buf;
 }
 
@@ -488,6 +505,7 @@ struct emumem *emumem_new(uc_engine *uc, pid_t pid)
 	struct emumem *m = xcalloc(1, sizeof(*m));
 	m->uc = uc;
 	m->pid = pid;
+	m->maps_fd = -1;
 	m->orig = mmap(NULL, (size_t)DIRTY_LOG << PG_SHIFT, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m->orig == MAP_FAILED) {
@@ -521,6 +539,8 @@ void emumem_free(struct emumem *m)
 		vma_unmap(m, &m->v[i]);
 	free(m->v);
 	free(m->maps_buf);
+	if (m->maps_fd >= 0)
+		close(m->maps_fd);
 	munmap(m->orig, (size_t)DIRTY_LOG << PG_SHIFT);
 	free(m);
 }

@@ -34,9 +34,11 @@
 int step_join(struct tracer *tr, struct tracee *t)
 {
 	(void)tr;
-	int rc = tracee_getregs(t->tid, &t->regs);
-	if (rc < 0)
-		return rc;
+	if (!(t->flags & TF_REGS_READ)) {
+		int rc = tracee_getregs(t->tid, &t->regs);
+		if (rc < 0)
+			return rc;
+	}
 	t->flags |= TF_STEPPING;
 	t->insn = NULL;
 	t->win.lost = NULL;

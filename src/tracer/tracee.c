@@ -377,19 +377,23 @@ static void rewind_our_int3(struct tracer *tr, struct tracee *t)
 	}
 }
 
+bool tracee_trap_queued(pid_t tid)
+{
+	siginfo_t si[8];
+	struct __ptrace_peeksiginfo_args args = { .off = 0, .flags = 0,
+						  .nr = 8 };
+	int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &args, si);
+	for (int i = 0; i < n; i++)
+		if (si[i].si_signo == SIGTRAP && si[i].si_code != SI_USER &&
+		    si[i].si_code != SI_TKILL)
+			return true;
+	return false;
+}
+
 void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep)
 {
 	for (int tries = 0; tries < 4; tries++) {
-		siginfo_t si[8];
-		struct __ptrace_peeksiginfo_args args = {
-			.off = 0, .flags = 0, .nr = 8 };
-		int n = (int)ptrace(PTRACE_PEEKSIGINFO, t->tid, &args, si);
-		bool trap = false;
-		for (int i = 0; i < n; i++)
-			if (si[i].si_signo == SIGTRAP &&
-			    si[i].si_code != SI_USER && si[i].si_code != SI_TKILL)
-				trap = true;
-		if (!trap)
+		if (!tracee_trap_queued(t->tid))
 			return;
 		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
 			return;

@@ -104,6 +104,9 @@ enum {
 					 * deferred status, set with the flag
 					 * and cleared with it, is a trap of no
 					 * instruction; tracer_run replays it) */
+	TF_REGS_READ	= 1 << 10,	/* t->regs are its registers at this stop,
+					 * just read: a window beginning here
+					 * need not read them again */
 };
 
 static inline bool tracee_stepping(const struct tracee *t)
@@ -372,6 +375,9 @@ void tracee_detach_all(struct tracer *tr);
  * another signal met on the way goes to *KEEP (detach: pending_sig; a
  * thread joining a window: inject). */
 void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep);
+/* A SIGTRAP the kernel raised (a step, a breakpoint) is queued for TID,
+ * not yet taken. */
+bool tracee_trap_queued(pid_t tid);
 /* Bring every running thread to a ptrace stop (PTRACE_INTERRUPT) so that
  * breakpoints can be removed and threads detached; pending events are
  * consumed, signals seen meanwhile are kept for re-injection at detach. */

@@ -164,6 +164,22 @@ void window_stop_others(struct tracer *tr, struct tracee *t)
 		int status;
 		if (tracee_wait(o->tid, &status) < 0)
 			continue;	/* gone: nothing to replay */
+		if (tracee_stepping(o) && WIFSTOPPED(status) &&
+		    (unsigned)status >> 16 == PTRACE_EVENT_STOP &&
+		    tracee_trap_queued(o->tid)) {
+			/* Its real step ran, and our interrupt overtook the
+			 * step's trap (the kernel reports a pending interrupt
+			 * before a queued signal): take the trap, which is
+			 * what its engine waits for.  Left queued, it came
+			 * after the window, to a thread no longer stepped,
+			 * and was delivered: the target died of a SIGTRAP
+			 * (attach/verify-threads, emulate: a thread's rdtsc
+			 * on the CPU while another began its slice). */
+			int st;
+			if (ptrace(PTRACE_CONT, o->tid, NULL, NULL) == 0 &&
+			    tracee_wait(o->tid, &st) >= 0)
+				status = st;
+		}
 		o->deferred_status = status;
 		o->has_deferred = true;
 		if (WIFSTOPPED(status))
