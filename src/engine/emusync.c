@@ -142,13 +142,17 @@ void sync_for_unwind(void *ctx, pid_t tid)
 static bool ran_nothing(const struct tracee *o)
 {
 	struct user_regs_struct r;
-	if (!o->has_deferred ||
-	    (unsigned)o->deferred_status >> 16 != PTRACE_EVENT_STOP ||
+	unsigned event = (unsigned)o->deferred_status >> 16;
+	/* Our interrupt, or the trap of a step it overtook (a system call
+	 * it interrupted: window_stop_others took the trap). */
+	bool trap = event == 0 && WIFSTOPPED(o->deferred_status) &&
+		    WSTOPSIG(o->deferred_status) == SIGTRAP;
+	if (!o->has_deferred || (event != PTRACE_EVENT_STOP && !trap) ||
 	    tracee_getregs(o->tid, &r) < 0)
 		return false;
 	if (emu_syscall_restarts(&r))
 		return true;
-	return tracee_stepping(o) && o->insn && !o->insn->rep &&
+	return !trap && tracee_stepping(o) && o->insn && !o->insn->rep &&
 	       r.rip == o->insn->pc && r.rip == o->regs.rip &&
 	       r.rsp == o->regs.rsp && r.rcx == o->regs.rcx;
 }
