@@ -6,7 +6,8 @@
  * kmovd), so nothing VEX-, EVEX- or XOP-encoded is emulated.  What is:
  * every instruction Capstone decodes in the legacy encoding (integer,
  * MMX, SSE to SSE4.2, AES-NI, PCLMULQDQ) except x87 arithmetic (QEMU's
- * status word differs: the precision flag), and those whose result
+ * status word differs: the precision flag; its control and status word
+ * moves are emulated), and those whose result
  * is the machine's, not the instruction set's (cpuid, xgetbv, rdtsc,
  * rdrand, rdpid), those that enter the kernel or change privileged or
  * segment state (syscall, int, hlt, far transfers, segment loads, fs/gs
@@ -143,8 +144,15 @@ void allow_classify(struct insn *in, const cs_insn *ci, const uint8_t *buf,
 	const cs_x86 *x = &ci->detail->x86;
 	in->fpu = touches_fpu(ci);
 	/* x87 arithmetic: QEMU's softfloat leaves the precision flag (PE)
-	 * of the status word clear where the CPU sets it: not proven. */
-	bool x87 = !allow_x87 && x->opcode[0] >= 0xd8 && x->opcode[0] <= 0xdf;
+	 * of the status word clear where the CPU sets it: not proven.  The
+	 * control and status word moves compute nothing: QEMU keeps the
+	 * 16 bits given (fldcw), and the status word the real CPU's
+	 * arithmetic left, synced at each real step (fnstsw).  CPython
+	 * sets and restores the precision around every float conversion:
+	 * 120,000 real steps in a json run, each ending a slice. */
+	bool x87 = !allow_x87 && x->opcode[0] >= 0xd8 && x->opcode[0] <= 0xdf &&
+		   ci->id != X86_INS_FNSTCW && ci->id != X86_INS_FLDCW &&
+		   ci->id != X86_INS_FNSTSW;
 	in->emulable = !in->unknown && in->len && !x87 &&
 		       !vector_encoded(buf, n < in->len ? n : in->len) &&
 		       !denied(ci->id) && !uses_sreg(x);

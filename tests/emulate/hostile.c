@@ -2,7 +2,8 @@
  * division by zero (the real CPU must take the fault, so that the kernel
  * delivers SIGSEGV and SIGFPE to the handlers), code written and then run
  * and rewritten (the emulator's translated code must not be stale), code
- * that rewrites the next instruction of its own block, a
+ * that rewrites the next instruction of its own block, the x87 control
+ * word set around arithmetic on the real CPU, a
  * stack grown by a deep recursion, and memory the kernel writes (read(2)
  * from a pipe).  Prints what each part saw; the same natively and under
  * every engine. */
@@ -73,6 +74,22 @@ __attribute__((noinline)) long work(void)
 				code[64 + 6] = (unsigned char)(v + 4);
 			r += 100 * ((int (*)(void))(code + 64))();
 		}
+	}
+	/* the x87 control word set (emulated) around arithmetic the real
+	 * CPU does, which must see it: 1/3 at 24, 53 and 64 bits of
+	 * precision differ; fnstsw reads the status word that arithmetic
+	 * left (the comparison's condition bits) */
+	unsigned short cw, ncw, sw;
+	__asm__ volatile("fnstcw %0" : "=m"(cw));
+	for (int pc = 0; pc < 4; pc++) {
+		volatile long double three = 3.0L, one = 1.0L, x;
+		ncw = (unsigned short)((cw & ~0x300u) | (unsigned)pc << 8);
+		__asm__ volatile("fldcw %0" : : "m"(ncw));
+		x = one / three;
+		__asm__ volatile("fldcw %0" : : "m"(cw));
+		__asm__ volatile("fldt %1\n\tfldt %2\n\tfcompp\n\t"
+				 "fnstsw %0" : "=a"(sw) : "m"(x), "m"(three));
+		r += (long)((x - 0.3333L) * 1e18L) % 1000003 + (sw & 0x4500);
 	}
 	/* the stack grown by ~600 KiB */
 	r += deep(2400);
