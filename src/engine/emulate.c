@@ -788,6 +788,8 @@ struct emu *emu_get(struct tracer *tr)
 			err = UC_ERR_NOMEM;
 		else
 			emumem_set_budget(em->mem, tr->opt.mirror_budget);
+		if (em->mem && !em->lockstep && !host_forced("vvar", "no"))
+			(void)emumem_share_vvar(em->mem);
 	}
 	if (err != UC_ERR_OK)
 		error_msg_and_die("cannot start the emulator (Unicorn): %s",

@@ -36,6 +36,9 @@ struct vma {
 	uint64_t offset, inode;
 	char perms[5];
 	bool special;		/* [vvar], [vsyscall]: never mirrored */
+	uintptr_t own;		/* a [vvar*] region we have too: our copy's
+				 * address (emumem_share_vvar), else 0 */
+	bool own_mapped;	/* ... mapped in Unicorn over ours, live */
 	uint8_t *buf;		/* NULL until mapped in Unicorn */
 	uint8_t *state;		/* per page */
 };
@@ -74,6 +77,9 @@ struct emumem {
 	uint64_t *ring;		/* target addresses; RING slots */
 	size_t ring_head, ring_len;
 	uint8_t *scratch;	/* REVALIDATE pages, for emumem_revalidate */
+	/* Our own [vvar] and [vvar_vclock] (emumem_share_vvar), where the
+	 * target's are the same data: address and size, 0 if not. */
+	struct { uintptr_t addr; size_t len; } own_vvar[2];
 };
 
 #define REVALIDATE 64		/* pages compared at most, else forgotten */
@@ -104,6 +110,17 @@ static uint32_t vma_prot(const struct vma *v)
 static bool mirrorable(const struct vma *v)
 {
 	return !v->special && v->perms[0] == 'r';
+}
+
+/* A [vvar*] region mapped in Unicorn over our own (read-only, live: the
+ * kernel updates it as it does the target's). */
+static int own_map(struct emumem *m, struct vma *v)
+{
+	if (uc_mem_map_ptr(m->uc, v->start, v->end - v->start, UC_PROT_READ,
+			   (void *)v->own) != UC_ERR_OK)
+		return -EINVAL;
+	v->own_mapped = true;
+	return 0;
 }
 
 static struct vma *vma_of(struct emumem *m, uint64_t addr);
@@ -302,6 +319,10 @@ static int vma_map(struct emumem *m, struct vma *v)
 
 static void vma_unmap(struct emumem *m, struct vma *v)
 {
+	if (v->own_mapped) {
+		uc_mem_unmap(m->uc, v->start, v->end - v->start);
+		v->own_mapped = false;
+	}
 	if (!v->buf)
 		return;
 	for (size_t pg = 0; pg < vma_pages(v); pg++)
@@ -327,6 +348,12 @@ bool emumem_access_ok(struct emumem *m, uint64_t addr, uint64_t len,
 		return false;
 	while (addr < end) {
 		struct vma *v = vma_of(m, addr);
+		if (v && v->own && !write) {
+			if (!v->own_mapped && own_map(m, v) < 0)
+				return false;
+			addr = v->end;
+			continue;
+		}
 		if (!v || !mirrorable(v) ||
 		    (write && (v->perms[1] != 'w' || v->perms[2] == 'x')))
 			return false;
@@ -345,6 +372,8 @@ static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr,
 	(void)uc; (void)type; (void)size; (void)value;
 	struct emumem *m = ctx;
 	struct vma *v = vma_of(m, addr);
+	if (v && v->own && !v->own_mapped)
+		return own_map(m, v) == 0;
 	if (!v || !mirrorable(v) || v->buf)
 		return false;
 	return vma_map(m, v) == 0;
@@ -407,7 +436,50 @@ static struct vma *add_piece(struct vma *out, size_t *n, size_t *cap,
 		p->offset = kv->offset + (start - kv->start);
 	p->buf = NULL;
 	p->state = NULL;
+	p->own_mapped = false;
 	return out;
+}
+
+/* The kernel's time data for the vDSO ([vvar]: the clocks' bases and
+ * their sequence counter; [vvar_vclock]: the hypervisor's clock page) is
+ * the same in every process of one time namespace, and updated in place
+ * by the kernel; the target's cannot be read (process_vm_readv refuses a
+ * VM_PFNMAP mapping), so each vDSO read of it was a real step (ten per
+ * clock_gettime).  Where the target shares our time namespace, its
+ * regions are mapped in Unicorn over ours, read-only (lockstep keeps the
+ * real steps: the clock moves between the emulator's read and the
+ * CPU's).  False with nothing shared (another namespace, no [vvar]). */
+bool emumem_share_vvar(struct emumem *m)
+{
+	char a[64], b[64], path[64];
+	ssize_t na = readlink("/proc/self/ns/time", a, sizeof(a));
+	snprintf(path, sizeof(path), "/proc/%d/ns/time", (int)m->pid);
+	ssize_t nb = readlink(path, b, sizeof(b));
+	if (na <= 0 || na != nb || memcmp(a, b, (size_t)na))
+		return false;
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return false;
+	char line[512];
+	bool any = false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi,
+			   &pos) < 2 || !pos)
+			continue;
+		char *name = line + pos;
+		name[strcspn(name, "\n")] = 0;
+		unsigned k = !strcmp(name, "[vvar]") ? 0 :
+			     !strcmp(name, "[vvar_vclock]") ? 1 : 2;
+		if (k < 2) {
+			m->own_vvar[k].addr = (uintptr_t)lo;
+			m->own_vvar[k].len = (size_t)(hi - lo);
+			any = true;
+		}
+	}
+	fclose(f);
+	return any;
 }
 
 int emumem_refresh_maps(struct emumem *m)
@@ -444,6 +516,12 @@ int emumem_refresh_maps(struct emumem *m)
 			v.special = !strcmp(name, "[vvar]") ||
 				    !strcmp(name, "[vsyscall]") ||
 				    !strncmp(name, "[vvar", 5);
+			unsigned k = !strcmp(name, "[vvar]") ? 0 :
+				     !strcmp(name, "[vvar_vclock]") ? 1 : 2;
+			if (k < 2 && m->own_vvar[k].addr &&
+			    m->own_vvar[k].len == e - s &&
+			    v.perms[0] == 'r' && v.perms[1] != 'w')
+				v.own = m->own_vvar[k].addr;
 			if (nn == ncap) {
 				ncap = ncap ? 2 * ncap : 64;
 				nv = xreallocarray(nv, ncap, sizeof(*nv));
@@ -473,7 +551,7 @@ int emumem_refresh_maps(struct emumem *m)
 			if (o->start < kv->start || o->end > kv->end ||
 			    memcmp(o->perms, kv->perms, 4) || o->inode != kv->inode ||
 			    (kv->inode && o->offset - kv->offset != o->start - kv->start) ||
-			    o->special != kv->special)
+			    o->special != kv->special || o->own != kv->own)
 				continue;
 			if (at < o->start)
 				out = add_piece(out, &no, &ocap, kv, at, o->start);

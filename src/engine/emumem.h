@@ -34,6 +34,10 @@ void emumem_free(struct emumem *m);
  * keeps the int3.  At most 4. */
 void emumem_set_int3s(struct emumem *m, const uint64_t *addr,
 		      const uint8_t *orig, unsigned n);
+/* Map the target's [vvar] regions in Unicorn over our own where they
+ * hold the same data (one time namespace): the vDSO's clock reads are
+ * then emulated.  Before the first emumem_refresh_maps.  False when not. */
+bool emumem_share_vvar(struct emumem *m);
 /* Read /proc/PID/maps again: VMAs that changed are dropped (after a
  * write-back) and mapped again on their next touch.  0 or -errno. */
 int emumem_refresh_maps(struct emumem *m);

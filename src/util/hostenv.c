@@ -24,6 +24,8 @@ static const struct {
 						   * guardian's journal */
 	{ "uc-pages", { "qemu" } },		  /* Unicorn's own page
 						   * collection per store */
+	{ "vvar", { "no" } },			  /* the vDSO's clock data
+						   * not shared: real steps */
 };
 
 const char *hostenv_get(const char *key, char *buf, size_t len)
@@ -79,7 +81,7 @@ const char *hostenv_check(char *err, size_t len)
 				 "forced probe answer (hwbp=yes|no, "
 				 "cpuid-step=precise|late, sysfs-cache=no, "
 				 "cpuid-cache=no, native=no, uc-regs=api, "
-				 "memfd=no, model-thread=no, uc-pages=qemu)", (int)n, s);
+				 "memfd=no, model-thread=no, uc-pages=qemu, vvar=no)", (int)n, s);
 			return err;
 		}
 		s += n;

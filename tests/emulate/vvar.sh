@@ -1,0 +1,39 @@
+#!/bin/sh
+# The vDSO's clock data shared with the emulator (src/engine/emumem.c,
+# emumem_share_vvar): clock.c reads the monotonic clock 2,000 times in its
+# window.  Shared, the clock is right (never back, the real-time clock
+# within a second of time(2)) and no read of [vvar] is a real step: at
+# most one per call is left (rdtscp, or the system call where the host's
+# clock source is not the TSC).  Not shared (CACHETRACE_HOST=vvar=no:
+# every vvar read a real step, as before) and under lockstep (which never
+# shares: the clock moves between the two reads it compares), right too.
+#   vvar.sh CACHETRACE SRCDIR SCRATCH
+set -u
+CT=$(realpath "$1"); SRCDIR=$(realpath "$2"); W=$3/vvar
+rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+cc -O2 -g -fno-pie -no-pie -o clock "$SRCDIR/tests/emulate/clock.c" ||
+	{ echo "FAIL: cannot build clock.c"; exit 1; }
+N=2000
+run() {	# run NAME [ENV] OPTIONS...
+	n=$1 env=$2; shift 2
+	env $env "$CT" --start=work -o "$n.cg" "$@" -- ./clock $N \
+		> "$n.out" 2> "$n.err" || fail "$n: exit $?: $(tail -3 "$n.err")"
+	[ "$(cat "$n.out")" = "bad 0" ] && pass "$n: the clock held" ||
+		fail "$n: $(cat "$n.out")"
+}
+real() { sed -n 's/.*, \([0-9][0-9]*\) on the real CPU.*/\1/p' "$1.err"; }
+run shared CACHETRACE_HOST= --engine=emulate
+run apart CACHETRACE_HOST=vvar=no --engine=emulate
+run lockstep CACHETRACE_HOST= --engine=lockstep
+r=$(real shared)
+[ -n "$r" ] && [ "$r" -le $((N + 100)) ] &&
+	pass "shared: $r instructions on the real CPU for $N calls" ||
+	fail "shared: ${r:-?} instructions on the real CPU for $N calls"
+grep -q 'Lockstep: [1-9][0-9]* instructions compared, 0 divergences' \
+	lockstep.err && pass "lockstep: $(grep -o 'Lockstep: .*' lockstep.err)" ||
+	fail "lockstep: $(grep -o 'Lockstep: .*' lockstep.err)"
+[ $fails -eq 0 ] && echo "vvar: all passed" && exit 0
+exit 1
