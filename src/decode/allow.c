@@ -71,6 +71,7 @@ static bool denied(unsigned int id)
 	case X86_INS_FXRSTOR: case X86_INS_FXRSTOR64:
 	case X86_INS_XBEGIN: case X86_INS_XEND: case X86_INS_XABORT:
 	case X86_INS_XTEST: case X86_INS_MONITOR: case X86_INS_MWAIT:
+	case X86_INS_MOVBE:	/* #UD in Unicorn 2.0.1: on our CPU */
 	case X86_INS_LAR: case X86_INS_LSL: case X86_INS_VERR:
 	case X86_INS_VERW: case X86_INS_SGDT: case X86_INS_SIDT:
 	case X86_INS_SLDT: case X86_INS_STR: case X86_INS_SMSW:

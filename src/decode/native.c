@@ -13,7 +13,8 @@
  * its address names.  The executor keeps its own stack: nothing that
  * names rsp.  Not here: gathers and scatters (VSIB), masked moves
  * of the vmaskmov family, branches, anything our tables do not know, XOP
- * and AMX.  One legacy instruction too: xtest. */
+ * and AMX.  Two legacy instructions too: xtest, and movbe, which
+ * Unicorn 2.0.1 refuses. */
 #include "decode_private.h"
 
 #include <string.h>
@@ -24,6 +25,51 @@ static void as_is(struct insn *in, struct native_code *nc, const uint8_t *buf)
 	memcpy(nc->bytes, buf, in->len);
 	nc->len = in->len;
 	nc->mem = false;
+	in->native = true;
+}
+
+/* movbe (0f 38 f0/f1 /r, a load or a store with its bytes swapped): Unicorn
+ * 2.0.1's CPU raises #UD for it, and glibc's memcmp on AVX2 machines
+ * (__memcmp_avx2_movbe) runs four for each short compare.  Legacy
+ * prefixes kept but segment and address size (the engine gives the
+ * address), REX kept but X and B (no index or base any more). */
+static void movbe(struct insn *in, struct native_code *nc, bool plain,
+		  bool mem, uint32_t size, uint8_t kind, bool names_rsp,
+		  const uint8_t *buf, size_t n)
+{
+	if (in->unknown || !in->len || in->len > n || in->emulable ||
+	    !plain || !mem || names_rsp || !size || size > 8)
+		return;
+	size_t i = 0, o = 0;
+	uint8_t rex = 0;
+	while (i < in->len && (buf[i] == 0x66 || buf[i] == 0x64 ||
+			       buf[i] == 0x65 || buf[i] == 0x67 ||
+			       buf[i] == 0x2e || buf[i] == 0x3e ||
+			       buf[i] == 0x26 || buf[i] == 0x36)) {
+		if (buf[i] == 0x66)
+			nc->bytes[o++] = 0x66;
+		i++;
+	}
+	if (i < in->len && (buf[i] & 0xf0) == 0x40)
+		rex = buf[i++];
+	if (i + 4 > in->len || buf[i] != 0x0f || buf[i + 1] != 0x38 ||
+	    (buf[i + 2] & 0xfe) != 0xf0)
+		return;
+	uint8_t modrm = buf[i + 3];
+	if (modrm >> 6 == 3)
+		return;
+	if (rex & 0x0c)		/* W, R: kept */
+		nc->bytes[o++] = (uint8_t)(0x40 | (rex & 0x0c));
+	memcpy(nc->bytes + o, buf + i, 3);
+	o += 3;
+	nc->bytes[o++] = (uint8_t)((modrm & 0x38) | 0x05);
+	nc->disp_off = (uint8_t)o;
+	memset(nc->bytes + o, 0, 4);
+	o += 4;
+	nc->len = (uint8_t)o;
+	nc->mem = true;
+	nc->kind = kind;
+	nc->size = size;
 	in->native = true;
 }
 
@@ -41,6 +87,10 @@ void native_classify(struct insn *in, struct native_code *nc, bool plain,
 		 * same.  glibc's AVX2 string functions run it before each
 		 * vzeroupper. */
 		as_is(in, nc, buf);
+		return;
+	}
+	if (in->id == X86_INS_MOVBE) {
+		movbe(in, nc, plain, mem, size, kind, names_rsp, buf, n);
 		return;
 	}
 	if (in->unknown || !in->len || in->len > n || in->emulable ||

@@ -3,11 +3,12 @@
  * delivers SIGSEGV and SIGFPE to the handlers), code written and then run
  * and rewritten (the emulator's translated code must not be stale), code
  * that rewrites the next instruction of its own block, the x87 control
- * word set around arithmetic on the real CPU, a
+ * word set around arithmetic on the real CPU, movbe (Unicorn refuses it), a
  * stack grown by a deep recursion, and memory the kernel writes (read(2)
  * from a pipe).  Prints what each part saw; the same natively and under
  * every engine. */
 #include <setjmp.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,6 +91,33 @@ __attribute__((noinline)) long work(void)
 		__asm__ volatile("fldt %1\n\tfldt %2\n\tfcompp\n\t"
 				 "fnstsw %0" : "=a"(sw) : "m"(x), "m"(three));
 		r += (long)((x - 0.3333L) * 1e18L) % 1000003 + (sw & 0x4500);
+	}
+	/* movbe, which Unicorn refuses (run on our CPU): loads of 2, 4
+	 * and 8 bytes through a base and an index (r8..r15 among them), a
+	 * store of 4 and of 8, and one rip-relative */
+	{
+		static uint64_t mb[8] = { 0x0102030405060708ull,
+					  0x1112131415161718ull };
+		uint64_t q = 0, idx = 1;
+		uint32_t d = 0;
+		uint16_t w = 0;
+		register uint64_t base __asm__("r13") = (uint64_t)mb;
+		register uint64_t ix __asm__("r9") = idx;
+		__asm__ volatile("movbe (%1,%2,8), %0" : "=r"(q)
+				 : "r"(base), "r"(ix) : "memory");
+		r += (long)(q & 0xffffff);
+		__asm__ volatile("movbe 4(%1), %0" : "=r"(d) : "r"(base)
+				 : "memory");
+		__asm__ volatile("movbe 2(%1), %0" : "=r"(w) : "r"(base)
+				 : "memory");
+		__asm__ volatile("movbe %0, 16(%1,%2,8)" : : "r"(d),
+				 "r"(base), "r"(ix) : "memory");
+		__asm__ volatile("movbe %0, 40(%1)" : : "r"(q), "r"(base)
+				 : "memory");
+		__asm__ volatile("movbe %1, %0" : "=r"(q)
+				 : "m"(mb[3]) : "memory");
+		r += (long)(d % 1000) + w + (long)(q % 997) +
+		     (long)(mb[5] % 991);
 	}
 	/* the stack grown by ~600 KiB */
 	r += deep(2400);
