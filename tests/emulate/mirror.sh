@@ -7,12 +7,7 @@
 # the profiles are the same but for the Engine line, the program's output
 # is the native one, and the bounded run dropped pages.
 #   mirror.sh CACHETRACE SRCDIR SCRATCH
-set -u
-CT=$(realpath "$1"); SRCDIR=$(realpath "$2"); W=$3/mirror
-rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 cc -O2 -g -fno-pie -no-pie -o pages "$SRCDIR/tests/emulate/pages.c" ||
 	{ echo "FAIL: cannot build pages.c"; exit 1; }
 ./pages > native.out || fail "native run: exit $?"
@@ -42,5 +37,4 @@ r=$(sed -n 's/.*; \([0-9][0-9]*\) pages read.*/\1/p' whole.err)
 "$CT" --mirror-budget=12q --start=work -- ./pages > /dev/null 2> bad.err
 [ $? -eq 2 ] && grep -q "^cachetrace: --mirror-budget: '12q' is not a size" bad.err &&
 	pass "--mirror-budget=12q: bad usage" || fail "--mirror-budget=12q: $(cat bad.err)"
-[ "$fails" -eq 0 ] && echo "mirror: all passed" && exit 0
-exit 1
+finish

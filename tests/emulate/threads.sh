@@ -9,13 +9,7 @@
 # main's lines (a join that finds its thread done or not runs other code)
 # and misses (a cache both threads share sees their interleaving).
 #   threads.sh CACHETRACE SRCDIR SCRATCH
-set -u
-CT=$(realpath "$1"); SRCDIR=$(realpath "$2"); SCRATCH=$3
-W=$SCRATCH/threads
-rm -rf "$W" && mkdir -p "$W" && W=$(realpath "$W") && cd "$W" || exit 1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 ${CC:-cc} -O2 -g -fno-pie -no-pie -pthread -o falseshare \
 	"$SRCDIR/tests/cachemodel/falseshare.c" || { echo "cannot build"; exit 1; }
 ./falseshare padded >native.out || fail "native run"
@@ -60,5 +54,4 @@ if [ -s step.lines ] && cmp -s step.lines emulate.lines; then
 else
 	fail "falseshare.c's lines differ:"; diff step.lines emulate.lines | head -n 10
 fi
-[ "$fails" -eq 0 ] && echo "threads: all passed" && exit 0
-exit 1
+finish

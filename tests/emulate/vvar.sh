@@ -8,12 +8,7 @@
 # every vvar read a real step, as before) and under lockstep (which never
 # shares: the clock moves between the two reads it compares), right too.
 #   vvar.sh CACHETRACE SRCDIR SCRATCH
-set -u
-CT=$(realpath "$1"); SRCDIR=$(realpath "$2"); W=$3/vvar
-rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 cc -O2 -g -fno-pie -no-pie -o clock "$SRCDIR/tests/emulate/clock.c" ||
 	{ echo "FAIL: cannot build clock.c"; exit 1; }
 N=2000
@@ -35,5 +30,4 @@ r=$(real shared)
 grep -q 'Lockstep: [1-9][0-9]* instructions compared, 0 divergences' \
 	lockstep.err && pass "lockstep: $(grep -o 'Lockstep: .*' lockstep.err)" ||
 	fail "lockstep: $(grep -o 'Lockstep: .*' lockstep.err)"
-[ $fails -eq 0 ] && echo "vvar: all passed" && exit 0
-exit 1
+finish
