@@ -136,9 +136,8 @@ int emu_selftest(char *why, size_t len)
 	}
 	unsigned major, minor;
 	unsigned v = uc_version(&major, &minor);
-	bool inert;
 	snprintf(why, len, "Unicorn %u.%u.%u runs the self-test program; its "
-		 "registers are %s; each store's check for translated code %s", major, minor,
-		 v >> 8 & 0xff, regs, emu_store_path(&inert));
+		 "registers are %s; each store's check for translated code %s",
+		 major, minor, v >> 8 & 0xff, regs, emu_store_path());
 	return 0;
 }

@@ -145,8 +145,8 @@ struct emu {
 unsigned long long *emu_reg_slot(struct user_regs_struct *r, unsigned i);
 
 /* How Unicorn's guest stores are checked for translated code, for
- * --check (ucpages.c); *INERT when its page collection is skipped. */
-const char *emu_store_path(bool *inert);
+ * --check (ucpages.c). */
+const char *emu_store_path(void);
 /* The run's emulator, made on first use. */
 struct emu *emu_get(struct tracer *tr);
 /* Give Unicorn T's state: registers always, the rest when stale. */

@@ -379,13 +379,35 @@ static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr,
 	return vma_map(m, v) == 0;
 }
 
-/* The target's maps, read from the start of a descriptor kept open
- * across windows (an open and a close less per window).  It holds the
- * address space it was opened on: one that reads empty (the target
- * exec'd since; a live process always has mappings) is opened again. */
+/* /proc/PID/maps from its start, into maps_buf; its length. */
+static size_t pread_maps(struct emumem *m)
+{
+	size_t len = 0;
+	for (;;) {
+		if (len + 4096 + 1 > m->maps_cap) {
+			m->maps_cap = m->maps_cap ? 2 * m->maps_cap : 16384;
+			m->maps_buf = xreallocarray(m->maps_buf, m->maps_cap, 1);
+		}
+		ssize_t r = pread(m->maps_fd, m->maps_buf + len,
+				  m->maps_cap - len - 1, (off_t)len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	m->maps_buf[len] = 0;
+	return len;
+}
+
+/* The target's maps, read through a descriptor kept open across windows
+ * (an open and a close less per window).  It holds the address space it
+ * was opened on: one that reads empty (the target exec'd since; a live
+ * process always has mappings) is opened again. */
 static char *read_maps(struct emumem *m)
 {
-	for (int attempt = 0; attempt < 2; attempt++) {
+	bool fresh = m->maps_fd < 0;
+	for (;;) {
 		if (m->maps_fd < 0) {
 			char path[64];
 			snprintf(path, sizeof(path), "/proc/%d/maps",
@@ -393,31 +415,13 @@ static char *read_maps(struct emumem *m)
 			m->maps_fd = open(path, O_RDONLY | O_CLOEXEC);
 			if (m->maps_fd < 0)
 				return NULL;
-			attempt = 1;		/* fresh: its text stands */
 		}
-		size_t len = 0;
-		for (;;) {
-			if (len + 4096 + 1 > m->maps_cap) {
-				m->maps_cap = m->maps_cap ? 2 * m->maps_cap
-							  : 16384;
-				m->maps_buf = xreallocarray(m->maps_buf,
-							    m->maps_cap, 1);
-			}
-			ssize_t r = pread(m->maps_fd, m->maps_buf + len,
-					  m->maps_cap - len - 1, (off_t)len);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				break;
-			len += (size_t)r;
-		}
-		m->maps_buf[len] = 0;
-		if (len || attempt)
+		if (pread_maps(m) || fresh)
 			return m->maps_buf;
 		close(m->maps_fd);
 		m->maps_fd = -1;
+		fresh = true;
 	}
-	return m->maps_buf;
 }
 
 /* Append the piece [start, end) of kernel VMA KV, not mapped yet. */
@@ -438,6 +442,14 @@ static struct vma *add_piece(struct vma *out, size_t *n, size_t *cap,
 	p->state = NULL;
 	p->own_mapped = false;
 	return out;
+}
+
+/* Which of our own_vvar slots a mapping named NAME would be: 0 [vvar],
+ * 1 [vvar_vclock], 2 neither. */
+static unsigned vvar_slot(const char *name)
+{
+	return !strcmp(name, "[vvar]") ? 0 :
+	       !strcmp(name, "[vvar_vclock]") ? 1 : 2;
 }
 
 /* The kernel's time data for the vDSO ([vvar]: the clocks' bases and
@@ -470,8 +482,7 @@ bool emumem_share_vvar(struct emumem *m)
 			continue;
 		char *name = line + pos;
 		name[strcspn(name, "\n")] = 0;
-		unsigned k = !strcmp(name, "[vvar]") ? 0 :
-			     !strcmp(name, "[vvar_vclock]") ? 1 : 2;
+		unsigned k = vvar_slot(name);
 		if (k < 2) {
 			m->own_vvar[k].addr = (uintptr_t)lo;
 			m->own_vvar[k].len = (size_t)(hi - lo);
@@ -516,8 +527,7 @@ int emumem_refresh_maps(struct emumem *m)
 			v.special = !strcmp(name, "[vvar]") ||
 				    !strcmp(name, "[vsyscall]") ||
 				    !strncmp(name, "[vvar", 5);
-			unsigned k = !strcmp(name, "[vvar]") ? 0 :
-				     !strcmp(name, "[vvar_vclock]") ? 1 : 2;
+			unsigned k = vvar_slot(name);
 			if (k < 2 && m->own_vvar[k].addr &&
 			    m->own_vvar[k].len == e - s &&
 			    v.perms[0] == 'r' && v.perms[1] != 'w')

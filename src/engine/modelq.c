@@ -14,13 +14,12 @@
  * the ring (non-temporal stores: no read for ownership of a line the
  * consumer last held, no line passed back).  Written into the ring field
  * by field, a record cost the producer a line's round trip between the
- * CPUs: on bench/region.c (2-vCPU EPYC guest) the window took 2.6x as
- * long with the model thread as without; built and copied, the
- * costlier models run 1.3x faster on their thread than in the engine's
- * (bench/README.md). */
-#include <emmintrin.h>
+ * CPUs: on bench/region.c (2-vCPU EPYC guest) the costlier models took
+ * twice as long on their thread as in the engine's; built and copied,
+ * they run 6-15% faster there (bench/README.md). */
 #include "modelq.h"
 
+#include <emmintrin.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>

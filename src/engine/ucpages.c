@@ -58,13 +58,16 @@ static void decide(void)
 					 "page_collection_unlock_x86_64");
 	qemu.inert = 0;
 	if (!qemu.lock || !qemu.unlock)
-		qemu.why = "builds QEMU's page collection (not found in the library)";
+		qemu.why = "builds QEMU's page collection (not found in "
+			   "the library)";
 	else if (version >> 8 != 0x020001)
 		qemu.why = "builds QEMU's page collection (not Unicorn 2.0.1)";
 	else if (dlsym(RTLD_DEFAULT, "assert_no_pages_locked_x86_64"))
-		qemu.why = "builds QEMU's page collection (a debug build: its page locks count)";
+		qemu.why = "builds QEMU's page collection (a debug build: "
+			   "its page locks count)";
 	else if (host_forced("uc-pages", "qemu"))
-		qemu.why = "builds QEMU's page collection (CACHETRACE_HOST=uc-pages=qemu)";
+		qemu.why = "builds QEMU's page collection "
+			   "(CACHETRACE_HOST=uc-pages=qemu)";
 	else {
 		qemu.inert = 1;
 		qemu.why = "skips QEMU's page collection (inert in Unicorn "
@@ -88,10 +91,9 @@ void page_collection_unlock_x86_64(struct page_collection *set)
 		qemu.unlock(set);
 }
 
-const char *emu_store_path(bool *inert)
+const char *emu_store_path(void)
 {
 	if (qemu.inert < 0)
 		decide();
-	*inert = qemu.inert == 1;
 	return qemu.why;
 }
