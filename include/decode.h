@@ -51,6 +51,7 @@ struct insn {
 				 * supervisor's CPU (native.c, decode_native) */
 	bool fpu : 1;		/* reads or writes x87/MMX/SSE state */
 	bool writes_rsp : 1;	/* it may change rsp */
+	bool lean : 1;		/* decode_lean has its templates */
 	uint16_t undef_flags;	/* rflags bits it leaves undefined */
 	uint16_t id;		/* Capstone instruction id */
 	uint32_t regs_in;	/* the struct user_regs_struct fields (bit
@@ -152,6 +153,73 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		const struct user_regs_struct *before,
 		const struct user_regs_struct *after,
 		struct step_events *ev);
+
+/* ---- lean instructions: what a hook before one runs can account ----
+ * A lean instruction's data accesses, at most two, are each at disp +
+ * base + index * scale (+ fs_base or gs_base), base and index among the
+ * sixteen general registers in the encoding's order (rax, rcx, rdx, rbx,
+ * rsp, rbp, rsi, rdi, r8 .. r15; DECODE_LEAN_NONE: none) as they are
+ * before it runs, of a size and kind known now; it is no rep string, needs
+ * no vector state, and no register after it but rsp (insn.regs_out).  So
+ * its accesses are computed from the registers before it, and its step
+ * from them and the next pc, with decode_step's rules (the same function
+ * makes both). */
+#define DECODE_LEAN_NONE 16
+struct lean_acc {
+	int64_t disp;		/* rip-relative: the address itself */
+	uint32_t size;
+	uint8_t base, index;	/* 0..15, or DECODE_LEAN_NONE */
+	uint8_t scale;
+	uint8_t seg;		/* 0, 1 fs, 2 gs */
+	uint8_t kind;		/* enum access_kind */
+};
+struct decode_lean {
+	uint8_t n_acc;		/* 0..2 */
+	struct lean_acc acc[2];
+};
+
+/* INSN's accesses as templates, or NULL when it is not lean: the
+ * decoder's record keeps them right after the struct insn. */
+#define DECODE_LEAN_AT 64
+static inline const struct decode_lean *decode_lean(const struct insn *insn)
+{
+	return insn->lean ? (const struct decode_lean *)
+			    (const void *)((const char *)insn + DECODE_LEAN_AT) :
+			    NULL;
+}
+
+/* Where template A points with the sixteen registers GPR (encoding
+ * order) and the segment bases FS and GS. */
+static inline uint64_t decode_lean_addr(const struct lean_acc *a,
+					const uint64_t *gpr, uint64_t fs,
+					uint64_t gs)
+{
+	uint64_t v = (uint64_t)a->disp;
+	if (a->base != DECODE_LEAN_NONE)
+		v += gpr[a->base];
+	if (a->index != DECODE_LEAN_NONE)
+		v += gpr[a->index] * a->scale;
+	if (a->seg)
+		v += a->seg == 1 ? fs : gs;
+	return v;
+}
+
+/* The events of lean INSN (L its templates) from its accesses' addresses
+ * ADDR (L->n_acc of them) and the pc after it NEXT, before VEX's
+ * superblocks (decode_step_lean adds those): what decode_step gives for
+ * the same step.  The model thread rebuilds a lean step's events so. */
+void decode_lean_events(const struct insn *insn, const struct decode_lean *l,
+			const uint64_t *addr, uint64_t next,
+			struct step_events *ev);
+
+/* decode_step for lean INSN: decode_lean_events, then VEX's superblock
+ * (its thread's fs_base FS, rsp before it RSP).  Returns true when EV is
+ * still what decode_lean_events alone gives (no merged instructions, no
+ * access or exit folded away). */
+bool decode_step_lean(struct decoder *d, const struct insn *insn,
+		      const struct decode_lean *l, const uint64_t *addr,
+		      uint64_t fs, uint64_t rsp, uint64_t next,
+		      struct step_events *ev);
 
 /* LANDED is where INSN can take a thread from BEFORE in one step: the
  * fall through, its branch target, the return address, or its own pc

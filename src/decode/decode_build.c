@@ -851,6 +851,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 			names_rsp, buf, (size_t)got);
 	r->insn.regs_in = regs_in_of(r);
 	r->insn.regs_out = regs_out_of(&r->insn);
+	r->insn.lean = lean_make(r);
 	vex_of(r, &r->vex);
 	d->recent[recent_slot(pc)] = r;
 	/* Nothing has touched the map since the probe. */

@@ -302,6 +302,7 @@ enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
 /* One cached instruction.  struct insn first: callers hold its address. */
 struct drec {
 	struct insn insn;
+	struct decode_lean lean;	/* with insn.lean */
 	uint8_t cls;		/* enum sem_class */
 	uint8_t flags;		/* RF_* */
 	uint8_t esize;		/* string / vector element bytes */
@@ -327,6 +328,12 @@ struct drec {
 	struct native_code nat;	/* with insn.native */
 	char text[48];		/* insn.text */
 };
+_Static_assert(offsetof(struct drec, lean) == DECODE_LEAN_AT,
+	       "decode_lean finds the templates at DECODE_LEAN_AT");
+
+/* R's templates for decode_lean (decode_step.c): false when it is not
+ * lean. */
+bool lean_make(struct drec *r);
 
 #define DECODE_RECENT 4096	/* a power of two */
 

@@ -385,18 +385,17 @@ static int step_accesses(struct decoder *d, const struct drec *r,
 
 /* The branch outcome: jcc taken iff the next pc is not the fall through;
  * indirect jmp/call to the pc after the step. */
-static void step_branch(const struct insn *insn,
-			const struct user_regs_struct *after,
+static inline void step_branch(const struct insn *insn, uint64_t next,
 			struct step_events *ev)
 {
 	switch (insn->branch) {
 	case BR_COND:
-		ev->cond_taken[ev->n_cond++] = after->rip != insn->pc + insn->len;
+		ev->cond_taken[ev->n_cond++] = next != insn->pc + insn->len;
 		break;
 	case BR_JMP_IND:
 	case BR_CALL_IND:
 		ev->indirect = true;
-		ev->ind_target = after->rip;
+		ev->ind_target = next;
 		break;
 	default:
 		break;
@@ -414,11 +413,9 @@ static void step_branch(const struct insn *insn,
  * a new one.  Only the constants VEX's iropt sees directly are tracked:
  * mov ecx/rcx, imm and xor ecx, ecx; any other write to rcx ends it. */
 static void superblock_step(struct decoder *d, const struct drec *r,
-			    const struct user_regs_struct *before,
-			    const struct user_regs_struct *after,
-			    struct step_events *ev)
+			    uint64_t pc, uint64_t next, struct step_events *ev)
 {
-	if (before->rip != d->sb_next || d->sb_insns >= VEX_MAX_INSNS) {
+	if (pc != d->sb_next || d->sb_insns >= VEX_MAX_INSNS) {
 		d->sb_insns = 0;
 		d->sb_rcx_const = false;
 	}
@@ -433,9 +430,24 @@ static void superblock_step(struct decoder *d, const struct drec *r,
 	else if (r->rcx_effect == RCX_WRITE)
 		d->sb_rcx_const = false;
 	uint64_t len = r->insn.len;
-	bool ends = r->insn.rep || !len || after->rip != r->insn.pc + len ||
+	bool ends = r->insn.rep || !len || next != r->insn.pc + len ||
 		    r->insn.branch != BR_NONE || r->insn.id == X86_INS_SYSCALL;
-	d->sb_next = ends ? 0 : after->rip;
+	d->sb_next = ends ? 0 : next;
+}
+
+/* VEX's superblock around the step of R (its thread's fs_base FS, rsp
+ * before it RSP, the pc after it NEXT), chased or not. */
+static inline __attribute__((always_inline)) void
+step_superblock(struct decoder *d, const struct drec *r, uint64_t fs,
+		uint64_t rsp, uint64_t next, struct step_events *ev)
+{
+	if (d->chase) {
+		if (!chase_step_inside(d->chase, fs, r->insn.pc, &r->vex, next))
+			chase_step(d, d->chase, fs, rsp, &r->insn, &r->vex,
+				   next, ev);
+	} else {
+		superblock_step(d, r, r->insn.pc, next, ev);
+	}
 }
 
 int decode_step(struct decoder *d, const struct insn *insn,
@@ -461,16 +473,142 @@ int decode_step(struct decoder *d, const struct insn *insn,
 		return 0;
 	}
 	ret = step_accesses(d, r, before, after, ev);
-	step_branch(insn, after, ev);
-	if (d->chase) {
-		if (!chase_step_inside(d->chase, before->fs_base, insn->pc,
-				       &r->vex, after->rip))
-			chase_step(d, d->chase, before->fs_base, before->rsp,
-				   insn, &r->vex, after->rip, ev);
-	}
-	else
-		superblock_step(d, r, before, after, ev);
+	step_branch(insn, after->rip, ev);
+	step_superblock(d, r, before->fs_base, before->rsp, after->rip, ev);
 	return ret;
+}
+
+/* ---- lean instructions (decode.h) ---- */
+
+/* The encoding number of general register slot SLOT, or
+ * DECODE_LEAN_NONE for SLOT_NONE; false for any other slot (rip). */
+static bool lean_reg_of(uint8_t slot, uint8_t *num)
+{
+	if (slot == SLOT_NONE) {
+		*num = DECODE_LEAN_NONE;
+		return true;
+	}
+	for (unsigned int i = 0; i < 16; i++)
+		if (gpr_slot(i) == slot) {
+			*num = (uint8_t)i;
+			return true;
+		}
+	return false;
+}
+
+static void lean_add(struct decode_lean *l, uint8_t base, int64_t disp,
+		     uint32_t size, uint8_t kind)
+{
+	struct lean_acc *a = &l->acc[l->n_acc++];
+	a->disp = disp;
+	a->size = size;
+	a->base = base;
+	a->index = DECODE_LEAN_NONE;
+	a->scale = 1;
+	a->seg = 0;
+	a->kind = kind;
+}
+
+/* Template T (EXTRA added to its displacement) as an access of SIZE and
+ * KIND: step_accesses' ea() for it. */
+static bool lean_add_tmpl(struct decode_lean *l, const struct tmpl *t,
+			  int64_t extra, uint32_t size, uint8_t kind)
+{
+	uint8_t base, index;
+	if (t->addr32 || !lean_reg_of(t->base, &base) ||
+	    !lean_reg_of(t->index, &index))
+		return false;
+	lean_add(l, base, t->disp + extra, size, kind);
+	l->acc[l->n_acc - 1].index = index;
+	l->acc[l->n_acc - 1].scale = t->scale;
+	l->acc[l->n_acc - 1].seg = t->seg;
+	return true;
+}
+
+/* R's accesses as step_accesses makes them, for the classes whose
+ * accesses need nothing but the registers before the step. */
+bool lean_make(struct drec *r)
+{
+	const struct insn *in = &r->insn;
+	struct decode_lean *l = &r->lean;
+	const uint8_t rsp = 4, rbp = 5;		/* encoding numbers */
+
+	memset(l, 0, sizeof(*l));
+	if (in->unknown || !in->len || in->rep || in->needs_xstate ||
+	    (in->regs_out & ~(1u << SLOT(rsp))) ||
+	    (r->flags & (RF_XSAVE | RF_XSAVEC | RF_CAS_EXIT | RF_BT_REG)))
+		return false;
+	switch (r->cls) {
+	case SC_GEN:
+		if (!(r->flags & RF_MEM))
+			return true;
+		if ((r->flags & RF_PRE_READ) &&
+		    !lean_add_tmpl(l, &r->t, 0, r->t.size, ACC_READ))
+			return false;
+		return lean_add_tmpl(l, &r->t, 0, r->t.size, r->t.kind);
+	case SC_PUSH:
+	case SC_CALL:
+		if ((r->flags & RF_MEM) &&
+		    !lean_add_tmpl(l, &r->t, 0, r->t.size, ACC_READ))
+			return false;
+		lean_add(l, rsp, -(int64_t)r->stack_size, r->stack_size,
+			 ACC_WRITE);
+		return true;
+	case SC_POP:
+		if (!(r->flags & RF_DEAD_LOAD))
+			lean_add(l, rsp, 0, r->stack_size, ACC_READ);
+		if (r->flags & RF_MEM)
+			return lean_add_tmpl(l, &r->t, r->t.base == SLOT(rsp) ?
+					     r->stack_size : 0, r->t.size,
+					     ACC_WRITE);
+		return true;
+	case SC_RET:
+		lean_add(l, rsp, 0, 8, ACC_READ);
+		return true;
+	case SC_LEAVE:
+		lean_add(l, rbp, 0, 8, ACC_READ);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static inline __attribute__((always_inline)) void
+lean_events(const struct insn *insn, const struct decode_lean *l,
+	    const uint64_t *addr, uint64_t next, struct step_events *ev)
+{
+	ev->n_fetch = 1;
+	ev->n_cond = 0;
+	ev->indirect = false;
+	ev->ind_target = 0;
+	ev->n_spec = 0;
+	ev->n_acc = l->n_acc;
+	for (unsigned int i = 0; i < l->n_acc; i++) {
+		ev->acc[i].addr = addr[i];
+		ev->acc[i].size = l->acc[i].size;
+		ev->acc[i].kind = l->acc[i].kind;
+	}
+	step_branch(insn, next, ev);
+}
+
+void decode_lean_events(const struct insn *insn, const struct decode_lean *l,
+			const uint64_t *addr, uint64_t next,
+			struct step_events *ev)
+{
+	lean_events(insn, l, addr, next, ev);
+}
+
+bool decode_step_lean(struct decoder *d, const struct insn *insn,
+		      const struct decode_lean *l, const uint64_t *addr,
+		      uint64_t fs, uint64_t rsp, uint64_t next,
+		      struct step_events *ev)
+{
+	lean_events(insn, l, addr, next, ev);
+	if (d->snap_valid && d->snap_pc != insn->pc)
+		d->snap_valid = false;	/* not this step's: stale */
+	uint8_t n_acc = ev->n_acc, n_cond = ev->n_cond;
+	step_superblock(d, (const struct drec *)insn, fs, rsp, next, ev);
+	return !ev->n_spec && ev->n_acc == n_acc && ev->n_cond == n_cond;
 }
 
 const struct native_code *decode_native(const struct insn *insn)

@@ -328,6 +328,60 @@ fill_rec(struct model_rec *r, const struct insn *in,
 	r->units = (uint8_t)units;
 }
 
+/* --stop-watch: the decoder knows every access, so the stop watchpoint
+ * costs no debug register. */
+static void watch_accesses(struct engine *e, struct tracee *t,
+			   const struct step_events *ev)
+{
+	for (unsigned i = 0; i < ev->n_acc; i++) {
+		const struct mem_access *a = &ev->acc[i];
+		if (a->addr < e->swatch_hi && a->addr + a->size > e->swatch_lo &&
+		    (e->swatch_rw || a->kind == ACC_WRITE ||
+		     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE))
+			t->win.watch_hit = true;
+	}
+}
+
+/* IN's events EV (length LEN, the pc after it NEXT) into the models, or
+ * their record into the queue: ROW is IN's row, NULL with the queue. */
+static inline __attribute__((always_inline)) void
+account_events(struct engine *e, struct tracee *t, const struct insn *in,
+	       uint32_t len, uint64_t next, const struct step_events *ev,
+	       uint64_t *row)
+{
+	if (e->swatch_hi)
+		watch_accesses(e, t, ev);
+	if (e->q_on) {
+		unsigned units = 3 + ev->n_acc + (ev->n_spec ? 2 : 0);
+		struct {
+			struct model_rec r;
+			struct mem_access acc[DECODE_MAX_ACCESSES];
+			struct model_spec spec;
+		} __attribute__((aligned(16))) rec;
+		fill_rec(&rec.r, in, ev, next, len, t->core, units);
+		memcpy(rec.acc, ev->acc, ev->n_acc * sizeof(ev->acc[0]));
+		if (ev->n_spec) {
+			struct model_spec *sp = (struct model_spec *)
+						(rec.acc + ev->n_acc);
+			memcpy(sp->pc, ev->spec_pc, sizeof(sp->pc));
+			memcpy(sp->len, ev->spec_len, sizeof(sp->len));
+		}
+		modelq_put(e->q, &rec, units);
+	} else {
+		account(e, in, len, t->core, next, ev, row);
+	}
+}
+
+/* One more instruction of T's window. */
+static inline __attribute__((always_inline)) void
+count_step(struct engine *e, struct tracee *t)
+{
+	e->steps++;
+	t->win.steps++;
+	if (e->progress && (e->steps & 4095) == 0)
+		engine_progress(e, false);
+}
+
 void engine_account_regs(struct engine *e, struct tracee *t,
 			 const struct user_regs_struct *before,
 			 const struct user_regs_struct *after)
@@ -352,42 +406,98 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 		memset(ev, 0, sizeof(*ev));
 		ev->n_fetch = 1;
 	}
-	/* --stop-watch: the decoder knows every access, so the stop
-	 * watchpoint costs no debug register. */
-	if (e->swatch_hi)
-		for (unsigned i = 0; i < ev->n_acc; i++) {
-			const struct mem_access *a = &ev->acc[i];
-			if (a->addr < e->swatch_hi &&
-			    a->addr + a->size > e->swatch_lo &&
-			    (e->swatch_rw || a->kind == ACC_WRITE ||
-			     a->kind == ACC_MODIFY || a->kind == ACC_NT_WRITE))
-				t->win.watch_hit = true;
-		}
-	if (e->q_on) {
-		unsigned units = 3 + ev->n_acc + (ev->n_spec ? 2 : 0);
-		struct {
-			struct model_rec r;
-			struct mem_access acc[DECODE_MAX_ACCESSES];
-			struct model_spec spec;
-		} __attribute__((aligned(16))) rec;
-		fill_rec(&rec.r, in, ev, after->rip, len, t->core, units);
-		memcpy(rec.acc, ev->acc, ev->n_acc * sizeof(ev->acc[0]));
-		if (ev->n_spec) {
-			struct model_spec *sp = (struct model_spec *)
-						(rec.acc + ev->n_acc);
-			memcpy(sp->pc, ev->spec_pc, sizeof(sp->pc));
-			memcpy(sp->len, ev->spec_len, sizeof(sp->len));
-		}
-		modelq_put(e->q, &rec, units);
-	} else {
-		account(e, in, len, t->core, after->rip, ev, row);
-	}
+	account_events(e, t, in, len, after->rip, ev, row);
 	if (e->cs)
 		callstack_step(e->cs, t->tid, in, before, after);
-	e->steps++;
-	t->win.steps++;
-	if (e->progress && (e->steps & 4095) == 0)
+	count_step(e, t);
+}
+
+/* A lean step's record (modelq.h): the instruction (its low bit set),
+ * the pc after it, then its accesses' addresses when it has some. */
+struct lean_rec {
+	uintptr_t in;
+	uint64_t next;
+	uint64_t addr[2];
+};
+
+/* engine_account_leans where the models are Cachegrind's, inline, with
+ * nothing else to feed: account() for those alone. */
+static void account_leans_cg(struct engine *e, struct tracee *t,
+			     const struct lean_step *s, unsigned n,
+			     uint64_t fs)
+{
+	struct step_events *ev = &e->ev;
+	struct cache_model *cm = e->cm;
+	struct branch_model *bm = e->bm;
+	model_core(e, t->core);
+	for (unsigned i = 0; i < n; i++) {
+		const struct insn *in = s[i].in;
+		uint64_t *row = insn_row(e, in);
+		decode_step_lean(e->dec, in, s[i].l, s[i].addr, fs, s[i].rsp,
+				 s[i].next, ev);
+		cm->ops->insn(cm, in->pc, in->len, ev->acc, ev->n_acc, false,
+			      row);
+		if (bm) {
+			uint64_t *brow = row + e->bm_offset;
+			for (unsigned c = 0; c < ev->n_cond; c++)
+				branch_cond(bm, in->pc, ev->cond_taken[c], brow);
+			if (ev->indirect)
+				branch_indirect(bm, in->pc, ev->ind_target,
+						brow);
+		}
+		if (ev->n_spec)
+			account_vex_speculation(e, ev->spec_pc, ev->spec_len,
+						ev->n_spec, ev->spec_taken);
+	}
+}
+
+void engine_account_leans(struct engine *e, struct tracee *t,
+			  const struct lean_step *s, unsigned n, uint64_t fs)
+{
+	struct step_events *ev = &e->ev;
+	unsigned total = n;
+
+	engine_switch_core(e, t);
+	if (!e->q_on && !e->cs && !e->swatch_hi && !e->trace_mem &&
+	    e->cm->ops->insn && (!e->bm || (!e->bm->ops->call &&
+					    !e->bm->ops->ret))) {
+		account_leans_cg(e, t, s, n, fs);
+		n = 0;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct insn *in = s[i].in;
+		const struct decode_lean *l = s[i].l;
+		uint64_t *row = e->q_on ? NULL : engine_row(e, in);
+		bool plain = decode_step_lean(e->dec, in, l, s[i].addr, fs,
+					      s[i].rsp, s[i].next, ev);
+		if (e->q_on && plain && !t->core && !e->swatch_hi) {
+			/* The model thread rebuilds these events from the
+			 * templates (engine_account_lean_rec). */
+			struct lean_rec rec __attribute__((aligned(16)));
+			rec.in = (uintptr_t)in | 1;
+			rec.next = s[i].next;
+			rec.addr[0] = s[i].addr[0];
+			rec.addr[1] = s[i].addr[1];
+			modelq_put(e->q, &rec, l->n_acc ? 2 : 1);
+		} else {
+			account_events(e, t, in, in->len, s[i].next, ev, row);
+		}
+	}
+	uint64_t before = e->steps;
+	e->steps += total;
+	if (e->progress && (before >> 12) != (e->steps >> 12))
 		engine_progress(e, false);
+}
+
+unsigned engine_account_lean_rec(struct engine *e, const void *rec)
+{
+	const struct lean_rec *r = rec;
+	const struct insn *in = (const struct insn *)(r->in & ~(uintptr_t)1);
+	const struct decode_lean *l = decode_lean(in);
+	struct step_events ev;
+	decode_lean_events(in, l, r->addr, r->next, &ev);
+	account(e, in, in->len, 0, r->next, &ev, NULL);
+	return l->n_acc ? 2 : 1;
 }
 
 void engine_account(struct engine *e, struct tracee *t,

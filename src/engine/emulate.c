@@ -554,6 +554,15 @@ static inline int next_insn(struct emu *em, const struct insn *prev,
 	return 0;
 }
 
+void emu_lean_flush(struct emu *em)
+{
+	if (!em->n_lean)
+		return;
+	engine_account_leans(&em->tr->eng, em->t, em->lean_buf, em->n_lean,
+			     em->cur->fs_base);
+	em->n_lean = 0;
+}
+
 /* Not for Unicorn: IN runs on our CPU (pending, then), or the slice
  * stops before it (REGS: as for hook_next). */
 static __attribute__((noinline)) void
@@ -602,11 +611,23 @@ hook_next(struct emu *em, const struct insn *prev,
 		return;
 	}
 	const struct insn *in = t->insn;
+	em->lean = NULL;
 	if (!in->emulable) {
 		not_emulable(em, in, regs);
 		return;
 	}
-	if (regs && in->regs_in && regs_read_mask(em, regs, in->regs_in) < 0) {
+	const struct decode_lean *l = em->lean_on ? decode_lean(in) : NULL;
+	if (l) {
+		/* Its accesses now, from the registers before it. */
+		const uint64_t *g = em->gprs;
+		for (unsigned i = 0; i < l->n_acc; i++)
+			em->lean_addr[i] = decode_lean_addr(&l->acc[i], g,
+							    regs->fs_base,
+							    regs->gs_base);
+		em->lean_rsp = g[4];
+		em->lean = l;
+	} else if (regs && in->regs_in &&
+		   regs_read_mask(em, regs, in->regs_in) < 0) {
 		stop(em, WHY_ERROR);
 		return;
 	}
@@ -627,7 +648,38 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 	struct tracee *t = em->t;
 	struct user_regs_struct *cur = em->cur;
 	const struct insn *prev = NULL;
-	if (em->pending) {
+	if (em->pending && em->lean) {
+		/* A lean instruction: its accesses were computed before it
+		 * ran; rsp after it is the one register it needs. */
+		const struct insn *p = t->insn;
+		uint64_t rsp = em->gprs[4];
+		if (address == p->pc && rsp == em->lean_rsp) {
+			/* QEMU restarted it (see on_code) */
+			if ((++em->budget_tick & 1023) == 0 && slice_over(em))
+				stop(em, WHY_BUDGET);
+			return;
+		}
+		struct lean_step *ls = &em->lean_buf[em->n_lean++];
+		ls->in = p;
+		ls->l = em->lean;
+		ls->next = address;
+		ls->rsp = em->lean_rsp;
+		ls->addr[0] = em->lean_addr[0];
+		ls->addr[1] = em->lean_addr[1];
+		t->win.steps++;
+		if (em->n_lean == EMU_LEAN_BUF)
+			emu_lean_flush(em);
+		cur->rip = address;
+		cur->rsp = rsp;
+		em->pending = false;
+		em->lean = NULL;
+		em->emulated++;
+		if (tracee_leads(t) && engine_at_stop_regs(e, t, cur)) {
+			stop(em, WHY_STOP);
+			return;
+		}
+		prev = p;
+	} else if (em->pending) {
 		const struct insn *p = t->insn;
 		struct user_regs_struct *nxt = em->nxt;
 		uint32_t m = p->regs_out;
@@ -648,6 +700,7 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 		bool finished_rep = rep_finished(p, nxt);
 		if (finished_rep)
 			nxt->rip = p->pc + p->len;
+		emu_lean_flush(em);
 		engine_account_regs(e, t, cur, nxt);
 		em->nxt = cur;
 		em->cur = cur = nxt;

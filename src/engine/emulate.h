@@ -64,6 +64,7 @@ enum {
 };
 
 #define EMU_FB_EXTRA 32
+#define EMU_LEAN_BUF 64
 struct emu_fb_count {
 	char name[16];			/* the mnemonic */
 	uint64_t n;
@@ -95,6 +96,17 @@ struct emu {
 	struct user_regs_struct r[2];
 	struct user_regs_struct *cur, *nxt;
 	const uint32_t *dgen;		/* decode_generation: insn.next */
+	/* Lean instructions (decode_lean), read lazily with the registers
+	 * in place: the pending one's templates (NULL: it is not lean),
+	 * its accesses and rsp as the hook before it computed them. */
+	bool lean_on;
+	const struct decode_lean *lean;
+	uint64_t lean_addr[2];
+	uint64_t lean_rsp;
+	/* Lean steps run, not yet accounted (emu_lean_flush): accounted
+	 * in a row, before anything else is. */
+	unsigned n_lean;
+	struct lean_step lean_buf[EMU_LEAN_BUF];
 
 	/* What the real thread may have changed since Unicorn last had it. */
 	bool fp_stale;			/* re-read its x87/SSE state */
@@ -181,6 +193,8 @@ void slot_table_init(void);
 /* QEMU's sixteen general registers in place, found and proven; NULL:
  * not found. */
 const uint64_t *find_gprs(uc_engine *uc);
+/* Account the lean steps run and not yet accounted. */
+void emu_lean_flush(struct emu *em);
 /* FP into Unicorn's x87/SSE state (fxrstor through the stub page). */
 int fp_to_uc(struct emu *em, const struct user_fpregs_struct *fp);
 /* The parts of an fxsave image an instruction can change: SRC's into

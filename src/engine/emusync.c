@@ -307,6 +307,9 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	em->turn_left = tr->eng.cm->n_cores > 1 ? EMU_TURN_CORES : EMU_TURN;
 	/* Call stacks read every register of every step (unwinding). */
 	em->lazy = !tr->eng.cs;
+	/* Lean instructions need the registers in place (find_gprs). */
+	em->lean_on = em->lazy && em->gprs;
+	em->lean = NULL;
 	if (em->lazy) {
 		/* both whole: the fields Unicorn has not (segment
 		 * selectors, orig_rax) stay the thread's */
@@ -328,7 +331,7 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	struct engine *e = &tr->eng;
 	if (em->lazy && !e->q_tried) {
 		e->q_tried = true;
-		if (!engine_models_costly(e))
+		if (!engine_models_costly(e) && !getenv("CT_LEANQ"))
 			e->q_why = "Cachegrind's models cost less than the queue";
 		else
 			e->q = modelq_new(e, tr->pin_cpu >= 0 ?
@@ -339,6 +342,7 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	 * every few dozen instructions costs more than the models. */
 	e->q_on = em->lazy && e->q && !em->turns;
 	uc_err err = uc_emu_start(em->uc, t->regs.rip, NEVER, 0, 0);
+	emu_lean_flush(em);
 	if (e->q_on) {
 		modelq_drain(e->q);
 		e->q_on = false;

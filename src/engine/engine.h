@@ -163,6 +163,21 @@ void engine_account(struct engine *e, struct tracee *t,
 void engine_account_regs(struct engine *e, struct tracee *t,
 			 const struct user_regs_struct *before,
 			 const struct user_regs_struct *after);
+/* A lean instruction's step (decode_lean): all its accounting needs. */
+struct lean_step {
+	const struct insn *in;
+	const struct decode_lean *l;	/* decode_lean(in) */
+	uint64_t next;		/* the pc after it */
+	uint64_t rsp;		/* rsp before it */
+	uint64_t addr[2];	/* its accesses, as decode_lean's templates */
+};
+/* The same for N lean steps S of T, in order, run with fs_base FS: no
+ * registers needed.  T's win.steps counted them already. */
+void engine_account_leans(struct engine *e, struct tracee *t,
+			  const struct lean_step *s, unsigned n, uint64_t fs);
+/* What the models make of a lean step's record (REC, its first unit's
+ * low bit set: modelq.h); returns its length in units. */
+unsigned engine_account_lean_rec(struct engine *e, const void *rec);
 /* Do the models cost more per instruction than a record sent to a thread
  * of their own (modelq.h)?  Not Cachegrind's (measured: bench/README.md). */
 bool engine_models_costly(const struct engine *e);

@@ -132,14 +132,18 @@ static void *consume(void *arg)
 		while (tail != head) {
 			const struct model_rec *r = (const struct model_rec *)
 				&q->buf[tail & (MODELQ_UNITS - 1)];
-			if (r->in) {
+			if (!r->in) {
+				tail += r->next;	/* padding */
+			} else if ((uintptr_t)r->in & 1) {
+				tail += engine_account_lean_rec(q->e, r);
+			} else {
 				const struct mem_access *acc =
 					(const struct mem_access *)(r + 1);
 				engine_account_rec(q->e, r, acc,
 					(const struct model_spec *)
 					(acc + r->n_acc));
+				tail += r->units;
 			}
-			tail += r->units;
 			if (++n % MODELQ_BATCH == 0)
 				__atomic_store_n(&q->tail, tail,
 						 __ATOMIC_RELEASE);
@@ -170,9 +174,12 @@ static inline struct model_rec *reserve(struct modelq *q, unsigned units)
 			publish(q);
 			await_tail(q, q->p_head + pad - MODELQ_UNITS);
 		}
-		struct model_rec *r = (struct model_rec *)&q->buf[pos];
-		r->in = NULL;
-		r->units = (uint8_t)pad;
+		/* A padding record is its first unit: no record, its
+		 * length (it may be one unit: the fields past it are not
+		 * the ring's). */
+		struct unit *u = &q->buf[pos];
+		u->a = 0;
+		u->b = pad;
 		q->p_head += pad;
 		pos = 0;
 	}

@@ -25,7 +25,9 @@
 struct engine;
 
 struct model_rec {
-	const struct insn *in;	/* NULL: padding to the ring's end */
+	const struct insn *in;	/* NULL: padding to the ring's end, NEXT
+				 * units long; low bit set: a lean step's
+				 * record (engine_account_lean_rec) */
 	uint64_t next;		/* the pc after it: a return's target */
 	uint64_t ind_target;	/* an indirect branch's target */
 	uint32_t len;		/* its length (known when in->len is 0) */

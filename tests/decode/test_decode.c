@@ -597,6 +597,49 @@ static const char *kind_name(unsigned int k)
 	return k < 5 ? names[k] : "?";
 }
 
+static unsigned int n_lean;
+
+/* A lean instruction (decode_lean): its templates over the registers
+ * before it and the pc after it give the row's accesses and outcomes,
+ * as decode_step does. */
+static void check_lean(const struct insn *in, const struct row *row,
+		       const struct user_regs_struct *b,
+		       const struct user_regs_struct *a, uint64_t pc)
+{
+	const struct decode_lean *l = decode_lean(in);
+	if (!l)
+		return;
+	n_lean++;
+	const uint64_t gpr[16] = {
+		b->rax, b->rcx, b->rdx, b->rbx, b->rsp, b->rbp, b->rsi, b->rdi,
+		b->r8, b->r9, b->r10, b->r11, b->r12, b->r13, b->r14, b->r15,
+	};
+	uint64_t addr[2] = { 0, 0 };
+	for (unsigned int i = 0; i < l->n_acc; i++)
+		addr[i] = decode_lean_addr(&l->acc[i], gpr, b->fs_base, b->gs_base);
+	struct step_events ev;
+	memset(&ev, 0xa5, sizeof(ev));
+	decode_lean_events(in, l, addr, a->rip, &ev);
+	unsigned int n = 0;
+	while (n < 17 && row->acc[n].size)
+		n++;
+	if (!CHECK(ev.n_fetch == 1 && ev.n_acc == n && !ev.n_spec,
+		   "%s: lean: %u accesses, want %u", row->what, ev.n_acc, n))
+		return;
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t want = row->acc[i].addr + (row->pcrel && i == 0 ? pc : 0);
+		CHECK(ev.acc[i].kind == row->acc[i].kind && ev.acc[i].addr == want &&
+		      ev.acc[i].size == row->acc[i].size,
+		      "%s: lean: access %u is %s %#" PRIx64 ",%u, want %s %#" PRIx64 ",%u",
+		      row->what, i, kind_name(ev.acc[i].kind), ev.acc[i].addr,
+		      ev.acc[i].size, kind_name(row->acc[i].kind), want, row->acc[i].size);
+	}
+	CHECK(ev.n_cond == row->n_cond &&
+	      (!row->n_cond || ev.cond_taken[0] == row->cond[0]) &&
+	      ev.indirect == row->indirect && (!row->indirect || ev.ind_target == a->rip),
+	      "%s: lean: outcomes", row->what);
+}
+
 static void check_row(struct decoder *d, const struct row *row, uint64_t pc, bool have512,
 		      uint64_t x0)
 {
@@ -650,6 +693,7 @@ static void check_row(struct decoder *d, const struct row *row, uint64_t pc, boo
 	}
 	CHECK(ev.indirect == row->indirect && (!row->indirect || ev.ind_target == a.rip),
 	      "%s: indirect %d target %#" PRIx64, row->what, ev.indirect, ev.ind_target);
+	check_lean(in, row, &b, &a, pc);
 }
 
 static void expect_accs(const char *what, const struct step_events *ev,
@@ -762,6 +806,48 @@ static void check_prepare(struct decoder *d, bool have512)
 
 /* The cache: same record per pc, invalidation drops it, growth keeps
  * records where they are. */
+/* Which instructions are lean: the register-addressed ones of the
+ * common classes, not what needs more than the registers before them. */
+static void check_lean_classes(struct decoder *d)
+{
+	static const struct {
+		const char *what;
+		uint8_t code[15];
+		uint8_t len;
+		bool lean;
+	} c[] = {
+		{ "mov rax,[rbx+rcx*8+16]", { 0x48, 0x8b, 0x44, 0xcb, 0x10 }, 5, true },
+		{ "add [rdi],eax", { 0x01, 0x07 }, 2, true },
+		{ "mov rax,fs:[0x28]", { 0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0 }, 9, true },
+		{ "mov eax,[rip+16]", { 0x8b, 0x05, 0x10, 0, 0, 0 }, 6, true },
+		{ "push rbx", { 0x53 }, 1, true },
+		{ "pop rbx", { 0x5b }, 1, true },
+		{ "push qword [rax]", { 0xff, 0x30 }, 2, true },
+		{ "call rel32", { 0xe8, 0, 0, 0, 0 }, 5, true },
+		{ "call [rax]", { 0xff, 0x10 }, 2, true },
+		{ "ret", { 0xc3 }, 1, true },
+		{ "leave", { 0xc9 }, 1, true },
+		{ "jne rel8", { 0x75, 0x02 }, 2, true },
+		{ "lock xadd [rdi],eax", { 0xf0, 0x0f, 0xc1, 0x07 }, 4, false },
+		{ "rep movsb", { 0xf3, 0xa4 }, 2, false },
+		{ "movsb", { 0xa4 }, 1, false },
+		{ "mov eax,[ebx]", { 0x67, 0x8b, 0x03 }, 3, false },
+		{ "bt [rax],rcx", { 0x48, 0x0f, 0xa3, 0x08 }, 4, false },
+		{ "loop rel8", { 0xe2, 0xfe }, 2, false },
+		{ "xsave [rdi]", { 0x0f, 0xae, 0x27 }, 3, false },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		const char *err = NULL;
+		cur_code = c[i].code;
+		cur_len = c[i].len;
+		cur_pc = 0x7f0000 + 0x1000 * i;
+		const struct insn *in = decode_insn(d, cur_pc, &err);
+		if (CHECK(in, "lean %s: decode_insn: %s", c[i].what, err))
+			CHECK(!!decode_lean(in) == c[i].lean, "lean %s: %d, want %d",
+			      c[i].what, !!decode_lean(in), c[i].lean);
+	}
+}
+
 static void check_cache(struct decoder *d)
 {
 	static const uint8_t nop[] = { 0x90 };
@@ -1132,11 +1218,12 @@ int main(void)
 	for (size_t i = 0; i < n; i++)
 		check_row(d, &rows[i], 0x400000 + 0x1000 * i, have512, x0);
 	check_prepare(d, have512);
+	check_lean_classes(d);
 	check_cache(d);
 	check_rep_const(d);
 	check_allow(d);
 	decode_free(d);
 	check_chase();
-	printf("%zu rows\n", n);
+	printf("%zu rows, %u of them lean\n", n, n_lean);
 	return test_summary("test-decode");
 }
