@@ -331,7 +331,7 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	struct engine *e = &tr->eng;
 	if (em->lazy && !e->q_tried) {
 		e->q_tried = true;
-		if (!engine_models_costly(e) && !getenv("CT_LEANQ"))
+		if (!engine_models_costly(e))
 			e->q_why = "Cachegrind's models cost less than the queue";
 		else
 			e->q = modelq_new(e, tr->pin_cpu >= 0 ?
