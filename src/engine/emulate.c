@@ -618,13 +618,17 @@ hook_next(struct emu *em, const struct insn *prev,
 	}
 	const struct decode_lean *l = em->lean_on ? decode_lean(in) : NULL;
 	if (l) {
-		/* Its accesses now, from the registers before it. */
+		/* Its step now, from the registers before it, in the
+		 * buffer's next slot (taken when it has run). */
 		const uint64_t *g = em->gprs;
+		struct lean_step *ls = &em->lean_buf[em->n_lean];
+		ls->in = in;
+		ls->l = l;
+		ls->rsp = g[4];
 		for (unsigned i = 0; i < l->n_acc; i++)
-			em->lean_addr[i] = decode_lean_addr(&l->acc[i], g,
-							    regs->fs_base,
-							    regs->gs_base);
-		em->lean_rsp = g[4];
+			ls->addr[i] = decode_lean_addr(&l->acc[i], g,
+						       regs->fs_base,
+						       regs->gs_base);
 		em->lean = l;
 	} else if (regs && in->regs_in &&
 		   regs_read_mask(em, regs, in->regs_in) < 0) {
@@ -648,26 +652,21 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 	struct tracee *t = em->t;
 	struct user_regs_struct *cur = em->cur;
 	const struct insn *prev = NULL;
-	if (em->pending && em->lean) {
-		/* A lean instruction: its accesses were computed before it
+	if (em->lean) {
+		/* A lean instruction (pending): its step was made before it
 		 * ran; rsp after it is the one register it needs. */
 		const struct insn *p = t->insn;
 		uint64_t rsp = em->gprs[4];
-		if (address == p->pc && rsp == em->lean_rsp) {
+		struct lean_step *ls = &em->lean_buf[em->n_lean];
+		if (address == p->pc && rsp == ls->rsp) {
 			/* QEMU restarted it (see on_code) */
 			if ((++em->budget_tick & 1023) == 0 && slice_over(em))
 				stop(em, WHY_BUDGET);
 			return;
 		}
-		struct lean_step *ls = &em->lean_buf[em->n_lean++];
-		ls->in = p;
-		ls->l = em->lean;
 		ls->next = address;
-		ls->rsp = em->lean_rsp;
-		ls->addr[0] = em->lean_addr[0];
-		ls->addr[1] = em->lean_addr[1];
 		t->win.steps++;
-		if (em->n_lean == EMU_LEAN_BUF)
+		if (++em->n_lean == EMU_LEAN_BUF)
 			emu_lean_flush(em);
 		cur->rip = address;
 		cur->rsp = rsp;

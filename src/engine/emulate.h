@@ -97,12 +97,10 @@ struct emu {
 	struct user_regs_struct *cur, *nxt;
 	const uint32_t *dgen;		/* decode_generation: insn.next */
 	/* Lean instructions (decode_lean), read lazily with the registers
-	 * in place: the pending one's templates (NULL: it is not lean),
-	 * its accesses and rsp as the hook before it computed them. */
+	 * in place: the pending one's templates (NULL: it is not lean; its
+	 * step is lean_buf[n_lean], made by the hook before it ran). */
 	bool lean_on;
 	const struct decode_lean *lean;
-	uint64_t lean_addr[2];
-	uint64_t lean_rsp;
 	/* Lean steps run, not yet accounted (emu_lean_flush): accounted
 	 * in a row, before anything else is. */
 	unsigned n_lean;
