@@ -76,6 +76,23 @@ struct model_resolver {
 struct cache_model;
 struct branch_model;
 
+/* One instruction of a cache model's insns op: its fetch of LEN bytes at
+ * PC, then its N_ACC accesses ACC, into ROW. */
+struct model_insn {
+	uint64_t pc;
+	uint64_t *row;
+	const struct mem_access *acc;
+	uint32_t len;
+	uint32_t n_acc;
+};
+
+/* One conditional branch of a branch model's conds op. */
+struct model_cond {
+	uint64_t pc;
+	uint64_t *row;
+	bool taken;
+};
+
 struct cache_model_ops {
 	const char *name;
 	/* A few ns an access (Cachegrind's): cheaper than sending the
@@ -94,6 +111,10 @@ struct cache_model_ops {
 	void (*insn)(struct cache_model *m, uint64_t addr, uint32_t size,
 		     const struct mem_access *acc, unsigned n, bool fetch2,
 		     uint64_t *row);
+	/* Optional: N instructions in order, each as insn does it (no
+	 * FETCH2): one call for a run of them (Cachegrind's model). */
+	void (*insns)(struct cache_model *m, const struct model_insn *v,
+		      unsigned n);
 	/* Write `desc:` lines for the profile header (without a trailing
 	 * blank line); optional. */
 	void (*describe)(const struct cache_model *m, FILE *out);
@@ -138,6 +159,11 @@ struct branch_model_ops {
 		     uint64_t *row);
 	void (*ret)(struct branch_model *m, uint64_t pc, uint64_t target,
 		    uint64_t *row);
+	/* Optional: N conditional branches in order, each as cond does it,
+	 * for a model whose indirect branches do not touch what its
+	 * conditional ones use (their order between them is free). */
+	void (*conds)(struct branch_model *m, const struct model_cond *v,
+		      unsigned n);
 	/* Forget every prediction, as a new model (--cache-state=cold). */
 	void (*flush)(struct branch_model *m);
 	void (*destroy)(struct branch_model *m);

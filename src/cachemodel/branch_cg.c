@@ -35,8 +35,8 @@ struct cg_branch {
 	uint64_t btac[N_BTAC];		/* last target per pc & 511 */
 };
 
-static void cg_cond(struct branch_model *m, uint64_t pc, bool taken,
-		    uint64_t *row)
+static inline __attribute__((always_inline)) void
+cg_cond_one(struct branch_model *m, uint64_t pc, bool taken, uint64_t *row)
 {
 	struct cg_branch *b = (struct cg_branch *)m;
 	const uint64_t hist_mask = (1u << N_HIST_BITS) - 1;
@@ -56,6 +56,21 @@ static void cg_cond(struct branch_model *m, uint64_t pc, bool taken,
 	} else if (*ctr > 0) {
 		(*ctr)--;
 	}
+}
+
+static void cg_cond(struct branch_model *m, uint64_t pc, bool taken,
+		    uint64_t *row)
+{
+	cg_cond_one(m, pc, taken, row);
+}
+
+/* The history and counters are the conditional branches' alone (the
+ * BTAC is the indirect ones'). */
+static void cg_conds(struct branch_model *m, const struct model_cond *v,
+		     unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		cg_cond_one(m, v[i].pc, v[i].taken, v[i].row);
 }
 
 static void cg_indirect(struct branch_model *m, uint64_t pc, uint64_t target,
@@ -89,6 +104,7 @@ static const struct branch_model_ops cg_branch_ops = {
 	.name = "cachegrind",
 	.cheap = true,
 	.cond = cg_cond,
+	.conds = cg_conds,
 	.indirect = cg_indirect,
 	.flush = cg_branch_flush,
 	.destroy = cg_branch_destroy,

@@ -172,6 +172,16 @@ static void cg_insn(struct cache_model *m, uint64_t addr, uint32_t size,
 		cg_fetch_one(m, addr, size, row);
 }
 
+static void cg_insns(struct cache_model *m, const struct model_insn *v,
+		     unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		cg_fetch_one(m, v[i].pc, v[i].len, v[i].row);
+		for (unsigned j = 0; j < v[i].n_acc; j++)
+			cg_access_one(m, &v[i].acc[j], v[i].row);
+	}
+}
+
 static void none_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 		       uint64_t *row)
 {
@@ -235,6 +245,7 @@ static const struct cache_model_ops cg_ops = {
 	.fetch = cg_fetch,
 	.access = cg_access,
 	.insn = cg_insn,
+	.insns = cg_insns,
 	.describe = cg_describe,
 	.flush = cg_flush,
 	.destroy = cg_destroy,

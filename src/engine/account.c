@@ -420,30 +420,52 @@ struct lean_rec {
 	uint64_t addr[2];
 };
 
-/* engine_account_leans where the models are Cachegrind's, inline, with
- * nothing else to feed: account() for those alone. */
-static void account_leans_cg(struct engine *e, struct tracee *t,
-			     const struct lean_step *s, unsigned n,
-			     uint64_t fs)
+/* engine_account_leans where the cache model takes runs of instructions
+ * (insns) and the branch model runs of conditional branches (conds), with
+ * nothing else to feed: account() for those, each model called once for
+ * the run (twice around VEX's merged instructions, which go in order). */
+static void account_leans_runs(struct engine *e, struct tracee *t,
+			       const struct lean_step *s, unsigned n,
+			       uint64_t fs)
 {
 	struct step_events *ev = &e->ev;
 	struct cache_model *cm = e->cm;
 	struct branch_model *bm = e->bm;
+	struct model_insn mi[ENGINE_LEAN_RUN];
+	struct model_cond mc[ENGINE_LEAN_RUN];
+	struct mem_access acc[2 * ENGINE_LEAN_RUN];
+	unsigned k = 0, kc = 0;
 	model_core(e, t->core);
 	for (unsigned i = 0; i < n; i++) {
 		const struct insn *in = s[i].in;
 		uint64_t *row = insn_row(e, in);
 		decode_step_lean(e->dec, in, s[i].l, s[i].addr, fs, s[i].rsp,
 				 s[i].next, ev);
-		cm->ops->insn(cm, in->pc, in->len, ev->acc, ev->n_acc, false,
-			      row);
+		struct model_insn *m = &mi[k];
+		m->pc = in->pc;
+		m->row = row;
+		m->acc = &acc[2 * k];
+		m->len = in->len;
+		m->n_acc = ev->n_acc;
+		acc[2 * k] = ev->acc[0];
+		acc[2 * k + 1] = ev->acc[1];
+		k++;
 		if (bm) {
 			uint64_t *brow = row + e->bm_offset;
-			for (unsigned c = 0; c < ev->n_cond; c++)
-				branch_cond(bm, in->pc, ev->cond_taken[c], brow);
+			if (ev->n_cond) {
+				mc[kc].pc = in->pc;
+				mc[kc].row = brow;
+				mc[kc++].taken = ev->cond_taken[0];
+			}
 			if (ev->indirect)
 				branch_indirect(bm, in->pc, ev->ind_target,
 						brow);
+		}
+		if (ev->n_spec || i + 1 == n) {
+			cm->ops->insns(cm, mi, k);
+			if (kc)
+				bm->ops->conds(bm, mc, kc);
+			k = kc = 0;
 		}
 		if (ev->n_spec)
 			account_vex_speculation(e, ev->spec_pc, ev->spec_len,
@@ -459,9 +481,9 @@ void engine_account_leans(struct engine *e, struct tracee *t,
 
 	engine_switch_core(e, t);
 	if (!e->q_on && !e->cs && !e->swatch_hi && !e->trace_mem &&
-	    e->cm->ops->insn && (!e->bm || (!e->bm->ops->call &&
-					    !e->bm->ops->ret))) {
-		account_leans_cg(e, t, s, n, fs);
+	    n <= ENGINE_LEAN_RUN && e->cm->ops->insns &&
+	    (!e->bm || e->bm->ops->conds)) {
+		account_leans_runs(e, t, s, n, fs);
 		n = 0;
 	}
 	for (unsigned i = 0; i < n; i++) {

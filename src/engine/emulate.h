@@ -64,7 +64,7 @@ enum {
 };
 
 #define EMU_FB_EXTRA 32
-#define EMU_LEAN_BUF 64
+#define EMU_LEAN_BUF ENGINE_LEAN_RUN
 struct emu_fb_count {
 	char name[16];			/* the mnemonic */
 	uint64_t n;

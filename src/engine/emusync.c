@@ -307,8 +307,10 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	em->turn_left = tr->eng.cm->n_cores > 1 ? EMU_TURN_CORES : EMU_TURN;
 	/* Call stacks read every register of every step (unwinding). */
 	em->lazy = !tr->eng.cs;
-	/* Lean instructions need the registers in place (find_gprs). */
-	em->lean_on = em->lazy && em->gprs;
+	/* Lean instructions need the registers in place (find_gprs), and
+	 * are accounted in runs: not with --stop-watch, whose hit the next
+	 * instruction's hook must see. */
+	em->lean_on = em->lazy && em->gprs && !tr->eng.swatch_hi;
 	em->lean = NULL;
 	if (em->lazy) {
 		/* both whole: the fields Unicorn has not (segment

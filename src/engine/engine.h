@@ -171,6 +171,8 @@ struct lean_step {
 	uint64_t rsp;		/* rsp before it */
 	uint64_t addr[2];	/* its accesses, as decode_lean's templates */
 };
+/* Lean steps accounted in one run at most (the emulator's buffer). */
+#define ENGINE_LEAN_RUN 64
 /* The same for N lean steps S of T, in order, run with fs_base FS: no
  * registers needed.  T's win.steps counted them already. */
 void engine_account_leans(struct engine *e, struct tracee *t,
