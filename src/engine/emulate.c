@@ -88,9 +88,15 @@ static const size_t gpr_slots[EMU_N_GPR] = {
 	SLOT_OF(gs_base),
 };
 
-unsigned long long *emu_reg_slot(struct user_regs_struct *r, unsigned i)
+static inline unsigned long long *reg_slot(struct user_regs_struct *r,
+					   unsigned i)
 {
 	return (unsigned long long *)((char *)r + gpr_slots[i]);
+}
+
+unsigned long long *emu_reg_slot(struct user_regs_struct *r, unsigned i)
+{
+	return reg_slot(r, i);
 }
 
 /* The general registers of R from Unicorn (or, WRITE, into it): one batch
@@ -99,7 +105,7 @@ static int regs_batch(struct emu *em, struct user_regs_struct *r, bool write)
 {
 	void *vals[EMU_N_GPR];
 	for (unsigned i = 0; i < EMU_N_GPR; i++)
-		vals[i] = emu_reg_slot(r, i);
+		vals[i] = reg_slot(r, i);
 	uc_err err = write ? uc_reg_write_batch(em->uc, (int *)gpr_ids, vals, EMU_N_GPR)
 			   : uc_reg_read_batch(em->uc, (int *)gpr_ids, vals, EMU_N_GPR);
 	return err == UC_ERR_OK ? 0 : -1;
