@@ -5,7 +5,12 @@
 # in Unicorn alone to work()'s return with no hook, an empty code hook,
 # empty block and memory hooks, and block and memory hooks that feed the
 # cache model (each instruction's fetch, each access), and prints the
-# time.  The program is linked -z now and glibc is told to pick its
+# time; then (attrib) a code hook and memory hooks together, checking
+# that QEMU reports each lean instruction's accesses (decode_lean) as
+# its templates predict them, in number, order, address and size, which
+# is what a block hook attributing them by counting needs (the
+# instructions that differ, and those that are not lean, are listed).
+# The program is linked -z now and glibc is told to pick its
 # pre-AVX functions, so that Unicorn can run every instruction of the
 # window itself.  Pinned to one CPU.
 #   sh bench/unicorn-floor.sh [BUILDDIR] [ROUNDS]
@@ -26,7 +31,8 @@ t1=$(now)
 echo "Cachegrind, whole run: $(echo "$t1 - $t0" | bc) s"
 taskset -c 0 "$B/cachetrace" $G --start=work -o "$W/ct.out" -- "$W/region" "$R" \
 	2>&1 >/dev/null | grep -o 'Traced .*'
-for m in bare code blockmem model; do
+for m in bare code blockmem model attrib; do
 	CT_FLOOR=$m taskset -c 0 "$W/floor/cachetrace" -q $G --start=work \
-		-o "$W/f.out" -- "$W/region" "$R" 2>&1 >/dev/null | grep floor
+		-o "$W/f.out" -- "$W/region" "$R" 2>&1 >/dev/null |
+		grep -E '^(floor|attrib)'
 done

@@ -539,6 +539,11 @@ bool lean_make(struct drec *r)
 	    (r->flags & (RF_XSAVE | RF_XSAVEC | RF_CAS_EXIT | RF_BT_REG)))
 		return false;
 	switch (r->cls) {
+	case SC_BT:
+		/* an immediate bit offset: step_bt is step_gen's */
+		if (r->bt_slot != SLOT_NONE)
+			return false;
+		/* fall through */
 	case SC_GEN:
 		if (!(r->flags & RF_MEM))
 			return true;

@@ -265,6 +265,146 @@ static bool floor_mem(uc_engine *uc, uc_mem_type type, uint64_t a, int n,
 	return true;
 }
 
+/* CT_FLOOR=attrib: a code hook and memory hooks together.  Before each
+ * lean instruction (decode_lean) the code hook predicts the accesses QEMU
+ * will report for it from the templates (a read-modify-write as a read
+ * and a write, 16 bytes as two 8-byte halves, 10 as 8 and 2), and checks
+ * the previous instruction's prediction against what the memory hooks
+ * reported: whether a block hook and memory hooks could attribute every
+ * access by counting, and where not. */
+#define ATTR_MAX 8
+struct attr_acc { uint64_t addr; uint32_t size; bool write; };
+static struct {
+	const struct insn *in;		/* the pending lean instruction */
+	struct attr_acc want[ATTR_MAX], got[ATTR_MAX];
+	unsigned n_want, n_got;
+	uint64_t checked, matched, skipped;
+	struct { uint16_t id; const char *text; uint64_t n; } bad[64], other[64];
+	unsigned n_bad, n_other;
+} fa;
+
+static void attr_want(uint64_t addr, uint32_t size, bool write)
+{
+	if (fa.n_want < ATTR_MAX)
+		fa.want[fa.n_want++] = (struct attr_acc){ addr, size, write };
+}
+
+static void attr_predict(const struct decode_lean *l, const uint64_t *addr)
+{
+	for (unsigned i = 0; i < l->n_acc; i++) {
+		const struct lean_acc *a = &l->acc[i];
+		bool rd = a->kind == ACC_READ || a->kind == ACC_MODIFY;
+		bool wr = a->kind == ACC_WRITE || a->kind == ACC_NT_WRITE ||
+			  a->kind == ACC_MODIFY;
+		for (int pass = 0; pass < 2; pass++) {
+			if (!(pass ? wr : rd))
+				continue;
+			if (a->size == 16) {
+				attr_want(addr[i], 8, pass);
+				attr_want(addr[i] + 8, 8, pass);
+			} else if (a->size == 10) {
+				attr_want(addr[i], 8, pass);
+				attr_want(addr[i] + 8, 2, pass);
+			} else {
+				attr_want(addr[i], a->size, pass);
+			}
+		}
+	}
+}
+
+static void attr_check(void)
+{
+	if (!fa.in)
+		return;
+	bool ok = fa.n_got == fa.n_want &&
+		  !memcmp(fa.got, fa.want, fa.n_want * sizeof(fa.want[0]));
+	fa.checked++;
+	if (ok) {
+		fa.matched++;
+		return;
+	}
+	for (unsigned i = 0; i < fa.n_bad; i++)
+		if (fa.bad[i].id == fa.in->id) {
+			fa.bad[i].n++;
+			return;
+		}
+	if (fa.n_bad < 64) {
+		fa.bad[fa.n_bad].id = fa.in->id;
+		fa.bad[fa.n_bad].text = fa.in->text;
+		fa.bad[fa.n_bad++].n = 1;
+		fprintf(stderr, "attrib: %s at %#" PRIx64 ": want", fa.in->text,
+			fa.in->pc);
+		for (unsigned i = 0; i < fa.n_want; i++)
+			fprintf(stderr, " %c%#" PRIx64 ",%u", fa.want[i].write ?
+				'W' : 'R', fa.want[i].addr, fa.want[i].size);
+		fprintf(stderr, "; QEMU");
+		for (unsigned i = 0; i < fa.n_got && i < ATTR_MAX; i++)
+			fprintf(stderr, " %c%#" PRIx64 ",%u", fa.got[i].write ?
+				'W' : 'R', fa.got[i].addr, fa.got[i].size);
+		fprintf(stderr, "\n");
+	}
+}
+
+static void attr_code(uc_engine *uc, uint64_t a, uint32_t n, void *ctx)
+{
+	struct emu *em = ctx;
+	const char *err;
+	(void)uc; (void)n;
+	if (fa.in && a == fa.in->pc)
+		return;			/* restarted (a page's first touch) */
+	attr_check();
+	fa.in = NULL;
+	fa.n_want = fa.n_got = 0;
+	const struct insn *in = decode_insn(em->tr->eng.dec, a, &err);
+	const struct decode_lean *l = in ? decode_lean(in) : NULL;
+	if (!l) {
+		unsigned i = 0;
+		while (i < fa.n_other && fa.other[i].id != (in ? in->id : 0))
+			i++;
+		if (i == fa.n_other && i < 64) {
+			fa.other[i].id = in ? in->id : 0;
+			fa.other[i].text = in ? in->text : "(undecodable)";
+			fa.n_other++;
+		}
+		if (i < 64)
+			fa.other[i].n++;
+		fa.skipped++;
+		return;
+	}
+	uint64_t addr[2] = { 0, 0 };
+	for (unsigned i = 0; i < l->n_acc; i++)
+		addr[i] = decode_lean_addr(&l->acc[i], em->gprs,
+					   em->t->regs.fs_base,
+					   em->t->regs.gs_base);
+	attr_predict(l, addr);
+	fa.in = in;
+}
+
+static bool attr_mem(uc_engine *uc, uc_mem_type type, uint64_t a, int n,
+		     int64_t v, void *ctx)
+{
+	(void)uc; (void)v; (void)ctx;
+	if (fa.n_got < ATTR_MAX)
+		fa.got[fa.n_got] = (struct attr_acc){ a, (uint32_t)n,
+						      type == UC_MEM_WRITE };
+	fa.n_got++;
+	return true;
+}
+
+static void attr_report(void)
+{
+	attr_check();
+	fprintf(stderr, "attrib: %" PRIu64 " lean instructions checked, %"
+		PRIu64 " as predicted; %" PRIu64 " others not checked\n",
+		fa.checked, fa.matched, fa.skipped);
+	for (unsigned i = 0; i < fa.n_bad; i++)
+		fprintf(stderr, "attrib: not as predicted: %" PRIu64 " x %s\n",
+			fa.bad[i].n, fa.bad[i].text);
+	for (unsigned i = 0; i < fa.n_other; i++)
+		fprintf(stderr, "attrib: not lean: %" PRIu64 " x %s\n",
+			fa.other[i].n, fa.other[i].text);
+}
+
 static void bench_floor(struct emu *em, struct tracee *t, const char *mode)
 {
 	uint64_t ret = 0;
@@ -274,6 +414,15 @@ static void bench_floor(struct emu *em, struct tracee *t, const char *mode)
 	floor_model = !strcmp(mode, "model");
 	if (!strcmp(mode, "code"))
 		uc_hook_add(em->uc, &h, UC_HOOK_CODE, (void *)floor_code, em, 1, 0);
+	if (!strcmp(mode, "attrib")) {
+		if (!em->gprs) {
+			fprintf(stderr, "attrib: Unicorn's registers not found in place\n");
+			exit(1);
+		}
+		uc_hook_add(em->uc, &h, UC_HOOK_CODE, (void *)attr_code, em, 1, 0);
+		uc_hook_add(em->uc, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE,
+			    (void *)attr_mem, em, 1, 0);
+	}
 	if (!strcmp(mode, "blockmem") || floor_model) {
 		uc_hook_add(em->uc, &h, UC_HOOK_BLOCK, (void *)floor_block, em, 1, 0);
 		uc_hook_add(em->uc, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE,
@@ -282,6 +431,8 @@ static void bench_floor(struct emu *em, struct tracee *t, const char *mode)
 	double t0 = now_seconds();
 	uc_err err = uc_emu_start(em->uc, t->regs.rip, ret, 0, 0);
 	double t1 = now_seconds();
+	if (!strcmp(mode, "attrib"))
+		attr_report();
 	fprintf(stderr, "floor %s: %s, %.3f s (code hooks %" PRIu64 ", blocks %"
 		PRIu64 ", accesses %" PRIu64 ")\n", mode, uc_strerror(err),
 		t1 - t0, floor_n[0], floor_n[1], floor_n[2]);

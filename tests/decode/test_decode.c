@@ -833,6 +833,8 @@ static void check_lean_classes(struct decoder *d)
 		{ "movsb", { 0xa4 }, 1, false },
 		{ "mov eax,[ebx]", { 0x67, 0x8b, 0x03 }, 3, false },
 		{ "bt [rax],rcx", { 0x48, 0x0f, 0xa3, 0x08 }, 4, false },
+		{ "bts qword [rax],3", { 0x48, 0x0f, 0xba, 0x28, 0x03 }, 5, true },
+		{ "bt rax,rcx", { 0x48, 0x0f, 0xa3, 0xc8 }, 4, false },
 		{ "loop rel8", { 0xe2, 0xfe }, 2, false },
 		{ "xsave [rdi]", { 0x0f, 0xae, 0x27 }, 3, false },
 	};
