@@ -78,9 +78,15 @@ static bool regs_differ(struct tracer *tr, struct emu *em,
 	for (unsigned i = 0; i < n; i++) {
 		if (!memcmp(&mine[4 * i], &theirs[4 * i], bytes))
 			continue;
-		uint64_t x, y;
-		memcpy(&x, &mine[4 * i], 8);
-		memcpy(&y, &theirs[4 * i], 8);
+		/* The first 8 bytes that differ (an x87 register's
+		 * exponent and sign are its bytes 8-9), zero-extended. */
+		const char *a = (const char *)&mine[4 * i];
+		const char *b = (const char *)&theirs[4 * i];
+		size_t off = memcmp(a, b, 8) ? 0 : 8;
+		size_t len = bytes - off < 8 ? bytes - off : 8;
+		uint64_t x = 0, y = 0;
+		memcpy(&x, a + off, len);
+		memcpy(&y, b + off, len);
 		report_divergence(tr, em, in, real, what, x, y);
 		return true;
 	}
