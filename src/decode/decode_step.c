@@ -496,8 +496,9 @@ static bool lean_reg_of(uint8_t slot, uint8_t *num)
 	return false;
 }
 
-static void lean_add(struct decode_lean *l, uint8_t base, int64_t disp,
-		     uint32_t size, uint8_t kind)
+/* One more access of L at BASE + DISP (no index, no segment). */
+static struct lean_acc *lean_add(struct decode_lean *l, uint8_t base,
+				 int64_t disp, uint32_t size, uint8_t kind)
 {
 	struct lean_acc *a = &l->acc[l->n_acc++];
 	a->disp = disp;
@@ -507,6 +508,7 @@ static void lean_add(struct decode_lean *l, uint8_t base, int64_t disp,
 	a->scale = 1;
 	a->seg = 0;
 	a->kind = kind;
+	return a;
 }
 
 /* Template T (EXTRA added to its displacement) as an access of SIZE and
@@ -518,10 +520,10 @@ static bool lean_add_tmpl(struct decode_lean *l, const struct tmpl *t,
 	if (t->addr32 || !lean_reg_of(t->base, &base) ||
 	    !lean_reg_of(t->index, &index))
 		return false;
-	lean_add(l, base, t->disp + extra, size, kind);
-	l->acc[l->n_acc - 1].index = index;
-	l->acc[l->n_acc - 1].scale = t->scale;
-	l->acc[l->n_acc - 1].seg = t->seg;
+	struct lean_acc *a = lean_add(l, base, t->disp + extra, size, kind);
+	a->index = index;
+	a->scale = t->scale;
+	a->seg = t->seg;
 	return true;
 }
 

@@ -473,19 +473,13 @@ static void account_leans_runs(struct engine *e, struct tracee *t,
 	}
 }
 
-void engine_account_leans(struct engine *e, struct tracee *t,
-			  const struct lean_step *s, unsigned n, uint64_t fs)
+/* engine_account_leans one step at a time, for any models, the queue,
+ * --trace-mem and --stop-watch. */
+static void account_leans_each(struct engine *e, struct tracee *t,
+			       const struct lean_step *s, unsigned n,
+			       uint64_t fs)
 {
 	struct step_events *ev = &e->ev;
-	unsigned total = n;
-
-	engine_switch_core(e, t);
-	if (!e->q_on && !e->cs && !e->swatch_hi && !e->trace_mem &&
-	    n <= ENGINE_LEAN_RUN && e->cm->ops->insns &&
-	    (!e->bm || e->bm->ops->conds)) {
-		account_leans_runs(e, t, s, n, fs);
-		n = 0;
-	}
 	for (unsigned i = 0; i < n; i++) {
 		const struct insn *in = s[i].in;
 		const struct decode_lean *l = s[i].l;
@@ -505,8 +499,20 @@ void engine_account_leans(struct engine *e, struct tracee *t,
 			account_events(e, t, in, in->len, s[i].next, ev, row);
 		}
 	}
+}
+
+void engine_account_leans(struct engine *e, struct tracee *t,
+			  const struct lean_step *s, unsigned n, uint64_t fs)
+{
+	engine_switch_core(e, t);
+	if (!e->q_on && !e->cs && !e->swatch_hi && !e->trace_mem &&
+	    n <= ENGINE_LEAN_RUN && e->cm->ops->insns &&
+	    (!e->bm || e->bm->ops->conds))
+		account_leans_runs(e, t, s, n, fs);
+	else
+		account_leans_each(e, t, s, n, fs);
 	uint64_t before = e->steps;
-	e->steps += total;
+	e->steps += n;
 	if (e->progress && (before >> 12) != (e->steps >> 12))
 		engine_progress(e, false);
 }

@@ -597,6 +597,16 @@ static const char *kind_name(unsigned int k)
 	return k < 5 ? names[k] : "?";
 }
 
+/* CODE (LEN bytes) decoded at PC, as the fake target holds it. */
+static const struct insn *decode_bytes(struct decoder *d, const uint8_t *code,
+				       size_t len, uint64_t pc, const char **err)
+{
+	cur_code = code;
+	cur_len = len;
+	cur_pc = pc;
+	return decode_insn(d, pc, err);
+}
+
 static unsigned int n_lean;
 
 /* A lean instruction (decode_lean): its templates over the registers
@@ -651,10 +661,7 @@ static void check_row(struct decoder *d, const struct row *row, uint64_t pc, boo
 		printf("skip %s\n", row->what);
 		return;
 	}
-	cur_code = row->code;
-	cur_len = row->code_len;
-	cur_pc = pc;
-	const struct insn *in = decode_insn(d, pc, &err);
+	const struct insn *in = decode_bytes(d, row->code, row->code_len, pc, &err);
 	if (!CHECK(in, "%s: decode_insn: %s", row->what, err))
 		return;
 	unsigned int want_len = row->no_len ? 0 : row->insn_len ? row->insn_len : row->code_len;
@@ -804,8 +811,6 @@ static void check_prepare(struct decoder *d, bool have512)
 	build_xstate();
 }
 
-/* The cache: same record per pc, invalidation drops it, growth keeps
- * records where they are. */
 /* Which instructions are lean: the register-addressed ones of the
  * common classes, not what needs more than the registers before them. */
 static void check_lean_classes(struct decoder *d)
@@ -840,16 +845,16 @@ static void check_lean_classes(struct decoder *d)
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		const char *err = NULL;
-		cur_code = c[i].code;
-		cur_len = c[i].len;
-		cur_pc = 0x7f0000 + 0x1000 * i;
-		const struct insn *in = decode_insn(d, cur_pc, &err);
+		const struct insn *in = decode_bytes(d, c[i].code, c[i].len,
+						     0x7f0000 + 0x1000 * i, &err);
 		if (CHECK(in, "lean %s: decode_insn: %s", c[i].what, err))
 			CHECK(!!decode_lean(in) == c[i].lean, "lean %s: %d, want %d",
 			      c[i].what, !!decode_lean(in), c[i].lean);
 	}
 }
 
+/* The cache: same record per pc, invalidation drops it, growth keeps
+ * records where they are. */
 static void check_cache(struct decoder *d)
 {
 	static const uint8_t nop[] = { 0x90 };
@@ -1189,10 +1194,8 @@ static void check_allow(struct decoder *d)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *err = NULL;
-		cur_code = cases[i].code;
-		cur_len = cases[i].len;
-		cur_pc = 0xc00000 + 0x100 * i;
-		const struct insn *in = decode_insn(d, cur_pc, &err);
+		const struct insn *in = decode_bytes(d, cases[i].code, cases[i].len,
+						     0xc00000 + 0x100 * i, &err);
 		if (!CHECK(in, "allow: %s: not decoded (%s)", cases[i].what,
 			   err ? err : "?"))
 			continue;
