@@ -393,6 +393,15 @@ static bool slice_over(struct emu *em)
 	return false;
 }
 
+/* The hooked instruction again, nothing changed: QEMU restarted it (a
+ * page mapped on its first touch), it did not execute twice.  (Or it
+ * jumps to itself forever: the slice's checks still end it.) */
+static inline void restarted_again(struct emu *em)
+{
+	if ((++em->budget_tick & 1023) == 0 && slice_over(em))
+		stop(em, WHY_BUDGET);
+}
+
 /* Unicorn's xmm0..15 and MXCSR into the legacy area of the XSAVE image
  * XS. */
 static int xmm_from_uc(struct emu *em, uint8_t *xs)
@@ -665,9 +674,7 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 		uint64_t rsp = em->gprs[4];
 		struct lean_step *ls = &em->lean_buf[em->n_lean];
 		if (address == p->pc && rsp == ls->rsp) {
-			/* QEMU restarted it (see on_code) */
-			if ((++em->budget_tick & 1023) == 0 && slice_over(em))
-				stop(em, WHY_BUDGET);
+			restarted_again(em);
 			return;
 		}
 		ls->next = address;
@@ -697,9 +704,7 @@ static void on_code_lazy(struct emu *em, uint64_t address)
 			return;
 		}
 		if (address == p->pc && restarted(m, nxt, cur)) {
-			/* QEMU restarted it (see on_code) */
-			if ((++em->budget_tick & 1023) == 0 && slice_over(em))
-				stop(em, WHY_BUDGET);
+			restarted_again(em);
 			return;
 		}
 		bool finished_rep = rep_finished(p, nxt);
@@ -746,12 +751,7 @@ static void on_code(uc_engine *uc, uint64_t address, uint32_t size, void *ctx)
 	bool finished_rep = false;
 	if (em->pending && address == t->insn->pc &&
 	    !memcmp(&now, &t->regs, sizeof(now))) {
-		/* The hooked instruction again, nothing changed: QEMU
-		 * restarted it (a page mapped on its first touch), it did
-		 * not execute twice.  (Or it jumps to itself forever: an
-		 * interrupt still ends the slice.) */
-		if ((++em->budget_tick & 1023) == 0 && slice_over(em))
-			stop(em, WHY_BUDGET);
+		restarted_again(em);
 		return;
 	}
 	if (em->pending) {

@@ -274,14 +274,34 @@ static bool floor_mem(uc_engine *uc, uc_mem_type type, uint64_t a, int n,
  * access by counting, and where not. */
 #define ATTR_MAX 8
 struct attr_acc { uint64_t addr; uint32_t size; bool write; };
+#define ATTR_KINDS 64
+struct attr_tally { uint16_t id; const char *text; uint64_t n; };
 static struct {
 	const struct insn *in;		/* the pending lean instruction */
 	struct attr_acc want[ATTR_MAX], got[ATTR_MAX];
 	unsigned n_want, n_got;
 	uint64_t checked, matched, skipped;
-	struct { uint16_t id; const char *text; uint64_t n; } bad[64], other[64];
+	struct attr_tally bad[ATTR_KINDS], other[ATTR_KINDS];
 	unsigned n_bad, n_other;
 } fa;
+
+/* One more of instruction ID (TEXT) in T, *N kinds of at most
+ * ATTR_KINDS (one more beyond is not counted): true when it is the
+ * first of its kind. */
+static bool attr_count(struct attr_tally *t, unsigned *n, uint16_t id,
+		       const char *text)
+{
+	unsigned i = 0;
+	while (i < *n && t[i].id != id)
+		i++;
+	if (i == ATTR_KINDS)
+		return false;
+	if (i == *n) {
+		t[i] = (struct attr_tally){ id, text, 0 };
+		(*n)++;
+	}
+	return ++t[i].n == 1;
+}
 
 static void attr_want(uint64_t addr, uint32_t size, bool write)
 {
@@ -323,15 +343,7 @@ static void attr_check(void)
 		fa.matched++;
 		return;
 	}
-	for (unsigned i = 0; i < fa.n_bad; i++)
-		if (fa.bad[i].id == fa.in->id) {
-			fa.bad[i].n++;
-			return;
-		}
-	if (fa.n_bad < 64) {
-		fa.bad[fa.n_bad].id = fa.in->id;
-		fa.bad[fa.n_bad].text = fa.in->text;
-		fa.bad[fa.n_bad++].n = 1;
+	if (attr_count(fa.bad, &fa.n_bad, fa.in->id, fa.in->text)) {
 		fprintf(stderr, "attrib: %s at %#" PRIx64 ": want", fa.in->text,
 			fa.in->pc);
 		for (unsigned i = 0; i < fa.n_want; i++)
@@ -358,16 +370,8 @@ static void attr_code(uc_engine *uc, uint64_t a, uint32_t n, void *ctx)
 	const struct insn *in = decode_insn(em->tr->eng.dec, a, &err);
 	const struct decode_lean *l = in ? decode_lean(in) : NULL;
 	if (!l) {
-		unsigned i = 0;
-		while (i < fa.n_other && fa.other[i].id != (in ? in->id : 0))
-			i++;
-		if (i == fa.n_other && i < 64) {
-			fa.other[i].id = in ? in->id : 0;
-			fa.other[i].text = in ? in->text : "(undecodable)";
-			fa.n_other++;
-		}
-		if (i < 64)
-			fa.other[i].n++;
+		(void)attr_count(fa.other, &fa.n_other, in ? in->id : 0,
+				 in ? in->text : "(undecodable)");
 		fa.skipped++;
 		return;
 	}
