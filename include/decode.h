@@ -246,6 +246,18 @@ const struct native_code *decode_native(const struct insn *insn);
 uint64_t decode_mem_addr(const struct insn *insn,
 			 const struct user_regs_struct *regs);
 
+/* INSN's bytes, to be copied elsewhere (the instrument engine's code
+ * cache): true with its bytes, where its rip-relative disp32 sits in
+ * them (0: it has none; a copy must make it reach the same address) and
+ * the general registers it reads or writes, implicitly too (bit i:
+ * encoding number i); false when the decoder cannot say (Capstone did not
+ * decode it). */
+bool decode_copy(const struct insn *insn, const uint8_t **bytes,
+		 unsigned *disp_off, uint16_t *gprs);
+
+/* A direct jmp, call or jcc's destination. */
+uint64_t decode_branch_target(const struct insn *insn);
+
 /* Put x87 arithmetic on the emulation allow-list (off: QEMU's status word
  * differs from the CPU's; lockstep shows where).  Before any decode. */
 void decode_allow_x87(struct decoder *d, bool on);

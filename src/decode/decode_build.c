@@ -228,6 +228,51 @@ static void tmpl_from_mem(struct tmpl *t, const cs_x86_op *op, uint64_t next_pc,
 	t->size = op->size;
 }
 
+/* What decode_copy says of R: its bytes, and where its rip-relative
+ * disp32 sits, checked against the bytes (a copy elsewhere must move it;
+ * one we cannot place is no copy). */
+static void copy_facts(struct decoder *d, struct drec *r, const uint8_t *buf)
+{
+	const cs_x86 *x = &d->ci->detail->x86;
+	cs_regs rd, wr;
+	uint8_t n_rd, n_wr;
+	unsigned num, width;
+
+	memcpy(r->bytes, buf, r->insn.len);
+	/* Every register it reads or writes, implicit ones too (mul's rdx,
+	 * a shift's cl): a copy's scratch registers must be none of them.
+	 * Not known: all of them. */
+	r->gprs = 0xffff;
+	if (cs_regs_access(d->cs, d->ci, rd, &n_rd, wr, &n_wr) != CS_ERR_OK)
+		return;
+	r->gprs = 0;
+	for (unsigned i = 0; i < n_rd + n_wr; i++) {
+		uint16_t reg = i < n_rd ? rd[i] : wr[i - n_rd];
+		if (cs_gpr_any((x86_reg)reg, &num, &width))
+			r->gprs |= (uint16_t)(1u << num);
+	}
+	r->copyable = true;
+	for (unsigned i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+		if (op->type != X86_OP_MEM || (op->mem.base != X86_REG_RIP &&
+					       op->mem.base != X86_REG_EIP))
+			continue;
+		unsigned off = x->encoding.disp_offset;
+		int32_t disp;
+		if (op->mem.base == X86_REG_EIP || off == 0 ||
+		    off + 4 > r->insn.len) {
+			r->copyable = false;
+			return;
+		}
+		memcpy(&disp, buf + off, 4);
+		if (disp != op->mem.disp) {
+			r->copyable = false;
+			return;
+		}
+		r->copy_disp = (uint8_t)off;
+	}
+}
+
 /* "mnemonic operands", cut to fit. */
 static void set_text(char *out, size_t size, const char *mnem, const char *ops)
 {
@@ -664,6 +709,21 @@ bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp)
 	return call[0] == 0xe8 && ret + (uint64_t)(int64_t)rel == pc;
 }
 
+uint64_t decode_branch_target(const struct insn *insn)
+{
+	return ((const struct drec *)insn)->target;
+}
+
+bool decode_copy(const struct insn *insn, const uint8_t **bytes,
+		 unsigned *disp_off, uint16_t *gprs)
+{
+	const struct drec *r = (const struct drec *)insn;
+	*bytes = r->bytes;
+	*disp_off = r->copy_disp;
+	*gprs = r->gprs;
+	return r->copyable;
+}
+
 struct chase *decode_chase(struct decoder *d)
 {
 	return d->chase;
@@ -808,6 +868,10 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		build_from_capstone(d, r, buf, (size_t)got);
 		allow_classify(&r->insn, d->ci, buf, (size_t)got, d->allow_x87);
 		r->rcx_effect = r->insn.rep ? RCX_WRITE : rcx_effect_of(d);
+		/* Before pop_value_dead, which decodes the instructions after
+		 * this one into d->ci. */
+		copy_facts(d, r, buf);
+		names_rsp = operand_names_rsp(&d->ci->detail->x86);
 		bool if_chased = false;
 		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8) {
 			if (pop_value_dead(d, pc + r->insn.len, r->pop_reg, &if_chased))
@@ -817,7 +881,6 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		}
 		vex_facts(r);
 		r->insn.writes_rsp = writes_rsp_of(d, r);
-		names_rsp = operand_names_rsp(&d->ci->detail->x86);
 	} else {
 		r->insn.writes_rsp = true;	/* not known: assume it */
 		struct fb_insn fb;

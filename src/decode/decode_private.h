@@ -327,6 +327,11 @@ struct drec {
 	uint8_t idx_size;	/* 4 or 8 */
 	struct native_code nat;	/* with insn.native */
 	char text[48];		/* insn.text */
+	/* decode_copy: the bytes, and where a rip-relative disp32 sits */
+	bool copyable;
+	uint8_t copy_disp;
+	uint16_t gprs;		/* general registers it names or implies */
+	uint8_t bytes[16];
 };
 _Static_assert(offsetof(struct drec, lean) == DECODE_LEAN_AT,
 	       "decode_lean finds the templates at DECODE_LEAN_AT");

@@ -128,6 +128,7 @@ struct engine_ops {
 extern const struct engine_ops step_engine;
 extern const struct engine_ops emulate_engine;
 extern const struct engine_ops lockstep_engine;
+extern const struct engine_ops instrument_engine;
 
 /* step.c, also the other engines' way to the real CPU. */
 /* T joins a window as the step engine's begin_window does, but for the

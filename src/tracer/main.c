@@ -342,6 +342,7 @@ static void tracer_free(struct tracer *tr)
 	while (tr->tracees)
 		tracee_remove(tr, tr->tracees->tid);
 	emu_free(tr);
+	inst_free(tr);
 	free(tr->event_names);
 	free(tr->totals);
 	free(tr->core_log);
@@ -394,9 +395,9 @@ int main(int argc, char **argv)
 	if (!eng)
 		eng = "emulate";
 	if (strcmp(eng, "step") && strcmp(eng, "emulate") &&
-	    strcmp(eng, "lockstep")) {
-		error_msg("CACHETRACE_ENGINE: emulate, step or lockstep, not "
-			  "'%s'", eng);
+	    strcmp(eng, "lockstep") && strcmp(eng, "instrument")) {
+		error_msg("CACHETRACE_ENGINE: emulate, step, lockstep or "
+			  "instrument, not '%s'", eng);
 		return 2;
 	}
 	if (strcmp(eng, "step") && !hostcaps_vm_rw()) {
@@ -414,6 +415,7 @@ int main(int argc, char **argv)
 		eng = "step";
 	}
 	tr->engine = !strcmp(eng, "step") ? &step_engine :
+		     !strcmp(eng, "instrument") ? &instrument_engine :
 		     !strcmp(eng, "lockstep") ? &lockstep_engine :
 						&emulate_engine;
 	static const struct decode_target target = {

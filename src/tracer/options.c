@@ -40,11 +40,13 @@ static void usage(void)
 "                          [1]; 0: until interrupted or the target ends\n"
 "  --threads=hit|all       trace only the thread that hit the start event\n"
 "                          [hit], or every thread of the target\n"
-"  --engine=emulate|step|lockstep\n"
+"  --engine=emulate|step|lockstep|instrument\n"
 "                          run the window in the emulator, falling back to\n"
 "                          the CPU for what it must not emulate [emulate];\n"
-"                          single-step every instruction on the CPU; or both,\n"
-"                          comparing each emulated instruction with the CPU\n"
+"                          single-step every instruction on the CPU; both,\n"
+"                          comparing each emulated instruction with the CPU;\n"
+"                          or run it on the CPU from a code cache in the\n"
+"                          target, instrumented (new: see the man page)\n"
 "  --mirror-budget=SIZE    the target's memory the emulator holds at most\n"
 "                          (k, M, G; 0: no bound) [512M]: past it, pages\n"
 "                          read first are dropped and read again if used\n"
@@ -358,9 +360,10 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 				    &o->threads_all);
 	case OPT_ENGINE:
 		if (strcmp(v, "step") && strcmp(v, "emulate") &&
-		    strcmp(v, "lockstep"))
-			return error_usage("--engine: emulate, step or "
-					   "lockstep, not '%s'", v);
+		    strcmp(v, "lockstep") && strcmp(v, "instrument"))
+			return error_usage("--engine: emulate, step, "
+					   "lockstep or instrument, not '%s'",
+					   v);
 		o->engine = v;
 		return 0;
 	case 'p':

@@ -7,6 +7,7 @@
  *   launch.c    PATH search, fork + exec under ptrace, killing, reaping
  *   attach.c    -p: seizing every thread, the reasons an attach fails
  *   tracee.c    the thread table and every ptrace request on a thread
+ *   inject.c    system calls run in a stopped thread of the target
  *   breakpoint.c int3 and debug-register breakpoints
  *   window.c    start/stop events, windows, int3 step-over, release
  *   children.c  clone, fork/vfork hand-off, exec
@@ -70,6 +71,8 @@ struct tracee {
 	double emu_parked;		/* since when it has given its turns
 					 * away inside a futex wait; 0: not */
 	struct emu_thread *emu;		/* lockstep's, per thread (emulate.c) */
+	bool in_cache;			/* it runs in the instrument engine's
+					 * code cache (instrument.c) */
 	bool in_syscall;		/* its window began inside a system call
 					 * that no real step has finished yet */
 	long long syscall_at_start;	/* that call's number */
@@ -233,9 +236,15 @@ struct tracer {
 	struct engine eng;
 	const struct engine_ops *engine;
 	struct emu *emu;		/* the emulate/lockstep engines' state */
+	struct inst *inst;		/* the instrument engine's */
 	const char **event_names;
 	unsigned n_events;
 	uint64_t n_cpuid;		/* cpuids executed for the target */
+	uint64_t inject_site;		/* a syscall instruction in the target's
+					 * executable memory (inject.c); 0:
+					 * none found yet */
+	pid_t inject_site_pid;		/* ...of this process, */
+	unsigned inject_site_execs;	/* ...at this count of execs */
 
 	/* Start and stop events. */
 	struct breakpoint start_bp, entry_bp;
@@ -388,6 +397,32 @@ void tracee_stop_all(struct tracer *tr);
 void tracee_pin(struct tracer *tr, struct tracee *t);
 void tracee_unpin(struct tracee *t);
 void tracee_unpin_self(struct tracer *tr);
+
+/* inject.c: system calls run in a stopped thread of the target. */
+/* Run system call NR with ARGS (six, unused ones 0) in T, which is in a
+ * ptrace stop, its registers and pending state as they were afterwards.
+ * Returns 0 with the call's return value in *RESULT (which may be -errno
+ * of the call), or -errno when it could not be run (*WHY: a one-line
+ * reason): the thread is gone (-ESRCH; a wait status taken meanwhile is
+ * in t->deferred_status), no syscall instruction is mapped, the target
+ * has a seccomp filter (we never risk it killing the target), T is
+ * stopped inside a system call (a PTRACE_EVENT stop but
+ * PTRACE_EVENT_STOP, a system-call entry) or has a kernel trap queued
+ * (tracee_drop_queued_traps first).  T's stop is kept: a signal-delivery
+ * stop with its siginfo, a PTRACE_EVENT_STOP made again; signals that
+ * arrived meanwhile are pending again. */
+int inject_syscall(struct tracer *tr, struct tracee *t, long nr,
+		   const long args[6], long *result, const char **why);
+/* A shared mapping in T's process of LEN bytes (a memfd, created in the
+ * target) with PROT there, at HINT if that range is free (MAP_FIXED_NOREPLACE;
+ * 0: anywhere), and the same file mapped read-write in the supervisor.
+ * 0 and *TARGET_ADDR, *LOCAL (the supervisor's mapping), or -errno with *WHY. */
+int inject_map_shared(struct tracer *tr, struct tracee *t, uint64_t hint,
+		      size_t len, int prot, const char *name,
+		      uint64_t *target_addr, void **local, const char **why);
+/* Unmap [ADDR, ADDR+LEN) in T's process (munmap injected). */
+int inject_unmap(struct tracer *tr, struct tracee *t, uint64_t addr,
+		 size_t len, const char **why);
 
 /* breakpoint.c */
 int breakpoint_insert(pid_t tid, struct breakpoint *bp, uint64_t addr);
@@ -553,6 +588,9 @@ void tracer_run(struct tracer *tr);
 void emu_free(struct tracer *tr);
 /* The summary's lines about the engine. */
 void emu_describe(const struct tracer *tr, FILE *f, const char *prefix);
+/* The same of the instrument engine (instrument.c). */
+void inst_describe(const struct tracer *tr, FILE *f, const char *prefix);
+void inst_free(struct tracer *tr);
 /* Lockstep found the emulator and the CPU disagreeing. */
 bool emu_diverged(const struct tracer *tr);
 uint64_t emu_emulated(const struct tracer *tr);

@@ -26,6 +26,8 @@ static const struct {
 						   * collection per store */
 	{ "vvar", { "no" } },			  /* the vDSO's clock data
 						   * not shared: real steps */
+	{ "inject", { "no" } },			  /* no system calls injected
+						   * into the target */
 };
 
 const char *hostenv_get(const char *key, char *buf, size_t len)
@@ -81,7 +83,8 @@ const char *hostenv_check(char *err, size_t len)
 				 "forced probe answer (hwbp=yes|no, "
 				 "cpuid-step=precise|late, sysfs-cache=no, "
 				 "cpuid-cache=no, native=no, uc-regs=api, "
-				 "memfd=no, model-thread=no, uc-pages=qemu, vvar=no)", (int)n, s);
+				 "memfd=no, model-thread=no, uc-pages=qemu, vvar=no, "
+				 "inject=no)", (int)n, s);
 			return err;
 		}
 		s += n;

@@ -24,6 +24,9 @@
 #             AVX2 string functions, as on an AVX2-only host)
 #   lockstep-threads  --threads=all with every thread emulated: 0
 #             divergences, the output and status as natively
+#   instrument  --engine=instrument over the region against stepping (the
+#             same profile, the program as natively) and the summary's
+#             count of instructions run from the code cache (not 0)
 #   lockstep-selftest  lockstep must fail where the emulator is wrong: with
 #             x87 arithmetic emulated (CACHETRACE_EMULATE_X87), which
 #             QEMU gets wrong (the status word's precision flag)
@@ -70,11 +73,12 @@ run() {
 	echo $? >"$tag.$e.rc"
 }
 
-# same TAG FILE-SUFFIX...: the step and emulate files of TAG are identical
+# same TAG FILE-SUFFIX...: the step and emulate (or $OTHER) files of TAG
+# are identical
 same() {
 	tag=$1; shift
 	for sfx in "$@"; do
-		a=$tag.step.$sfx; b=$tag.emulate.$sfx
+		a=$tag.step.$sfx; b=$tag.${OTHER:-emulate}.$sfx
 		if [ "$sfx" = cg ] || [ "$sfx" = callgrind ]; then
 			grep -v '^desc: Engine:' "$a" >a.tmp
 			grep -v '^desc: Engine:' "$b" >b.tmp
@@ -173,6 +177,17 @@ for r in $RUNS; do
 		done
 		target flat step emulate
 		same flat cg
+		;;
+	instrument)
+		for e in step instrument; do
+			run $e instr --start=$start
+		done
+		target instr step instrument
+		OTHER=instrument; same instr cg; OTHER=
+		n=$(sed -n 's/.*Engine: instrument: \([0-9]*\) instructions from the code cache.*/\1/p' instr.instrument.err)
+		[ "${n:-0}" -gt 0 ] &&
+			pass "instrument: $n instructions ran from the code cache" ||
+			{ fail "instrument: nothing ran from the code cache"; grep -i 'engine\|note' instr.instrument.err; }
 		;;
 	whole)
 		for e in step emulate; do

@@ -1,0 +1,467 @@
+/* The instrument engine (--engine=instrument): the window's thread runs
+ * on the real CPU from a code cache inside the target (itrans.h), and
+ * each block it runs writes its number and its instructions' data
+ * addresses to a ring the supervisor shares with it.
+ *
+ * - At the window's first run the supervisor maps into the target, by
+ *   system calls injected through ptrace (src/tracer/inject.c), a ring
+ *   with the thread's slot in front of it and a guard page behind it,
+ *   and a code cache near the code at the window's start (so that the
+ *   copies' rip-relative operands reach).  Both are memfds the
+ *   supervisor maps too: it writes the cache and reads the ring in its
+ *   own memory.  They are unmapped at the window's end.
+ * - The thread enters the cache with its registers as they are, rip at
+ *   the block's copy and its gs base at the slot (the target does not use
+ *   gs: a thread whose gs base is set is stepped instead).  It runs until
+ *   an exit: a block ends where an instruction the cache does not run
+ *   comes (not lean, a return, an indirect branch, a system call, the
+ *   stop address), and its int3 stub traps to the supervisor.  Linked
+ *   blocks jump to each other without it.
+ * - At an exit the ring is read into the same accounting the emulator's
+ *   lean instructions go through (engine_account_leans), so the profile
+ *   is decode_lean's, step for step.  The instruction at the exit is then
+ *   stepped on the CPU (the step engine's path) unless a block starts
+ *   there.
+ * - A signal or a fault in the cache: the thread's state is put back as
+ *   it is at the original instruction (the scratch registers from the
+ *   slot, a call's half-done push undone), the instructions of the block
+ *   that completed are accounted, and the signal goes to the step
+ *   engine's path at the original pc.  The ring's guard fault is ours:
+ *   the ring is read and emptied, and the block runs again.
+ * - Not in the cache (every instruction stepped, said once): call
+ *   stacks, --stop-watch, --max-instructions, --threads=all, a target
+ *   with a seccomp filter or its own gs base. */
+#include "engine.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+
+#include "error.h"
+#include "itrans.h"
+#include "tracer.h"
+
+#define RING_BYTES (4u << 20)		/* records between two reads */
+#define CACHE_BYTES (32u << 20)
+#define PAGE 4096u
+
+struct inst {
+	pid_t pid;
+	struct itrans *x;
+	uint8_t *cache;			/* ours */
+	uint64_t cache_at;		/* the target's */
+	uint8_t *ring;			/* ours: the slot, then the ring */
+	uint64_t ring_at;
+	uint64_t stop;			/* the stop pc the blocks end at */
+	uint32_t gen;			/* the decoder's, when translated */
+	const char *off;		/* why nothing runs from the cache */
+	bool said;
+	uint64_t cached, exits, recovered, blocks, maps;
+};
+
+static struct inst *inst_of(struct tracer *tr)
+{
+	return tr->inst;
+}
+
+static uint64_t *slot(struct inst *in)
+{
+	return (uint64_t *)(void *)in->ring;
+}
+
+static uint64_t ring_start(const struct inst *in)
+{
+	return in->ring_at + ISLOT_SIZE;
+}
+
+/* A free range of LEN bytes near PC, from /proc/PID/maps: the first gap
+ * above PC's mapping that fits, within 1 GiB. */
+static uint64_t hint_near(pid_t pid, uint64_t pc, size_t len)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	uint64_t prev_end = 0, found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t lo, hi;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) != 2)
+			continue;
+		if (prev_end && prev_end >= (pc & ~(uint64_t)0xfff) &&
+		    lo - prev_end >= len + 2 * PAGE) {
+			found = prev_end + PAGE;
+			break;
+		}
+		if (hi > pc || prev_end)
+			prev_end = hi;
+		if (prev_end && prev_end > pc + (1ull << 30))
+			break;
+	}
+	fclose(f);
+	return found;
+}
+
+static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
+{
+	const char *why;
+	if (in->cache) {
+		munmap(in->cache, CACHE_BYTES);
+		if (t && !(t->flags & TF_EXITING))
+			inject_unmap(tr, t, in->cache_at, CACHE_BYTES, &why);
+	}
+	if (in->ring) {
+		munmap(in->ring, ISLOT_SIZE + RING_BYTES + PAGE);
+		if (t && !(t->flags & TF_EXITING))
+			inject_unmap(tr, t, in->ring_at,
+				     ISLOT_SIZE + RING_BYTES + PAGE, &why);
+	}
+	in->cache = in->ring = NULL;
+	itrans_free(in->x);
+	in->x = NULL;
+}
+
+/* Why T's window cannot run from a cache, or NULL. */
+static const char *cannot(struct tracer *tr, struct tracee *t)
+{
+	const struct engine *e = &tr->eng;
+	if (e->cs)
+		return "call stacks need every instruction's registers";
+	if (e->swatch_hi)
+		return "--stop-watch must stop at the instruction";
+	if (e->max_steps)
+		return "--max-instructions must stop at the instruction";
+	if (tr->opt.threads_all)
+		return "--threads=all runs every thread of the window";
+	if (t->regs.gs_base)
+		return "the thread has a gs base of its own";
+	return NULL;
+}
+
+/* The ring and the cache in T's process; false (in->off says why) when
+ * they cannot be made. */
+static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
+{
+	const char *why = NULL;
+	void *local;
+	long args[6] = { 0 }, res;
+
+	size_t rlen = ISLOT_SIZE + RING_BYTES + PAGE;
+	if (inject_map_shared(tr, t, 0, rlen, PROT_READ | PROT_WRITE,
+			      "cachetrace-ring", &in->ring_at, &local,
+			      &why) < 0)
+		goto fail;
+	in->ring = local;
+	args[0] = (long)(in->ring_at + rlen - PAGE);
+	args[1] = PAGE;
+	args[2] = PROT_NONE;
+	if (inject_syscall(tr, t, SYS_mprotect, args, &res, &why) < 0)
+		goto fail;
+	if (res < 0) {
+		why = "the ring's guard page could not be made";
+		goto fail;
+	}
+	uint64_t hint = hint_near(t->tid, t->regs.rip, CACHE_BYTES);
+	if (!hint || inject_map_shared(tr, t, hint, CACHE_BYTES,
+				       PROT_READ | PROT_EXEC,
+				       "cachetrace-code", &in->cache_at,
+				       &local, &why) < 0) {
+		if (!why)
+			why = "no room for a code cache near the code";
+		goto fail;
+	}
+	in->cache = local;
+	in->x = itrans_new(in->cache, in->cache_at, CACHE_BYTES);
+	slot(in)[ISLOT_CUR / 8] = ring_start(in);
+	in->pid = tr->target_pid;
+	in->maps++;
+	return true;
+fail:
+	in->off = why;
+	unmap_all(tr, t, in);
+	return false;
+}
+
+/* Account the records of the ring from its start up to target address
+ * END: the last instruction goes on to LAST_NEXT. */
+static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
+		  uint64_t end, uint64_t last_next)
+{
+	const uint64_t *w = (const uint64_t *)(void *)(in->ring + ISLOT_SIZE);
+	size_t n_words = (end - ring_start(in)) / 8, p = 0;
+	struct lean_step s[ENGINE_LEAN_RUN];
+	unsigned n = 0;
+	uint64_t fs = t->regs.fs_base;
+	bool first = true;
+	while (p < n_words) {
+		const struct iblock *b = itrans_by_id(in->x, w[p++]);
+		if (!b)
+			break;
+		for (unsigned i = 0; i < b->n; i++) {
+			const struct insn *ins = b->in[i];
+			const struct decode_lean *l = decode_lean(ins);
+			struct lean_step *st = &s[n++];
+			st->in = ins;
+			st->l = l;
+			st->rsp = first ? t->regs.rsp : 0;
+			first = false;
+			for (unsigned j = 0; j < l->n_acc; j++)
+				st->addr[j] = w[p++] +
+					      (l->acc[j].seg == 1 ? fs : 0);
+			if (i + 1 < b->n) {
+				st->next = b->in[i + 1]->pc;
+			} else if (p < n_words) {
+				const struct iblock *nb =
+					itrans_by_id(in->x, w[p]);
+				st->next = nb ? nb->pc : last_next;
+			} else {
+				st->next = last_next;
+			}
+			if (n == ENGINE_LEAN_RUN) {
+				in->cached += n;
+				t->win.steps += n;
+				engine_account_leans(&tr->eng, t, s, n, fs);
+				n = 0;
+			}
+		}
+	}
+	if (n) {
+		in->cached += n;
+		t->win.steps += n;
+		engine_account_leans(&tr->eng, t, s, n, fs);
+	}
+	slot(in)[ISLOT_CUR / 8] = ring_start(in);
+}
+
+static uint64_t *gpr(struct user_regs_struct *r, unsigned num)
+{
+	switch (num) {
+	case 0: return (uint64_t *)&r->rax;
+	case 1: return (uint64_t *)&r->rcx;
+	case 2: return (uint64_t *)&r->rdx;
+	case 3: return (uint64_t *)&r->rbx;
+	case 4: return (uint64_t *)&r->rsp;
+	case 5: return (uint64_t *)&r->rbp;
+	case 6: return (uint64_t *)&r->rsi;
+	case 7: return (uint64_t *)&r->rdi;
+	case 8: return (uint64_t *)&r->r8;
+	case 9: return (uint64_t *)&r->r9;
+	case 10: return (uint64_t *)&r->r10;
+	case 11: return (uint64_t *)&r->r11;
+	case 12: return (uint64_t *)&r->r12;
+	case 13: return (uint64_t *)&r->r13;
+	case 14: return (uint64_t *)&r->r14;
+	default: return (uint64_t *)&r->r15;
+	}
+}
+
+/* T stopped in the cache somewhere else than an exit (a signal, a fault,
+ * the ring's guard): put its state back at the original instruction and
+ * account what completed.  False when the pc is not in a block. */
+static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
+{
+	struct user_regs_struct r;
+	struct ipos pos;
+	if (tracee_getregs(t->tid, &r) < 0)
+		return false;
+	if (!itrans_locate(in->x, r.rip, &pos)) {
+		error_msg("error: thread %d stopped at 0x%llx, in the code "
+			  "cache but in no block", t->tid, r.rip);
+		return false;
+	}
+	const struct iblock *b = pos.b;
+	uint64_t rec = 8 * (1 + (uint64_t)b->n_addr);
+	uint64_t *rt = gpr(&r, b->rt);
+	uint64_t base = pos.rt_live ? *rt :
+			pos.rt_bumped ? *rt - rec :
+			pos.cur_bumped ? slot(in)[ISLOT_CUR / 8] - rec :
+			slot(in)[ISLOT_CUR / 8];
+	if (pos.rt_spilled)
+		*rt = slot(in)[ISLOT_ST / 8];
+	if (pos.rs_spilled && pos.rs >= 0)
+		*gpr(&r, (unsigned)pos.rs) = slot(in)[ISLOT_SS / 8];
+	if (pos.rsp_pushed)
+		r.rsp += 8;
+	drain(tr, t, in, base, b->pc);
+
+	/* The block's completed instructions, from its partial record. */
+	const uint64_t *w = (const uint64_t *)(void *)
+		(in->ring + ISLOT_SIZE + (base - ring_start(in)));
+	struct lean_step s[IBLOCK_MAX];
+	unsigned k = 1;
+	for (unsigned i = 0; i < pos.done; i++) {
+		const struct decode_lean *l = decode_lean(b->in[i]);
+		s[i].in = b->in[i];
+		s[i].l = l;
+		s[i].rsp = 0;
+		for (unsigned j = 0; j < l->n_acc; j++)
+			s[i].addr[j] = w[k++] + (l->acc[j].seg == 1 ?
+						 t->regs.fs_base : 0);
+		s[i].next = i + 1 < b->n ? b->in[i + 1]->pc : pos.pc;
+	}
+	in->recovered++;
+	if (pos.done) {
+		in->cached += pos.done;
+		t->win.steps += pos.done;
+		engine_account_leans(&tr->eng, t, s, pos.done,
+				     t->regs.fs_base);
+	}
+	slot(in)[ISLOT_CUR / 8] = ring_start(in);
+	if (pos.probe && t->inject == SIGSEGV)
+		t->inject = 0;		/* the ring's guard: ours */
+	r.rip = pos.pc;
+	r.gs_base = t->regs.gs_base;
+	t->regs = r;
+	t->in_cache = false;
+	return tracee_setregs(t->tid, &r) == 0;
+}
+
+static int inst_begin_window(struct tracer *tr, struct tracee *t)
+{
+	int rc = step_engine.begin_window(tr, t);
+	if (rc < 0)
+		return rc;
+	t->in_cache = false;
+	if (!tr->inst)
+		tr->inst = xcalloc(1, sizeof(struct inst));
+	struct inst *in = inst_of(tr);
+	if (in->pid != tr->target_pid)
+		in->off = NULL, in->said = false;
+	if (!in->off)
+		in->off = cannot(tr, t);
+	if (!in->off && !in->x)
+		setup(tr, t, in);
+	if (in->off && !in->said && !tr->opt.quiet) {
+		error_msg("note: --engine=instrument: %s; the window is "
+			  "single-stepped", in->off);
+		in->said = true;
+	}
+	return 0;
+}
+
+static enum verdict inst_run(struct tracer *tr, struct tracee *t)
+{
+	struct inst *in = inst_of(tr);
+	if (t->in_cache && !recover(tr, t, in)) {
+		t->win.fail = "its state in the code cache could not be "
+			      "recovered";
+		return VERDICT_FAILED;
+	}
+	if (in->off || !in->x || t->inject || t->in_syscall)
+		return step_engine.run(tr, t);
+	uint64_t stop = tracee_leads(t) ? t->win.stop_pc : 0;
+	uint32_t gen = *decode_generation(tr->eng.dec);
+	if (stop != in->stop || gen != in->gen) {
+		itrans_reset(in->x);
+		in->stop = stop;
+		in->gen = gen;
+	}
+	const char *why;
+	const struct iblock *b = itrans_block(in->x, tr->eng.dec,
+					      t->regs.rip, stop, &why);
+	if (!b && why && strstr(why, "full")) {
+		itrans_reset(in->x);
+		b = itrans_block(in->x, tr->eng.dec, t->regs.rip, stop, &why);
+	}
+	if (!b || breakpoint_at_pc(tr, t))
+		return step_engine.run(tr, t);
+	struct user_regs_struct r = t->regs;
+	r.rip = itrans_entry(in->x, b);
+	r.gs_base = in->ring_at;
+	if (tracee_setregs(t->tid, &r) < 0)
+		return step_engine.run(tr, t);
+	t->in_cache = true;
+	t->insn = NULL;
+	hwbp_sync(tr, t);
+	tracee_pin(tr, t);
+	if (tracee_restart(t, PTRACE_CONT, 0) < 0)
+		error_msg("cannot run thread %d", t->tid);
+	return VERDICT_RUNNING;
+}
+
+static bool inst_trap(struct tracer *tr, struct tracee *t)
+{
+	struct inst *in = inst_of(tr);
+	if (!t->in_cache)
+		return step_trap(tr, t);
+	struct user_regs_struct r;
+	if (tracee_getregs(t->tid, &r) < 0)
+		return false;
+	const struct iblock *b;
+	const struct iexit *x = itrans_exit_at(in->x, r.rip - 1, &b);
+	if (!x || si_code_is_sent(tracee_si_code(t->tid))) {
+		/* Not our exit: a SIGTRAP sent to it, delivered at the
+		 * original instruction. */
+		if (!recover(tr, t, in))
+			return false;
+		t->inject = SIGTRAP;
+		return true;
+	}
+	in->exits++;
+	drain(tr, t, in, slot(in)[ISLOT_CUR / 8], x->target);
+	r.rip = x->target;
+	r.gs_base = t->regs.gs_base;
+	t->regs = r;
+	t->in_cache = false;
+	t->insn = NULL;
+	return tracee_setregs(t->tid, &r) == 0;
+}
+
+static void inst_end_window(struct tracer *tr, struct tracee *t)
+{
+	struct inst *in = inst_of(tr);
+	if (in && t->in_cache && !(t->flags & TF_EXITING))
+		recover(tr, t, in);
+	t->in_cache = false;
+	if (in && in->x) {
+		unsigned nb;
+		size_t bytes;
+		itrans_usage(in->x, &nb, &bytes);
+		in->blocks += nb;
+		unmap_all(tr, t, in);
+	}
+	if (in)
+		in->off = NULL;
+	step_engine.end_window(tr, t);
+}
+
+const struct engine_ops instrument_engine = {
+	.name = "instrument",
+	.begin_window = inst_begin_window,
+	.run = inst_run,
+	.trap = inst_trap,
+	.end_window = inst_end_window,
+};
+
+void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
+{
+	const struct inst *in = tr->inst;
+	if (!in || tr->engine != &instrument_engine)
+		return;
+	fprintf(f, "%sEngine: instrument: %" PRIu64 " instructions from the "
+		"code cache (%" PRIu64 " blocks translated, %" PRIu64 " exits, "
+		"%" PRIu64 " stops inside), %" PRIu64 " stepped",
+		prefix, in->cached, in->blocks, in->exits, in->recovered,
+		tr->eng.steps - in->cached);
+	if (in->off)
+		fprintf(f, "; stepped because %s", in->off);
+	fputc('\n', f);
+}
+
+void inst_free(struct tracer *tr)
+{
+	struct inst *in = tr->inst;
+	if (!in)
+		return;
+	if (in->cache)
+		munmap(in->cache, CACHE_BYTES);
+	if (in->ring)
+		munmap(in->ring, ISLOT_SIZE + RING_BYTES + PAGE);
+	itrans_free(in->x);
+	free(in);
+	tr->inst = NULL;
+}

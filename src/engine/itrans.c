@@ -1,0 +1,672 @@
+/* The instrument engine's translator: see itrans.h for the code a block
+ * becomes.  The blocks are laid out in the cache in the order they are
+ * made (a block's number is its index), so a cache address finds its
+ * block by binary search; a block's exits are int3 stubs at its end until
+ * the block they go to exists, then their jumps go there directly. */
+#include "itrans.h"
+
+#include <capstone/capstone.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "hashtab.h"
+
+#define RSP 4
+
+struct pend {			/* an exit not linked yet */
+	uint64_t target;
+	uint32_t block;
+	uint8_t exit;
+};
+
+struct itrans {
+	uint8_t *local;
+	uint64_t base;
+	size_t size, used;
+	struct iblock **blocks;
+	uint32_t n_blocks, cap_blocks;
+	struct hashtab by_pc;		/* pc -> index in blocks */
+	struct pend *pend;
+	uint32_t n_pend, cap_pend;
+	struct hashtab by_target;	/* target -> index in pend */
+};
+
+static uint64_t block_hash(const void *ctx, uint32_t i)
+{
+	const struct itrans *x = ctx;
+	return hash_u64(x->blocks[i]->pc);
+}
+
+static uint64_t pend_hash(const void *ctx, uint32_t i)
+{
+	const struct itrans *x = ctx;
+	return hash_u64(x->pend[i].target);
+}
+
+struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size)
+{
+	struct itrans *x = xcalloc(1, sizeof(*x));
+	x->local = local;
+	x->base = base;
+	x->size = size;
+	return x;
+}
+
+void itrans_reset(struct itrans *x)
+{
+	for (uint32_t i = 0; i < x->n_blocks; i++)
+		free(x->blocks[i]);
+	x->n_blocks = 0;
+	x->n_pend = 0;
+	x->used = 0;
+	hashtab_clear(&x->by_pc);
+	hashtab_clear(&x->by_target);
+}
+
+void itrans_free(struct itrans *x)
+{
+	if (!x)
+		return;
+	itrans_reset(x);
+	free(x->blocks);
+	free(x->pend);
+	hashtab_free(&x->by_pc);
+	hashtab_free(&x->by_target);
+	free(x);
+}
+
+void itrans_usage(const struct itrans *x, unsigned *blocks, size_t *bytes)
+{
+	*blocks = x->n_blocks;
+	*bytes = x->used;
+}
+
+uint64_t itrans_entry(const struct itrans *x, const struct iblock *b)
+{
+	return x->base + b->off;
+}
+
+const struct iblock *itrans_by_id(const struct itrans *x, uint64_t id)
+{
+	return id < x->n_blocks ? x->blocks[id] : NULL;
+}
+
+static const struct iblock *find_pc(const struct itrans *x, uint64_t pc)
+{
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&x->by_pc, hash_u64(pc), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&x->by_pc, &p))
+		if (x->blocks[i]->pc == pc)
+			return x->blocks[i];
+	return NULL;
+}
+
+/* The block whose code holds cache offset OFF. */
+static const struct iblock *find_off(const struct itrans *x, uint64_t off)
+{
+	uint32_t lo = 0, hi = x->n_blocks;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct iblock *b = x->blocks[mid];
+		if (off < b->off)
+			hi = mid;
+		else if (off >= b->end)
+			lo = mid + 1;
+		else
+			return b;
+	}
+	return NULL;
+}
+
+/* ---- what runs from the cache ---- */
+
+/* The opcode byte(s) after the legacy prefixes and REX. */
+static unsigned opcode_at(const uint8_t *b, unsigned len, unsigned *at)
+{
+	unsigned i = 0;
+	while (i < len && (b[i] == 0x26 || b[i] == 0x2e || b[i] == 0x36 ||
+			   b[i] == 0x3e || b[i] == 0x64 || b[i] == 0x65 ||
+			   b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf0 ||
+			   b[i] == 0xf2 || b[i] == 0xf3))
+		i++;
+	if (i < len && (b[i] & 0xf0) == 0x40)
+		i++;
+	*at = i;
+	return i < len ? b[i] : 0x100;
+}
+
+static bool has_gs_prefix(const uint8_t *b, unsigned len)
+{
+	unsigned at;
+	opcode_at(b, len, &at);
+	for (unsigned i = 0; i < at; i++)
+		if (b[i] == 0x65)
+			return true;
+	return false;
+}
+
+const char *itrans_refuse(const struct insn *in)
+{
+	const uint8_t *bytes;
+	unsigned disp;
+	uint16_t gprs;
+
+	if (!in->lean)
+		return "its accesses need more than the registers before it";
+	if (in->branch == BR_OTHER || in->branch == BR_RET ||
+	    in->branch == BR_JMP_IND || in->branch == BR_CALL_IND)
+		return "a return, an indirect branch or a system call";
+	switch (in->id) {
+	case X86_INS_CPUID:
+		return "cpuid is the supervisor's";
+	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_INT:
+	case X86_INS_INT3: case X86_INS_INTO: case X86_INS_UD2:
+	case X86_INS_HLT:
+		return "a system call or a trap";
+	case X86_INS_JRCXZ: case X86_INS_JECXZ: case X86_INS_JCXZ:
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		return "a branch on rcx";
+	default:
+		break;
+	}
+	if (!decode_copy(in, &bytes, &disp, &gprs))
+		return "not decoded by Capstone";
+	const struct decode_lean *l = decode_lean(in);
+	for (unsigned i = 0; i < l->n_acc; i++)
+		if (l->acc[i].seg == 2)
+			return "it uses gs, the slot's segment";
+	if (has_gs_prefix(bytes, in->len))
+		return "it uses gs, the slot's segment";
+	if (__builtin_popcount(~gprs & 0xffff & ~(1u << RSP)) < 2)
+		return "it uses nearly every register";
+	return NULL;
+}
+
+/* Does rsp move only by what a stop on return can bound (push, pop, a
+ * direct call, leave, add or sub of an immediate)? */
+static bool rsp_bounded(const struct insn *in)
+{
+	if (!in->writes_rsp)
+		return true;
+	switch (in->id) {
+	case X86_INS_PUSH: case X86_INS_POP: case X86_INS_CALL:
+	case X86_INS_LEAVE:
+		return true;
+	case X86_INS_ADD: case X86_INS_SUB: {
+		const uint8_t *b;
+		unsigned disp, at;
+		uint16_t gprs;
+		decode_copy(in, &b, &disp, &gprs);
+		unsigned op = opcode_at(b, in->len, &at);
+		/* 83 /0 or /5 ib, 81 /0 or /5 id on rsp (modrm 0xc4 or 0xec) */
+		return (op == 0x83 || op == 0x81) && at + 1 < in->len &&
+		       (b[at + 1] == 0xc4 || b[at + 1] == 0xec);
+	}
+	default:
+		return false;
+	}
+}
+
+/* ---- the emitter ---- */
+
+struct emit {
+	uint8_t *p;		/* the local cache at the block's start */
+	uint32_t at, cap;	/* bytes written, room */
+	uint32_t off;		/* the block's cache offset */
+};
+
+static void put8(struct emit *e, uint8_t v)
+{
+	if (e->at < e->cap)
+		e->p[e->at] = v;
+	e->at++;
+}
+
+static void put32(struct emit *e, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		put8(e, (uint8_t)(v >> (8 * i)));
+}
+
+static void put64(struct emit *e, uint64_t v)
+{
+	put32(e, (uint32_t)v);
+	put32(e, (uint32_t)(v >> 32));
+}
+
+static uint8_t rex(bool w, unsigned r, unsigned x, unsigned b)
+{
+	return (uint8_t)(0x40 | (w ? 8 : 0) | (r >= 8 ? 4 : 0) |
+			 (x >= 8 ? 2 : 0) | (b >= 8 ? 1 : 0));
+}
+
+/* [BASE + disp32] after a ModRM whose reg field is REG. */
+static void mem_base(struct emit *e, unsigned reg, unsigned base, int32_t disp)
+{
+	put8(e, (uint8_t)(0x80 | (reg & 7) << 3 | (base & 7)));
+	if ((base & 7) == 4)
+		put8(e, 0x24);
+	put32(e, (uint32_t)disp);
+}
+
+/* mov gs:[SLOT], REG (STORE) or mov REG, gs:[SLOT] */
+static void gs_move(struct emit *e, bool store, unsigned reg, unsigned slot)
+{
+	put8(e, 0x65);
+	put8(e, rex(true, reg, 0, 0));
+	put8(e, store ? 0x89 : 0x8b);
+	put8(e, (uint8_t)((reg & 7) << 3 | 4));
+	put8(e, 0x25);
+	put32(e, slot);
+}
+
+/* REG = the address of access template A, without its segment's base */
+static void addr_of(struct emit *e, unsigned reg, const struct lean_acc *a)
+{
+	if (a->base == DECODE_LEAN_NONE && a->index == DECODE_LEAN_NONE) {
+		put8(e, rex(true, 0, 0, reg));		/* mov reg, imm64 */
+		put8(e, (uint8_t)(0xb8 | (reg & 7)));
+		put64(e, (uint64_t)a->disp);
+		return;
+	}
+	unsigned base = a->base, index = a->index;
+	unsigned ss = a->scale == 8 ? 3 : a->scale == 4 ? 2 : a->scale == 2;
+	bool nobase = base == DECODE_LEAN_NONE;
+	put8(e, rex(true, reg, index == DECODE_LEAN_NONE ? 0 : index,
+		    nobase ? 0 : base));
+	put8(e, 0x8d);
+	put8(e, (uint8_t)((nobase ? 0x00 : 0x80) | (reg & 7) << 3 | 4));
+	put8(e, (uint8_t)(ss << 6 | (index == DECODE_LEAN_NONE ? 4 : index & 7)
+			  << 3 | (nobase ? 5 : base & 7)));
+	put32(e, (uint32_t)(int32_t)a->disp);
+}
+
+/* lea REG, [REG + D] */
+static void lea_self(struct emit *e, unsigned reg, int32_t d)
+{
+	put8(e, rex(true, reg, 0, reg));
+	put8(e, 0x8d);
+	mem_base(e, reg, reg, d);
+}
+
+static bool fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* ---- translation ---- */
+
+/* Can a copy anywhere in the cache reach what IN reaches from its own pc
+ * (its rip-relative operand, its branch target)? */
+static bool in_reach(const struct itrans *x, const struct insn *in)
+{
+	const uint8_t *b;
+	unsigned disp;
+	uint16_t gprs;
+	uint64_t to[2];
+	unsigned n = 0;
+
+	decode_copy(in, &b, &disp, &gprs);
+	if (disp) {
+		int32_t d;
+		memcpy(&d, b + disp, 4);
+		to[n++] = in->pc + in->len + (uint64_t)(int64_t)d;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int64_t lo = (int64_t)(to[i] - x->base);
+		int64_t hi = (int64_t)(to[i] - (x->base + x->size));
+		if (!fits32(lo) || !fits32(hi))
+			return false;
+	}
+	return true;
+}
+
+/* The register for the cursor: one none of USED's, r8..r15 first. */
+static int pick_reg(uint16_t used)
+{
+	static const uint8_t order[] = { 11, 10, 9, 8, 15, 14, 13, 12,
+					 3, 5, 6, 7, 2, 1, 0 };
+	for (unsigned i = 0; i < sizeof(order); i++)
+		if (!(used & (1u << order[i])))
+			return order[i];
+	return -1;
+}
+
+static void add_pend(struct itrans *x, uint64_t target, uint32_t block,
+		     uint8_t exit)
+{
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&x->by_target, hash_u64(target), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&x->by_target, &p))
+		;
+	if (x->n_pend == x->cap_pend) {
+		x->cap_pend = x->cap_pend ? 2 * x->cap_pend : 256;
+		x->pend = xreallocarray(x->pend, x->cap_pend, sizeof(*x->pend));
+	}
+	x->pend[x->n_pend] = (struct pend){ target, block, exit };
+	hashtab_insert(&x->by_target, &p, x->n_pend++, pend_hash, x);
+}
+
+static void patch_rel32(struct itrans *x, uint32_t site, uint64_t to)
+{
+	int32_t rel = (int32_t)(int64_t)(to - (x->base + site + 4));
+	memcpy(x->local + site, &rel, 4);
+}
+
+/* Exit E of B goes to block TO from now on. */
+static void link_exit(struct itrans *x, struct iblock *b, unsigned e,
+		      const struct iblock *to)
+{
+	patch_rel32(x, b->exit[e].site, x->base + to->off);
+	b->exit[e].linked = true;
+}
+
+/* What the block at PC holds: its instructions, how it ends. */
+static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
+			  uint64_t stop, struct iblock *b, uint16_t *used)
+{
+	uint64_t cur = pc;
+	const char *why = NULL;
+
+	*used = 1u << RSP;
+	b->kind = IEND_FALL;
+	for (;;) {
+		if (b->n == IBLOCK_MAX || (cur == stop && b->n)) {
+			b->exit[0].target = cur;
+			break;
+		}
+		if (cur == stop)
+			return "the window's stop address";
+		const char *err = NULL;
+		const struct insn *in = decode_insn(d, cur, &err);
+		if (!in)
+			why = err ? err : "the instruction cannot be read";
+		else if (!(why = itrans_refuse(in)) && !in_reach(x, in))
+			why = "its operand is out of the code cache's reach";
+		uint16_t g = 0;
+		if (!why) {
+			const uint8_t *bytes;
+			unsigned disp;
+			decode_copy(in, &bytes, &disp, &g);
+			if (pick_reg(*used | g) < 0)
+				why = "the block uses every register";
+		}
+		if (why) {
+			if (!b->n)
+				return why;
+			b->exit[0].target = cur;
+			break;
+		}
+		*used |= g;
+		b->in[b->n++] = in;
+		uint64_t next = cur + in->len;
+		if (in->branch == BR_JMP || in->branch == BR_COND ||
+		    in->branch == BR_CALL) {
+			b->kind = in->branch == BR_JMP ? IEND_JMP :
+				  in->branch == BR_COND ? IEND_JCC : IEND_CALL;
+			b->exit[0].target = decode_branch_target(in);
+			b->exit[1].target = next;
+			break;
+		}
+		cur = next;
+		if (!rsp_bounded(in)) {
+			b->exit[0].target = cur;
+			break;
+		}
+	}
+	b->n_exit = b->kind == IEND_JCC ? 2 : 1;
+	return NULL;
+}
+
+/* The code of instruction I of B (its accesses, then its copy). */
+static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
+		      unsigned i, unsigned *k)
+{
+	const struct insn *in = b->in[i];
+	const struct decode_lean *l = decode_lean(in);
+	const uint8_t *bytes;
+	unsigned disp;
+	uint16_t g;
+
+	decode_copy(in, &bytes, &disp, &g);
+	b->pre[i] = e->off + e->at;
+	b->rs[i] = 16;
+	if (l->n_acc) {
+		int rs = pick_reg(g | (1u << b->rt));
+		b->rs[i] = (uint8_t)rs;
+		for (unsigned j = 0; j < l->n_acc; j++) {
+			gs_move(e, true, (unsigned)rs, ISLOT_SS);
+			addr_of(e, (unsigned)rs, &l->acc[j]);
+			put8(e, rex(true, (unsigned)rs, 0, b->rt));
+			put8(e, 0x89);
+			mem_base(e, (unsigned)rs, b->rt, (int32_t)(8 * ++*k));
+			gs_move(e, false, (unsigned)rs, ISLOT_SS);
+		}
+	}
+	bool last_branch = i + 1 == b->n && b->kind != IEND_FALL;
+	if (last_branch) {
+		int32_t rec = (int32_t)(8 * (1 + b->n_addr));
+		b->ep_lea = e->off + e->at;
+		lea_self(e, b->rt, rec);
+		b->ep_cur = e->off + e->at;
+		gs_move(e, true, b->rt, ISLOT_CUR);
+		b->ep_rest = e->off + e->at;
+		gs_move(e, false, b->rt, ISLOT_ST);
+		b->ep_done = e->off + e->at;
+	}
+	b->copy[i] = e->off + e->at;
+	if (!last_branch) {
+		uint32_t start = e->at;
+		for (unsigned j = 0; j < in->len; j++)
+			put8(e, bytes[j]);
+		if (disp && e->at <= e->cap) {
+			int32_t d;
+			memcpy(&d, bytes + disp, 4);
+			uint64_t to = in->pc + in->len + (uint64_t)(int64_t)d;
+			uint64_t next = x->base + e->off + e->at;
+			int32_t nd = (int32_t)(int64_t)(to - next);
+			memcpy(e->p + start + disp, &nd, 4);
+		}
+		return;
+	}
+	switch (b->kind) {
+	case IEND_JCC: {
+		unsigned at, op = opcode_at(bytes, in->len, &at);
+		unsigned cc = op == 0x0f ? bytes[at + 1] & 15 : op & 15;
+		put8(e, 0x0f);
+		put8(e, (uint8_t)(0x80 | cc));
+		b->exit[0].site = e->off + e->at;
+		put32(e, 0);
+		put8(e, 0xe9);
+		b->exit[1].site = e->off + e->at;
+		put32(e, 0);
+		break;
+	}
+	case IEND_CALL: {
+		uint64_t ret = in->pc + in->len;
+		b->push_lea = e->off + e->at;
+		put8(e, 0x48); put8(e, 0x8d); put8(e, 0x64);	/* lea rsp, */
+		put8(e, 0x24); put8(e, 0xf8);			/* [rsp-8] */
+		put8(e, 0xc7); put8(e, 0x04); put8(e, 0x24);	/* mov [rsp], */
+		put32(e, (uint32_t)ret);
+		put8(e, 0xc7); put8(e, 0x44); put8(e, 0x24);	/* [rsp+4] */
+		put8(e, 0x04);
+		put32(e, (uint32_t)(ret >> 32));
+		b->push_done = e->off + e->at;
+	}
+		/* fall through */
+	default:
+		put8(e, 0xe9);
+		b->exit[0].site = e->off + e->at;
+		put32(e, 0);
+		break;
+	}
+}
+
+static const char *translate(struct itrans *x, struct iblock *b)
+{
+	struct emit e = { x->local + x->used, 0,
+			  (uint32_t)(x->size - x->used), (uint32_t)x->used };
+	unsigned k = 0;
+
+	b->off = (uint32_t)x->used;
+	for (unsigned i = 0; i < b->n; i++)
+		b->n_addr = (uint16_t)(b->n_addr + decode_lean(b->in[i])->n_acc);
+	int32_t rec = (int32_t)(8 * (1 + b->n_addr));
+	gs_move(&e, true, b->rt, ISLOT_ST);
+	gs_move(&e, false, b->rt, ISLOT_CUR);
+	b->probe = e.off + e.at;
+	if (b->rt >= 8)
+		put8(&e, 0x41);
+	put8(&e, 0xc6);				/* mov byte [rT + rec], 0 */
+	mem_base(&e, 0, b->rt, rec);
+	put8(&e, 0);
+	put8(&e, rex(true, 0, 0, b->rt));	/* mov qword [rT], id */
+	put8(&e, 0xc7);
+	mem_base(&e, 0, b->rt, 0);
+	put32(&e, b->id);
+	for (unsigned i = 0; i < b->n; i++)
+		emit_insn(x, &e, b, i, &k);
+	if (b->kind == IEND_FALL) {
+		b->ep_lea = e.off + e.at;
+		lea_self(&e, b->rt, rec);
+		b->ep_cur = e.off + e.at;
+		gs_move(&e, true, b->rt, ISLOT_CUR);
+		b->ep_rest = e.off + e.at;
+		gs_move(&e, false, b->rt, ISLOT_ST);
+		b->ep_done = e.off + e.at;
+		put8(&e, 0xe9);
+		b->exit[0].site = e.off + e.at;
+		put32(&e, 0);
+	}
+	for (unsigned j = 0; j < b->n_exit; j++) {
+		b->exit[j].stub = e.off + e.at;
+		put8(&e, 0xcc);
+	}
+	if (e.at > e.cap)
+		return "the code cache is full";
+	for (unsigned j = 0; j < b->n_exit; j++)
+		patch_rel32(x, b->exit[j].site, x->base + b->exit[j].stub);
+	b->end = e.off + e.at;
+	x->used += (e.at + 15) & ~15u;
+	if (x->used > x->size)
+		x->used = x->size;
+	return NULL;
+}
+
+const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
+				  uint64_t pc, uint64_t stop,
+				  const char **why)
+{
+	const struct iblock *old = find_pc(x, pc);
+	if (old)
+		return old;
+
+	struct iblock *b = xcalloc(1, sizeof(*b));
+	uint16_t used;
+	b->pc = pc;
+	b->id = x->n_blocks;
+	*why = gather(x, d, pc, stop, b, &used);
+	if (!*why) {
+		b->rt = (uint8_t)pick_reg(used);
+		*why = translate(x, b);
+	}
+	if (*why) {
+		free(b);
+		return NULL;
+	}
+	if (x->n_blocks == x->cap_blocks) {
+		x->cap_blocks = x->cap_blocks ? 2 * x->cap_blocks : 256;
+		x->blocks = xreallocarray(x->blocks, x->cap_blocks,
+					  sizeof(*x->blocks));
+	}
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&x->by_pc, hash_u64(pc), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&x->by_pc, &p))
+		;
+	x->blocks[x->n_blocks] = b;
+	hashtab_insert(&x->by_pc, &p, x->n_blocks++, block_hash, x);
+
+	/* Its exits to blocks there are; others' exits to it. */
+	for (unsigned j = 0; j < b->n_exit; j++) {
+		const struct iblock *to = b->exit[j].target == pc ? b :
+					  find_pc(x, b->exit[j].target);
+		if (to)
+			link_exit(x, b, j, to);
+		else
+			add_pend(x, b->exit[j].target, b->id, (uint8_t)j);
+	}
+	struct hashtab_probe q;
+	for (uint32_t i = hashtab_first(&x->by_target, hash_u64(pc), &q);
+	     i != HASHTAB_NONE; i = hashtab_next(&x->by_target, &q)) {
+		struct pend *pe = &x->pend[i];
+		struct iblock *from = x->blocks[pe->block];
+		if (pe->target == pc && !from->exit[pe->exit].linked)
+			link_exit(x, from, pe->exit, b);
+	}
+	return b;
+}
+
+const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
+				   const struct iblock **bp)
+{
+	const struct iblock *b = find_off(x, addr - x->base);
+	if (!b)
+		return NULL;
+	for (unsigned j = 0; j < b->n_exit; j++)
+		if (x->base + b->exit[j].stub == addr) {
+			*bp = b;
+			return &b->exit[j];
+		}
+	return NULL;
+}
+
+bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
+{
+	uint64_t off = rip - x->base;
+	const struct iblock *b = rip >= x->base ? find_off(x, off) : NULL;
+	if (!b)
+		return false;
+	memset(pos, 0, sizeof(*pos));
+	pos->b = b;
+	pos->rs = -1;
+	/* The prologue: mov gs:[ST], rT (5+4 bytes), mov rT, gs:[CUR]. */
+	uint32_t spill_end = b->off + 9;
+	pos->rt_spilled = off >= spill_end;
+	pos->rt_live = off >= b->probe;
+	pos->probe = off == b->probe;
+	/* I: the first instruction not complete.  The block's branch is
+	 * complete only as a jcc not taken (at the jmp after it). */
+	unsigned i = 0;
+	while (i < b->n && !(i + 1 == b->n && b->kind != IEND_FALL) &&
+	       off >= b->copy[i] + b->in[i]->len)
+		i++;
+	if (i + 1 == b->n && b->kind == IEND_JCC && off >= b->copy[i] + 6)
+		i = b->n;
+	pos->done = i;
+	if (i < b->n) {
+		pos->pc = b->in[i]->pc;
+		if (b->rs[i] != 16 && off > b->pre[i] && off <= b->copy[i] &&
+		    (i + 1 < b->n || b->kind == IEND_FALL || off <= b->ep_lea)) {
+			pos->rs = (int8_t)b->rs[i];
+			pos->rs_spilled = true;
+		}
+	} else {
+		pos->pc = b->kind == IEND_JCC ? b->exit[1].target :
+			  b->exit[0].target;
+		for (unsigned j = 0; j < b->n_exit; j++)
+			if (off == b->exit[j].stub)
+				pos->pc = b->exit[j].target;
+	}
+	if (off > b->ep_lea && b->ep_lea) {
+		pos->rt_bumped = off <= b->ep_rest;
+		pos->cur_bumped = off > b->ep_cur;
+		pos->rt_live = false;
+		if (off > b->ep_rest)
+			pos->rt_spilled = false;	/* rT is its own again */
+	}
+	if (b->kind == IEND_CALL && off > b->push_lea && off < b->push_done + 5)
+		pos->rsp_pushed = true;
+	return true;
+}

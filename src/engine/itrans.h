@@ -1,0 +1,131 @@
+/* The instrument engine's translator (itrans.c): blocks of the target's
+ * code copied into a code cache inside the target, each instruction's
+ * data addresses written to a ring as it runs.  No ptrace here: the
+ * translator writes through the supervisor's mapping of the cache and
+ * knows the target's addresses of the cache, the ring and the thread's
+ * slot (its gs base).
+ *
+ * A block's code, for instructions I0..In-1 (all of them lean: their
+ * accesses are decode_lean's templates over the registers before them):
+ *
+ *	mov gs:[ST], rT            the cursor's register, spilled
+ *	mov rT, gs:[CUR]           the ring's cursor
+ *	mov byte [rT + REC], 0     the ring is full: a fault on its guard
+ *	mov qword [rT], ID         the record: the block's number...
+ *	for each access of Ii:     ...then every access's address
+ *	    mov gs:[SS], rS; lea rS, [template]; mov [rT + 8k], rS;
+ *	    mov rS, gs:[SS]
+ *	Ii, copied (a rip-relative displacement moved)
+ *	lea rT, [rT + REC]; mov gs:[CUR], rT; mov rT, gs:[ST]
+ *	the end: a jcc and a jmp, a jmp, or a call's push and jmp, each to
+ *	    a linked block or to an exit stub (int3) for the supervisor
+ *
+ * rT is a register no instruction of the block names or implies; rS one
+ * that its instruction does not.  Flags, the stack and the red zone are
+ * untouched (mov and lea only); a direct call pushes the original return
+ * address.  A record is 8 bytes of block number, then 8 per access in
+ * order; an fs: access is logged without fs's base (the supervisor adds
+ * it).  The epilogue sits after the last instruction's accesses and
+ * before its copy when that is the block's branch. */
+#ifndef CT_ITRANS_H
+#define CT_ITRANS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "decode.h"
+
+/* The thread's slot, at its gs base. */
+#define ISLOT_CUR 0		/* the ring's cursor (target address) */
+#define ISLOT_ST 8		/* rT's spill */
+#define ISLOT_SS 16		/* rS's spill */
+#define ISLOT_SIZE 4096
+
+#define IBLOCK_MAX 48		/* instructions a block */
+
+enum iend {
+	IEND_FALL,		/* runs on to exit[0] (a cap, or an
+				 * instruction the cache does not run) */
+	IEND_JMP,		/* a direct jmp to exit[0] */
+	IEND_JCC,		/* taken: exit[0], else exit[1] */
+	IEND_CALL,		/* a direct call of exit[0] */
+};
+
+struct iexit {
+	uint64_t target;	/* the original pc it goes to */
+	uint32_t site;		/* cache offset of the rel32 to patch */
+	uint32_t stub;		/* cache offset of its int3 */
+	bool linked;
+};
+
+/* Where a cache pc is, for a thread stopped there (a signal, a fault):
+ * itrans_locate. */
+struct ipos {
+	const struct iblock *b;
+	unsigned done;		/* instructions of it that completed */
+	uint64_t pc;		/* the original pc it stands at */
+	/* the record's base is in rT (rt_live), or rT holds base + REC
+	 * (rt_bumped), or the slot's cursor is already base + REC
+	 * (cur_bumped); rT's and rS's values are in their slots */
+	bool rt_live, rt_bumped, cur_bumped, rt_spilled, rs_spilled;
+	int8_t rs;		/* the rS in use, or -1 */
+	bool rsp_pushed;	/* a call's push has lowered rsp by 8 */
+	bool probe;		/* at the ring-full probe */
+};
+
+struct iblock {
+	uint64_t pc;		/* its original entry */
+	uint32_t id;		/* its number: the record's first word */
+	uint32_t off, end;	/* its code in the cache: [off, end) */
+	uint16_t n;		/* instructions */
+	uint16_t n_addr;	/* addresses in its record */
+	uint8_t kind;		/* enum iend */
+	uint8_t rt;		/* the cursor's register */
+	uint8_t n_exit;
+	struct iexit exit[2];
+	const struct insn *in[IBLOCK_MAX];
+	/* cache offsets: of the probe; per instruction, where its
+	 * accesses' code and its copy begin; the epilogue's four points */
+	uint32_t probe;
+	uint32_t pre[IBLOCK_MAX], copy[IBLOCK_MAX];
+	uint8_t rs[IBLOCK_MAX];		/* its rS (16: no access) */
+	uint32_t ep_lea, ep_cur, ep_rest, ep_done;
+	uint32_t push_lea, push_done;	/* a call's push */
+};
+
+struct itrans;
+
+/* A translator writing a cache of SIZE bytes at LOCAL, which the target
+ * sees at BASE. */
+struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size);
+void itrans_free(struct itrans *x);
+/* Forget every block (the decoder freed records, the stop pc moved). */
+void itrans_reset(struct itrans *x);
+
+/* The block at PC, translated now if need be, its exits linked to the
+ * blocks there are.  Translation stops before STOP (the window's stop
+ * pc; 0: none).  NULL when PC's own instruction does not run from the
+ * cache (*WHY says why; not an error: the supervisor steps it) or the
+ * cache is full (*WHY too; itrans_reset and try again). */
+const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
+				  uint64_t pc, uint64_t stop,
+				  const char **why);
+/* The target address of B's code. */
+uint64_t itrans_entry(const struct itrans *x, const struct iblock *b);
+/* The block numbered ID (a record's first word); NULL if none. */
+const struct iblock *itrans_by_id(const struct itrans *x, uint64_t id);
+/* The exit whose int3 is at target address ADDR; NULL if none.  *B gets
+ * its block. */
+const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
+				   const struct iblock **b);
+/* Where target address RIP stands in the cache: false when it is not in
+ * a block's code. */
+bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos);
+/* How many blocks and bytes, for messages. */
+void itrans_usage(const struct itrans *x, unsigned *blocks, size_t *bytes);
+
+/* Exposed for the tests: why INSN cannot run from the cache, or NULL. */
+const char *itrans_refuse(const struct insn *in);
+
+#endif

@@ -1,0 +1,312 @@
+/* The instrument engine's translator (src/engine/itrans.c), in one
+ * process and no ptrace: functions of this file are translated into a
+ * code cache mapped near them and run from it, their exits caught by a
+ * SIGTRAP handler that plays the supervisor (it translates the exit's
+ * target and goes on there; a return it executes itself, so that the
+ * caller's code runs from the cache too).  Checked:
+ *   - every function returns what it returns natively (the copies, the
+ *     rip-relative operands moved, the scratch registers chosen among the
+ *     ones a block does not use, the flags kept across the logging);
+ *   - the ring holds exactly the loads of a loop over an array, in order,
+ *     as the loop makes them (worked out from the source, not from the
+ *     translator), and a global's read-modify-write as a read and a
+ *     write of its address;
+ *   - itrans_locate's answers at each point of a block's code;
+ *   - the instructions the cache refuses. */
+#include <asm/prctl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "itrans.h"
+#include "testutil.h"
+
+/* The functions under test: uninstrumented, in a section of their own
+ * (a return into it goes on in the cache). */
+#define NOSAN __attribute__((noinline, no_sanitize_address, \
+			     no_sanitize("undefined"), section("ctcache")))
+extern const char __start_ctcache[], __stop_ctcache[];
+
+static struct itrans *x;
+static struct decoder *dec;
+static uint8_t *cache;
+static uint64_t *ring;		/* the slot, then the ring */
+static unsigned exits, returns;
+
+/* ---- functions run from the cache ---- */
+
+static int arr[64];
+static uint64_t counter;
+
+NOSAN static long sum(const int *a, unsigned n)
+{
+	long s = 0;
+	for (unsigned i = 0; i < n; i++)
+		s += a[i];
+	return s;
+}
+
+NOSAN static uint64_t bump(uint64_t by)
+{
+	counter += by;			/* a read-modify-write, rip-relative */
+	return counter;
+}
+
+NOSAN static unsigned fib(unsigned n)
+{
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+NOSAN static uint64_t many(uint64_t s)
+{
+	uint64_t a = s, b = s + 1, c = s + 2, d = s + 3, e = s + 4, f = s + 5;
+	uint64_t g = s + 6, h = s + 7, i = s + 8, j = s + 9, k = s + 10;
+	uint64_t l = s + 11, m = s + 12;
+	for (unsigned n = 0; n < 50; n++) {
+		a += b ^ (uint64_t)arr[n & 63]; b += c * 3; c ^= d + n;
+		d += e >> 1; e ^= f + 7; f += g ^ a; g += h; h ^= i << 2;
+		i += j; j ^= k + a; k += l; l ^= m * 5; m += a ^ n;
+		__asm__ volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d),
+				 "+r"(e), "+r"(f), "+r"(g), "+r"(h), "+r"(i),
+				 "+r"(j), "+r"(k), "+r"(l), "+r"(m));
+	}
+	return a + b + c + d + e + f + g + h + i + j + k + l + m;
+}
+
+/* Flags set before a load and tested after it: the logging must keep
+ * them. */
+NOSAN static int flags_kept(const int *a, int v)
+{
+	int r;
+	__asm__ volatile("cmp %2, %1\n\t"
+			 "mov (%3), %%ecx\n\t"
+			 "sete %b0\n\t"
+			 "movzbl %b0, %0"
+			 : "=&r"(r) : "r"(v), "r"(7), "r"(a) : "rcx", "cc");
+	return r;
+}
+
+/* ---- the supervisor's part ---- */
+
+static ssize_t read_self(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	struct iovec l = { buf, len }, r = { (void *)addr, len };
+	ssize_t n = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+	return n < 0 ? -1 : n;
+}
+
+static ssize_t no_xstate(void *ctx, void *buf, size_t len)
+{
+	(void)ctx; (void)buf; (void)len;
+	return -1;
+}
+
+/* Where the cache goes on from PC, or 0 (PC runs natively). */
+static uint64_t entry_of(uint64_t pc)
+{
+	const char *why;
+	const struct iblock *b = itrans_block(x, dec, pc, 0, &why);
+	return b ? itrans_entry(x, b) : 0;
+}
+
+static bool ours(uint64_t pc)
+{
+	return pc >= (uint64_t)__start_ctcache && pc < (uint64_t)__stop_ctcache;
+}
+
+static void on_trap(int sig, siginfo_t *si, void *uv)
+{
+	(void)sig; (void)si;
+	ucontext_t *uc = uv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	const struct iblock *b;
+	const struct iexit *e = itrans_exit_at(x, (uint64_t)g[REG_RIP] - 1,
+					       &b);
+	if (!e)
+		abort();
+	exits++;
+	uint64_t to = e->target, at = entry_of(to);
+	const uint8_t *p = (const uint8_t *)to;
+	if (!at && (p[0] == 0xc3 || (p[0] == 0xf3 && p[1] == 0xc3))) {
+		/* A return: ours to execute, into the cache when the caller
+		 * is a function under test. */
+		uint64_t ret = *(uint64_t *)g[REG_RSP];
+		if (ours(ret)) {
+			returns++;
+			g[REG_RSP] += 8;
+			to = ret;
+			at = entry_of(to);
+		}
+	}
+	g[REG_RIP] = (greg_t)(at ? at : to);
+}
+
+/* Run FN(ARG...) from the cache: its entry block's code is called as the
+ * function itself. */
+typedef uint64_t (*fn2)(uint64_t, uint64_t);
+static uint64_t run(void *fn, uint64_t a0, uint64_t a1)
+{
+	uint64_t at = entry_of((uint64_t)fn);
+	if (!at)
+		return ~0ull;
+	return ((fn2)at)(a0, a1);
+}
+
+/* The addresses of the records from the ring's start to the cursor, and
+ * the kinds of the accesses they are. */
+static size_t ring_addrs(uint64_t *out, uint8_t *kind, size_t max)
+{
+	uint64_t end = ring[ISLOT_CUR / 8];
+	const uint64_t *w = ring + ISLOT_SIZE / 8;
+	size_t nw = (end - (uint64_t)w) / 8, p = 0, n = 0;
+	while (p < nw) {
+		const struct iblock *b = itrans_by_id(x, w[p++]);
+		if (!b)
+			return n;
+		for (unsigned i = 0; i < b->n; i++) {
+			const struct decode_lean *l = decode_lean(b->in[i]);
+			for (unsigned j = 0; j < l->n_acc; j++, p++)
+				if (n < max) {
+					kind[n] = l->acc[j].kind;
+					out[n++] = w[p];
+				}
+		}
+	}
+	return n;
+}
+
+static void ring_reset(void)
+{
+	ring[ISLOT_CUR / 8] = (uint64_t)(ring + ISLOT_SIZE / 8);
+}
+
+/* A cache within reach of this program's code: the first free range
+ * above it. */
+static uint8_t *map_cache(size_t len)
+{
+	uint64_t at = ((uint64_t)&sum + (1u << 30)) & ~0xfffffull;
+	for (unsigned i = 0; i < 64; i++, at += 16u << 20) {
+		void *p = mmap((void *)at, len, PROT_READ | PROT_WRITE |
+			       PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS |
+			       MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == (void *)at)
+			return p;
+		if (p != MAP_FAILED)
+			munmap(p, len);
+	}
+	return NULL;
+}
+
+static void test_locate(void)
+{
+	const char *why;
+	const struct iblock *b = itrans_block(x, dec, (uint64_t)&sum, 0, &why);
+	struct ipos pos;
+	if (!CHECK(b, "%s", why))
+		return;
+	uint64_t base = itrans_entry(x, b) - b->off;
+	CHECK(itrans_locate(x, base + b->off, &pos) && pos.done == 0 &&
+	      pos.pc == b->pc && !pos.rt_spilled && !pos.rt_live);
+	CHECK(itrans_locate(x, base + b->probe, &pos) && pos.probe &&
+	      pos.rt_live && pos.rt_spilled && pos.done == 0);
+	for (unsigned i = 0; i < b->n; i++) {
+		CHECK(itrans_locate(x, base + b->copy[i], &pos) &&
+		      pos.done == i && pos.pc == b->in[i]->pc,
+		      "instruction %u", i);
+		if (b->rs[i] != 16 && i + 1 < b->n)
+			CHECK(pos.rs == b->rs[i] && pos.rs_spilled);
+	}
+	CHECK(itrans_locate(x, base + b->ep_rest, &pos) && pos.rt_bumped &&
+	      pos.cur_bumped && !pos.rt_live);
+	CHECK(!itrans_locate(x, base + b->end + (1u << 20), &pos));
+}
+
+int main(void)
+{
+	static const struct decode_target t = { NULL, read_self, no_xstate };
+	const char *err;
+	dec = decode_new(&t, &err);
+	if (!CHECK(dec, "%s", err))
+		return test_summary("itrans");
+	decode_set_chase(dec, true);
+	size_t clen = 4u << 20;
+	cache = map_cache(clen);
+	if (!CHECK(cache, "no room for a cache near the code"))
+		return test_summary("itrans");
+	x = itrans_new(cache, (uint64_t)cache, clen);
+	size_t rlen = ISLOT_SIZE + (1u << 20);
+	ring = mmap(NULL, rlen, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!CHECK(ring != MAP_FAILED))
+		return test_summary("itrans");
+	ring_reset();
+	struct sigaction sa = { 0 };
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGTRAP, &sa, NULL);
+	CHECK(syscall(SYS_arch_prctl, ARCH_SET_GS, ring) == 0);
+
+	/* The loop over an array: its loads, in order. */
+	for (int i = 0; i < 64; i++)
+		arr[i] = i * 3 + 1;
+	long want = sum(arr, 64);
+	long got = (long)run((void *)&sum, (uint64_t)arr, 64);
+	CHECK_U64((uint64_t)got, (uint64_t)want);
+	uint64_t addrs[4096];
+	uint8_t kinds[4096];
+	size_t n = ring_addrs(addrs, kinds, 4096), k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i] >= (uint64_t)arr && addrs[i] < (uint64_t)(arr + 64)) {
+			CHECK_U64(addrs[i], (uint64_t)&arr[k]);
+			CHECK(kinds[i] == ACC_READ);
+			k++;
+		}
+	CHECK_U64(k, 64);
+
+	/* A global's read-modify-write through a moved rip-relative
+	 * operand: one read and one write of it (or one modify). */
+	ring_reset();
+	counter = 5;
+	CHECK_U64(run((void *)&bump, 7, 0), 12);
+	CHECK_U64(counter, 12);
+	n = ring_addrs(addrs, kinds, 4096);
+	unsigned rd = 0, wr = 0;
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i] == (uint64_t)&counter) {
+			rd += kinds[i] == ACC_READ || kinds[i] == ACC_MODIFY;
+			wr += kinds[i] == ACC_WRITE || kinds[i] == ACC_MODIFY;
+		}
+	CHECK(rd >= 1 && wr >= 1, "%u reads, %u writes", rd, wr);
+
+	/* Calls and returns inside the cache. */
+	ring_reset();
+	unsigned r0 = returns;
+	CHECK_U64(run((void *)&fib, 12, 0), 144);
+	CHECK(returns - r0 > 100, "%u returns from the cache", returns - r0);
+
+	/* Thirteen live values: the registers picked must be free ones. */
+	ring_reset();
+	uint64_t m = many(3);
+	CHECK_U64(run((void *)&many, 3, 0), m);
+
+	/* Flags across a logged load. */
+	ring_reset();
+	int seven = 7;
+	CHECK_U64(run((void *)&flags_kept, (uint64_t)&seven, 7), 1);
+	CHECK_U64(run((void *)&flags_kept, (uint64_t)&seven, 8), 0);
+	CHECK(exits > 0);
+
+	test_locate();
+	syscall(SYS_arch_prctl, ARCH_SET_GS, 0);
+	itrans_free(x);
+	decode_free(dec);
+	return test_summary("itrans");
+}
