@@ -33,6 +33,7 @@
  *   with a seccomp filter or its own gs base. */
 #include "engine.h"
 
+#include <capstone/capstone.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -61,7 +62,48 @@ struct inst {
 	const char *off;		/* why nothing runs from the cache */
 	bool said;
 	uint64_t cached, exits, recovered, blocks, maps;
+	/* The target's executable mappings it cannot write, read again
+	 * after each system call that may change them. */
+	struct { uint64_t lo, hi; } *code;
+	size_t n_code, cap_code;
+	bool maps_stale;
 };
+
+/* Read the ranges of IN's code that the cache may copy. */
+static void read_code_ranges(struct inst *in, pid_t pid)
+{
+	char path[64], line[512], perm[8];
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	in->n_code = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t lo, hi;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi,
+			   perm) != 3 || perm[2] != 'x' || perm[1] == 'w' ||
+		    strstr(line, "cachetrace-"))
+			continue;
+		if (in->n_code == in->cap_code) {
+			in->cap_code = in->cap_code ? 2 * in->cap_code : 64;
+			in->code = xreallocarray(in->code, in->cap_code,
+						 sizeof(*in->code));
+		}
+		in->code[in->n_code].lo = lo;
+		in->code[in->n_code++].hi = hi;
+	}
+	fclose(f);
+	in->maps_stale = false;
+}
+
+static bool code_ok(void *ctx, uint64_t pc, unsigned len)
+{
+	const struct inst *in = ctx;
+	for (size_t i = 0; i < in->n_code; i++)
+		if (pc >= in->code[i].lo && pc + len <= in->code[i].hi)
+			return true;
+	return false;
+}
 
 static struct inst *inst_of(struct tracer *tr)
 {
@@ -78,32 +120,33 @@ static uint64_t ring_start(const struct inst *in)
 	return in->ring_at + ISLOT_SIZE;
 }
 
-/* A free range of LEN bytes near PC, from /proc/PID/maps: the first gap
- * above PC's mapping that fits, within 1 GiB. */
-static uint64_t hint_near(pid_t pid, uint64_t pc, size_t len)
+/* Where our mappings go: away from where the target's own would (its brk
+ * heap grows up from its data, the kernel's mmap down from under the
+ * stack), so that its addresses, and so its profile, are the same as
+ * under any other engine: the ring at RING_HINT, the cache a gigabyte
+ * above the code it copies (still in reach of its rip-relative operands).
+ * The first free range of LEN bytes from FROM on, within 768 MiB, per
+ * /proc/PID/maps; 0 if none. */
+#define RING_HINT 0x200000000000ull
+static uint64_t free_range(pid_t pid, uint64_t from, size_t len)
 {
 	char path[64], line[512];
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return 0;
-	uint64_t prev_end = 0, found = 0;
+	uint64_t at = (from + 0xfffff) & ~0xfffffull;
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t lo, hi;
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) != 2)
 			continue;
-		if (prev_end && prev_end >= (pc & ~(uint64_t)0xfff) &&
-		    lo - prev_end >= len + 2 * PAGE) {
-			found = prev_end + PAGE;
-			break;
-		}
-		if (hi > pc || prev_end)
-			prev_end = hi;
-		if (prev_end && prev_end > pc + (1ull << 30))
-			break;
+		if (hi <= at || lo >= at + len)
+			continue;
+		at = (hi + 0xfffff) & ~0xfffffull;	/* past it: the maps
+							 * are in order */
 	}
 	fclose(f);
-	return found;
+	return at - from < (768ull << 20) ? at : 0;
 }
 
 static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
@@ -151,7 +194,8 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 	long args[6] = { 0 }, res;
 
 	size_t rlen = ISLOT_SIZE + RING_BYTES + PAGE;
-	if (inject_map_shared(tr, t, 0, rlen, PROT_READ | PROT_WRITE,
+	uint64_t ring_hint = free_range(t->tid, RING_HINT, rlen);
+	if (inject_map_shared(tr, t, ring_hint, rlen, PROT_READ | PROT_WRITE,
 			      "cachetrace-ring", &in->ring_at, &local,
 			      &why) < 0)
 		goto fail;
@@ -165,7 +209,8 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 		why = "the ring's guard page could not be made";
 		goto fail;
 	}
-	uint64_t hint = hint_near(t->tid, t->regs.rip, CACHE_BYTES);
+	uint64_t hint = free_range(t->tid, t->regs.rip + (1ull << 30),
+				   CACHE_BYTES);
 	if (!hint || inject_map_shared(tr, t, hint, CACHE_BYTES,
 				       PROT_READ | PROT_EXEC,
 				       "cachetrace-code", &in->cache_at,
@@ -176,6 +221,8 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 	}
 	in->cache = local;
 	in->x = itrans_new(in->cache, in->cache_at, CACHE_BYTES);
+	itrans_code_check(in->x, code_ok, in);
+	read_code_ranges(in, t->tid);
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
 	in->pid = tr->target_pid;
 	in->maps++;
@@ -184,6 +231,13 @@ fail:
 	in->off = why;
 	unmap_all(tr, t, in);
 	return false;
+}
+
+/* Every block goes, and the returns' table with them. */
+static void reset(struct inst *in)
+{
+	itrans_reset(in->x);
+	memset(in->ring + ISLOT_TBL, 0, 16 * ISLOT_TBL_N);
 }
 
 /* Account the records of the ring from its start up to target address
@@ -286,6 +340,12 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		*gpr(&r, (unsigned)pos.rs) = slot(in)[ISLOT_SS / 8];
 	if (pos.rsp_pushed)
 		r.rsp += 8;
+	if (pos.rax_spilled)
+		r.rax = slot(in)[ISLOT_RAX / 8];
+	if (pos.rcx_spilled)
+		r.rcx = slot(in)[ISLOT_RCX / 8];
+	if (pos.rsp_popped)
+		r.rsp -= 8;
 	drain(tr, t, in, base, b->pc);
 
 	/* The block's completed instructions, from its partial record. */
@@ -355,8 +415,11 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 		return step_engine.run(tr, t);
 	uint64_t stop = tracee_leads(t) ? t->win.stop_pc : 0;
 	uint32_t gen = *decode_generation(tr->eng.dec);
-	if (stop != in->stop || gen != in->gen) {
-		itrans_reset(in->x);
+	if (in->maps_stale)
+		read_code_ranges(in, t->tid);
+	if (stop != in->stop || gen != in->gen || in->maps_stale) {
+		in->maps_stale = false;
+		reset(in);
 		in->stop = stop;
 		in->gen = gen;
 	}
@@ -364,7 +427,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	const struct iblock *b = itrans_block(in->x, tr->eng.dec,
 					      t->regs.rip, stop, &why);
 	if (!b && why && strstr(why, "full")) {
-		itrans_reset(in->x);
+		reset(in);
 		b = itrans_block(in->x, tr->eng.dec, t->regs.rip, stop, &why);
 	}
 	if (!b || breakpoint_at_pc(tr, t))
@@ -386,8 +449,23 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 static bool inst_trap(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
-	if (!t->in_cache)
+	if (!t->in_cache) {
+		/* A system call that may map, unmap or protect code: the
+		 * blocks and the ranges they may come from go. */
+		if (t->insn && t->insn->id == X86_INS_SYSCALL)
+			switch (t->regs.rax) {
+			case SYS_mmap: case SYS_munmap: case SYS_mprotect:
+			case SYS_mremap: case SYS_pkey_mprotect:
+			case SYS_remap_file_pages: case SYS_shmat:
+			case SYS_shmdt: case SYS_madvise:
+				if (in)
+					in->maps_stale = true;
+				break;
+			default:
+				break;
+			}
 		return step_trap(tr, t);
+	}
 	struct user_regs_struct r;
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
@@ -402,8 +480,27 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 		return true;
 	}
 	in->exits++;
-	drain(tr, t, in, slot(in)[ISLOT_CUR / 8], x->target);
-	r.rip = x->target;
+	uint64_t to = x->target;
+	if (x->ret_miss) {
+		/* A return the table did not know: finished here, and known
+		 * from now on unless it leaves the window's frames. */
+		uint64_t ret;
+		if (tracee_read_mem(t->tid, r.rsp, &ret, 8) != 8)
+			return false;
+		to = ret;
+		r.rsp += 8;
+		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
+		const char *why;
+		const struct iblock *nb;
+		if ((!tracee_leads(t) || !t->win.on_return ||
+		     r.rsp <= t->win.entry_sp) &&
+		    (nb = itrans_block(in->x, tr->eng.dec, to, in->stop,
+				       &why)))
+			itrans_ret_add(in->x, in->ring + ISLOT_TBL, to, nb);
+	} else {
+		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
+	}
+	r.rip = to;
 	r.gs_base = t->regs.gs_base;
 	t->regs = r;
 	t->in_cache = false;
@@ -462,6 +559,7 @@ void inst_free(struct tracer *tr)
 	if (in->ring)
 		munmap(in->ring, ISLOT_SIZE + RING_BYTES + PAGE);
 	itrans_free(in->x);
+	free(in->code);
 	free(in);
 	tr->inst = NULL;
 }

@@ -30,6 +30,8 @@ struct itrans {
 	struct pend *pend;
 	uint32_t n_pend, cap_pend;
 	struct hashtab by_target;	/* target -> index in pend */
+	bool (*code_ok)(void *ctx, uint64_t pc, unsigned len);
+	void *code_ctx;
 };
 
 static uint64_t block_hash(const void *ctx, uint32_t i)
@@ -53,6 +55,14 @@ struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size)
 	return x;
 }
 
+void itrans_code_check(struct itrans *x,
+		       bool (*ok)(void *ctx, uint64_t pc, unsigned len),
+		       void *ctx)
+{
+	x->code_ok = ok;
+	x->code_ctx = ctx;
+}
+
 void itrans_reset(struct itrans *x)
 {
 	for (uint32_t i = 0; i < x->n_blocks; i++)
@@ -74,6 +84,14 @@ void itrans_free(struct itrans *x)
 	hashtab_free(&x->by_pc);
 	hashtab_free(&x->by_target);
 	free(x);
+}
+
+void itrans_ret_add(const struct itrans *x, uint8_t *table, uint64_t pc,
+		    const struct iblock *b)
+{
+	uint64_t *e = (uint64_t *)(void *)(table + 16 * (pc & (ISLOT_TBL_N - 1)));
+	e[1] = x->base + b->off;
+	e[0] = pc;
 }
 
 void itrans_usage(const struct itrans *x, unsigned *blocks, size_t *bytes)
@@ -136,6 +154,17 @@ static unsigned opcode_at(const uint8_t *b, unsigned len, unsigned *at)
 	return i < len ? b[i] : 0x100;
 }
 
+/* ret (c3), or with a rep or bnd prefix: not ret imm16, not a far ret. */
+static bool plain_ret(const struct insn *in)
+{
+	const uint8_t *b;
+	unsigned disp, at;
+	uint16_t gprs;
+	decode_copy(in, &b, &disp, &gprs);
+	return opcode_at(b, in->len, &at) == 0xc3 && at + 1 == in->len &&
+	       (at == 0 || (at == 1 && (b[0] == 0xf3 || b[0] == 0xf2)));
+}
+
 static bool has_gs_prefix(const uint8_t *b, unsigned len)
 {
 	unsigned at;
@@ -154,9 +183,11 @@ const char *itrans_refuse(const struct insn *in)
 
 	if (!in->lean)
 		return "its accesses need more than the registers before it";
-	if (in->branch == BR_OTHER || in->branch == BR_RET ||
-	    in->branch == BR_JMP_IND || in->branch == BR_CALL_IND)
-		return "a return, an indirect branch or a system call";
+	if (in->branch == BR_OTHER || in->branch == BR_JMP_IND ||
+	    in->branch == BR_CALL_IND)
+		return "an indirect branch or a system call";
+	if (in->branch == BR_RET && !plain_ret(in))
+		return "a return that pops more than its address";
 	switch (in->id) {
 	case X86_INS_CPUID:
 		return "cpuid is the supervisor's";
@@ -290,6 +321,13 @@ static void lea_self(struct emit *e, unsigned reg, int32_t d)
 	mem_base(e, reg, reg, d);
 }
 
+/* rcx = 2 * (rax's low 16 bits): the table's entry, in 8-byte units */
+static void emit_ret_index(struct emit *e)
+{
+	put8(e, 0x0f); put8(e, 0xb7); put8(e, 0xc8);		/* movzx ecx, ax */
+	put8(e, 0x48); put8(e, 0x8d); put8(e, 0x0c); put8(e, 0x09); /* lea */
+}
+
 static bool fits32(int64_t v)
 {
 	return v >= INT32_MIN && v <= INT32_MAX;
@@ -384,6 +422,9 @@ static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
 			why = err ? err : "the instruction cannot be read";
 		else if (!(why = itrans_refuse(in)) && !in_reach(x, in))
 			why = "its operand is out of the code cache's reach";
+		else if (!why && x->code_ok &&
+			 !x->code_ok(x->code_ctx, cur, in->len))
+			why = "code the target can write";
 		uint16_t g = 0;
 		if (!why) {
 			const uint8_t *bytes;
@@ -401,6 +442,12 @@ static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
 		*used |= g;
 		b->in[b->n++] = in;
 		uint64_t next = cur + in->len;
+		if (in->branch == BR_RET) {
+			b->kind = IEND_RET;
+			b->exit[0].target = cur;
+			b->exit[0].ret_miss = true;
+			break;
+		}
 		if (in->branch == BR_JMP || in->branch == BR_COND ||
 		    in->branch == BR_CALL) {
 			b->kind = in->branch == BR_JMP ? IEND_JMP :
@@ -481,6 +528,46 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		put8(e, 0xe9);
 		b->exit[1].site = e->off + e->at;
 		put32(e, 0);
+		break;
+	}
+	case IEND_RET: {
+		/* rax = the return address; rcx = its entry's pc - rax, made
+		 * with not and lea (no flags): 0 when the table knows it */
+		b->r_spill = e->off + e->at;
+		gs_move(e, true, 0, ISLOT_RAX);
+		gs_move(e, true, 1, ISLOT_RCX);
+		put8(e, 0x48); put8(e, 0x8b); put8(e, 0x04); put8(e, 0x24);
+		emit_ret_index(e);
+		put8(e, 0x65); put8(e, 0x48); put8(e, 0x8b);	/* mov rcx, */
+		put8(e, 0x0c); put8(e, 0xcd);			/* gs:[rcx*8 */
+		put32(e, ISLOT_TBL);				/* + tbl] */
+		put8(e, 0x48); put8(e, 0xf7); put8(e, 0xd1);	/* not rcx */
+		put8(e, 0x48); put8(e, 0x8d); put8(e, 0x4c);	/* lea rcx, */
+		put8(e, 0x08); put8(e, 0x01);			/* [rax+rcx+1] */
+		put8(e, 0xe3);					/* jrcxz hit */
+		uint32_t jr = e->at;
+		put8(e, 0);
+		gs_move(e, false, 1, ISLOT_RCX);		/* a miss */
+		gs_move(e, false, 0, ISLOT_RAX);
+		put8(e, 0xe9);
+		b->exit[0].site = e->off + e->at;
+		put32(e, 0);
+		if (jr < e->cap)
+			e->p[jr] = (uint8_t)(e->at - jr - 1);	/* hit: */
+		emit_ret_index(e);
+		put8(e, 0x65); put8(e, 0x48); put8(e, 0x8b);	/* mov rcx, */
+		put8(e, 0x0c); put8(e, 0xcd);			/* gs:[rcx*8 */
+		put32(e, ISLOT_TBL + 8);			/* + tbl + 8] */
+		gs_move(e, true, 1, ISLOT_TGT);
+		gs_move(e, false, 1, ISLOT_RCX);
+		gs_move(e, false, 0, ISLOT_RAX);
+		b->r_lea = e->off + e->at;
+		put8(e, 0x48); put8(e, 0x8d); put8(e, 0x64);	/* lea rsp, */
+		put8(e, 0x24); put8(e, 0x08);			/* [rsp+8] */
+		b->r_jmp = e->off + e->at;
+		put8(e, 0x65); put8(e, 0xff); put8(e, 0x24);	/* jmp gs:[tgt] */
+		put8(e, 0x25);
+		put32(e, ISLOT_TGT);
 		break;
 	}
 	case IEND_CALL: {
@@ -590,6 +677,8 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 
 	/* Its exits to blocks there are; others' exits to it. */
 	for (unsigned j = 0; j < b->n_exit; j++) {
+		if (b->exit[j].ret_miss)
+			continue;
 		const struct iblock *to = b->exit[j].target == pc ? b :
 					  find_pc(x, b->exit[j].target);
 		if (to)
@@ -668,5 +757,10 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 	}
 	if (b->kind == IEND_CALL && off > b->push_lea && off < b->push_done + 5)
 		pos->rsp_pushed = true;
+	if (b->kind == IEND_RET && off > b->r_spill && off <= b->r_jmp) {
+		pos->rax_spilled = true;
+		pos->rcx_spilled = off > b->r_spill + 9;
+		pos->rsp_popped = off > b->r_lea;
+	}
 	return true;
 }

@@ -40,7 +40,14 @@
 #define ISLOT_CUR 0		/* the ring's cursor (target address) */
 #define ISLOT_ST 8		/* rT's spill */
 #define ISLOT_SS 16		/* rS's spill */
-#define ISLOT_SIZE 4096
+#define ISLOT_RAX 24		/* a return's lookup: rax, rcx spilled, */
+#define ISLOT_RCX 32
+#define ISLOT_TGT 40		/* and where it goes */
+/* The returns' table: entry i (16 bytes: the original pc, the cache
+ * address) for a return address whose low 16 bits are i. */
+#define ISLOT_TBL 4096
+#define ISLOT_TBL_N 65536
+#define ISLOT_SIZE (ISLOT_TBL + 16 * ISLOT_TBL_N)
 
 #define IBLOCK_MAX 48		/* instructions a block */
 
@@ -50,6 +57,9 @@ enum iend {
 	IEND_JMP,		/* a direct jmp to exit[0] */
 	IEND_JCC,		/* taken: exit[0], else exit[1] */
 	IEND_CALL,		/* a direct call of exit[0] */
+	IEND_RET,		/* a return: to the block the table gives for
+				 * the return address, else to exit[0], a
+				 * miss (its target: the ret's own pc) */
 };
 
 struct iexit {
@@ -57,6 +67,8 @@ struct iexit {
 	uint32_t site;		/* cache offset of the rel32 to patch */
 	uint32_t stub;		/* cache offset of its int3 */
 	bool linked;
+	bool ret_miss;		/* a return the table did not know: the
+				 * supervisor finishes it (never linked) */
 };
 
 /* Where a cache pc is, for a thread stopped there (a signal, a fault):
@@ -71,6 +83,9 @@ struct ipos {
 	bool rt_live, rt_bumped, cur_bumped, rt_spilled, rs_spilled;
 	int8_t rs;		/* the rS in use, or -1 */
 	bool rsp_pushed;	/* a call's push has lowered rsp by 8 */
+	bool rsp_popped;	/* a return's lookup has raised it by 8 */
+	bool rax_spilled, rcx_spilled;	/* a return's lookup holds them in
+					 * their slots */
 	bool probe;		/* at the ring-full probe */
 };
 
@@ -92,6 +107,8 @@ struct iblock {
 	uint8_t rs[IBLOCK_MAX];		/* its rS (16: no access) */
 	uint32_t ep_lea, ep_cur, ep_rest, ep_done;
 	uint32_t push_lea, push_done;	/* a call's push */
+	uint32_t r_spill, r_lea, r_jmp;	/* a return's lookup: rax's spill,
+					 * the pop of rsp, the last jmp */
 };
 
 struct itrans;
@@ -100,6 +117,12 @@ struct itrans;
  * sees at BASE. */
 struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size);
 void itrans_free(struct itrans *x);
+/* Whether the code at [PC, PC + LEN) may be copied (a page the target
+ * cannot write: a copy of code it rewrites would go stale); without a
+ * check, all may. */
+void itrans_code_check(struct itrans *x,
+		       bool (*ok)(void *ctx, uint64_t pc, unsigned len),
+		       void *ctx);
 /* Forget every block (the decoder freed records, the stop pc moved). */
 void itrans_reset(struct itrans *x);
 
@@ -122,6 +145,10 @@ const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
 /* Where target address RIP stands in the cache: false when it is not in
  * a block's code. */
 bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos);
+/* A return to PC goes to B from now on (TABLE: the slot's table, in the
+ * supervisor's memory). */
+void itrans_ret_add(const struct itrans *x, uint8_t *table, uint64_t pc,
+		    const struct iblock *b);
 /* How many blocks and bytes, for messages. */
 void itrans_usage(const struct itrans *x, unsigned *blocks, size_t *bytes);
 

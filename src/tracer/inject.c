@@ -16,12 +16,14 @@
  *   drop_queued_traps), 32-bit code.
  * - The call: the thread's registers saved whole, then rip at the
  *   instruction, rax the number, rdi rsi rdx r10 r8 r9 the arguments,
- *   orig_rax -1 (so that the kernel's restart of an interrupted call, in
- *   arch_do_signal_or_restart on the way out of this stop, does not apply
- *   to ours; the thread's own orig_rax and rax, put back afterwards, keep
- *   its restart intact), no trap flag.  One single step runs it: the
+ *   orig_rax -1 (no system call: the kernel's restart of an interrupted
+ *   one, in arch_do_signal_or_restart on the way out of this stop, has
+ *   nothing to act on), no trap flag.  One single step runs it: the
  *   kernel reports the step at the call's exit, rip two bytes on, before
- *   the next instruction runs.
+ *   the next instruction runs.  Ours interrupted by a signal (-ERESTART*)
+ *   is run again.  The thread's own registers, put back whole, and its
+ *   stop, still inside get_signal, keep the restart of a call of its own
+ *   (a read interrupted for our stop) intact.
  * - A signal that arrives first is taken from the thread at its delivery
  *   stop (it would run a handler on our registers), kept, and sent again
  *   once the thread's registers are back: it is pending for the thread as
@@ -38,9 +40,10 @@
  *   when the thread returns to user space outside it (at our
  *   instruction), and it would not be aborted as it must after our stop;
  *   its rseq_cs word is written back.
- * - With a guardian (attached), the saved registers are a write-back in
- *   its journal from before ours are set to after they are restored:
- *   if cachetrace dies in between, the guardian sets them again.
+ * - With a guardian (attached), the saved registers (and that rseq_cs
+ *   word) are a write-back in its journal from before ours are set to
+ *   after they are restored: if cachetrace dies in between, the guardian
+ *   sets them again (guard.c's redo: PTRACE_SETREGS).
  * Calls that keep state for a restart of their own (nanosleep, poll,
  * futex waits: the thread's restart block) must not be injected. */
 #include "tracer.h"
@@ -70,7 +73,7 @@
 #define MFD_EXEC	0x0010U
 #endif
 
-#define USER64_CS	0x33	/* __USER_CS: the thread runs 64-bit code */
+#define USER64_CS	0x33	/* __USER_CS: 64-bit code */
 #define EFLAGS_TF	0x100
 
 /* The kernel's restart codes (include/linux/errno.h): our call was
@@ -142,8 +145,9 @@ static uint64_t find_site(pid_t tid)
 			uint64_t lo, hi;
 			char perms[5];
 			int name_at = 0;
-			if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %*s %*s %*s %n",
-				   &lo, &hi, perms, &name_at) < 3)
+			if (sscanf(line, "%" SCNx64 "-%" SCNx64
+				   " %4s %*s %*s %*s %n", &lo, &hi, perms,
+				   &name_at) < 3)
 				continue;
 			const char *name = name_at ? line + name_at : "";
 			bool vdso = !strncmp(name, "[vdso]", 6);
@@ -177,8 +181,8 @@ static uint64_t get_site(struct tracer *tr, struct tracee *t, const char **why)
 		*why = "no syscall instruction is mapped executable in the "
 		       "target";
 	else
-		debug_msg("inject: thread %d: syscall instruction at 0x%" PRIx64,
-			  t->tid, tr->inject_site);
+		debug_msg("inject: thread %d: syscall instruction at "
+			  "0x%" PRIx64, t->tid, tr->inject_site);
 	return tr->inject_site;
 }
 
@@ -312,7 +316,7 @@ static int resume_wait(struct run *run, int request,
 		return -errno;
 	run->stopped = false;
 	if (tracee_wait(tid, status) < 0) {
-		run->gone = run->ended = true;	/* dead: nothing to report */
+		run->gone = run->ended = true;	/* dead: no status */
 		return -ESRCH;
 	}
 	if (!WIFSTOPPED(*status)) {
@@ -386,7 +390,8 @@ static int run_call(struct run *run, const struct user_regs_struct *call,
 			    *res != -ERESTARTNOHAND &&
 			    *res != -ERESTART_RESTARTBLOCK)
 				return 0;
-			/* Interrupted by a signal, now kept: again. */
+			/* Interrupted by a signal (taken, and kept, at the
+			 * next step's delivery stop): again. */
 			if (tracee_setregs(tid, call) < 0) {
 				*why = "the thread's registers cannot be set";
 				return -ESRCH;
@@ -473,8 +478,8 @@ static uint64_t read_rseq_cs(pid_t tid, uint64_t *at)
 	return cs;
 }
 
-/* Memory of TID that is writable or not: process_vm_writev, or
- * /proc/TID/mem where a filter refuses it. */
+/* Write TID's memory: process_vm_writev, or /proc/TID/mem where that is
+ * refused (a seccomp filter around cachetrace). */
 static int write_mem(pid_t tid, uint64_t addr, const void *buf, size_t len)
 {
 	struct iovec local = { (void *)buf, len };
@@ -519,14 +524,17 @@ int inject_syscall(struct tracer *tr, struct tracee *t, long nr,
 		return -EBUSY;
 	}
 	struct run run = { .t = t, .stopped = true };
+	bool ran = false;	/* the thread was resumed */
 	for (int attempt = 0; ; attempt++) {
 		run.site = get_site(tr, t, why);
-		if (!run.site)
-			return -ENOEXEC;
+		if (!run.site) {
+			rc = -ENOEXEC;
+			break;
+		}
 		struct user_regs_struct call = saved;
 		call.rip = run.site;
 		call.rax = nr;
-		if (!getenv("MUT_ORIG")) call.orig_rax = -1;
+		call.orig_rax = -1;
 		call.rdi = args[0];
 		call.rsi = args[1];
 		call.rdx = args[2];
@@ -542,15 +550,19 @@ int inject_syscall(struct tracer *tr, struct tracee *t, long nr,
 			journal_wb_begin(j);
 			journal_wb_add(j, JREC_REGS, t->tid, 0, &saved,
 				       sizeof(saved));
+			if (rseq_cs)
+				journal_wb_add(j, JREC_MEM, 0, rseq_at,
+					       &rseq_cs, 8);
 			journal_wb_commit(j);
 		}
+		ran = true;
 		rc = run_call(&run, &call, result, why);
 		if (run.stopped && tracee_setregs(t->tid, &saved) < 0)
 			run.stopped = false;
-		if (j)
-			journal_wb_done(j);
 		if (run.stopped && rseq_cs)
 			write_mem(t->tid, rseq_at, &rseq_cs, 8);
+		if (j)
+			journal_wb_done(j);
 		if (rc == -EFAULT && attempt == 0 && run.stopped) {
 			/* The instruction went away (an munmap, an mmap over
 			 * it): look for another, once. */
@@ -561,14 +573,18 @@ int inject_syscall(struct tracer *tr, struct tracee *t, long nr,
 	}
 	if (rc == -EFAULT)
 		tr->inject_site = 0;
-	if (getenv("MUT_NOSTOP") == NULL && !run.ended && restore_stop(&run, kind, &stop_si) < 0 && rc == 0) {
+	if (ran && !run.ended && restore_stop(&run, kind, &stop_si) < 0 &&
+	    rc == 0) {
 		*why = "the thread ended after the call";
 		rc = -ESRCH;
 	}
-	if (!getenv("MUT_NOSEND")) send_kept(&run);
+	send_kept(&run);
 	if (rc == 0)
 		debug_msg("inject: thread %d: system call %ld = %ld", t->tid,
 			  nr, *result);
+	else
+		debug_msg("inject: thread %d: system call %ld failed: %s",
+			  t->tid, nr, *why);
 	return rc;
 }
 

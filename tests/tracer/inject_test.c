@@ -18,6 +18,10 @@
  *     with the bytes written after;
  *   - the same in a group stop (SIGSTOP): the stop is a group stop again
  *     (PTRACE_LISTEN accepts it);
+ *   - a child spinning inside an rseq critical section: its rseq_cs word
+ *     is kept (the kernel clears it when the thread returns to user space
+ *     outside the section, at our instruction), so that the section is
+ *     aborted when the child runs on, as after any stop;
  *   - a child with a seccomp filter: refused, nothing run. */
 #include "tracer.h"
 
@@ -34,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -116,6 +121,34 @@ __asm__(
 uint64_t mix_run(uint64_t limit, volatile int *stop, uint64_t *iters);
 extern const char mix_end[];
 
+/* rseq_spin(&rseq_cs): enter a critical section [rseq_start, rseq_post)
+ * that spins until the kernel aborts it (to rseq_abort, after glibc's
+ * signature), and return. */
+__asm__(
+	".pushsection .data\n"
+	".balign 32\n"
+	"rseq_desc:\n"
+	"	.long 0, 0\n"
+	"	.quad rseq_start, rseq_post - rseq_start, rseq_abort\n"
+	".popsection\n"
+	".pushsection .text\n"
+	".globl rseq_spin\n.hidden rseq_spin\n"
+	".globl rseq_start\n.hidden rseq_start\n"
+	".type rseq_spin, @function\n"
+	"rseq_spin:\n"
+	"	leaq rseq_desc(%rip), %rax\n"
+	"	movq %rax, (%rdi)\n"
+	"rseq_start:\n"
+	"	jmp rseq_start\n"
+	"rseq_post:\n"
+	"	.long 0x53053053\n"		/* RSEQ_SIG */
+	"rseq_abort:\n"
+	"	ret\n"
+	".size rseq_spin, .-rseq_spin\n"
+	".popsection\n");
+void rseq_spin(volatile uint64_t *rseq_cs);
+extern const char rseq_start[];
+
 /* ---- the children ------------------------------------------------------ */
 
 static volatile int stop_flag;		/* set by the parent */
@@ -180,6 +213,22 @@ static noreturn void child_read(int ready, int data)
 	if (n < 0)
 		_exit(10);
 	_exit(n == 8 && !memcmp(buf, "restart!", 8) ? 0 : 11);
+}
+
+static volatile int rseq_go;		/* set by the parent */
+
+/* Aborted out of its critical section once the parent said so: exit 0. */
+static noreturn void child_rseq(int ready)
+{
+	volatile uint64_t *cs = (volatile uint64_t *)
+		((char *)__builtin_thread_pointer() + __rseq_offset + 8);
+	if (write(ready, "q", 1) != 1)
+		_exit(100);
+	for (;;) {
+		rseq_spin(cs);
+		if (rseq_go)
+			_exit(0);
+	}
 }
 
 static noreturn void child_seccomp(int ready)
@@ -404,11 +453,19 @@ static void test_maps(struct tracee *t)
 	uint64_t at = 0;
 	void *local = NULL;
 	unsigned fds = count_fds(pid);
+	struct user_regs_struct regs;
+	uint8_t stack_before[1024], stack_after[1024];
+	ptrace(PTRACE_GETREGS, pid, NULL, &regs);
+	tracee_read_mem(pid, regs.rsp - 1024, stack_before, 1024);
 
 	int rc = inject_map_shared(&tr, t, 0, len, PROT_READ | PROT_WRITE,
 				   "cachetrace-test", &at, &local, &why);
 	if (!CHECK(rc == 0, "%d (%s)", rc, why ? why : ""))
 		return;
+	/* the name went below the red zone, and went away */
+	tracee_read_mem(pid, regs.rsp - 1024, stack_after, 1024);
+	CHECK(!memcmp(stack_before, stack_after, 1024),
+	      "the memory below the stack pointer changed");
 	uint8_t *p = local, back[64 * 1024];
 	for (size_t i = 0; i < len; i++)
 		p[i] = (uint8_t)(i * 7 + 3);
@@ -559,13 +616,38 @@ static bool in_read(pid_t pid)
 	return false;
 }
 
+/* An injected call interrupted by a signal (-ERESTARTSYS) runs again:
+ * read(SIDE[0]) into the child's mapping AT (LOCAL here), blocking until
+ * a helper has sent SIGWINCH (ignored by default, but queued for a traced
+ * thread), then written the bytes.  The signal is pending afterwards. */
+static void blocking_call(struct tracee *t, uint64_t at, void *local,
+			  const int side[2])
+{
+	pid_t helper = fork();
+	if (helper == 0) {
+		msleep(100);
+		kill(t->tid, SIGWINCH);
+		msleep(100);
+		_exit(write(side[1], "blocking", 8) == 8 ? 0 : 1);
+	}
+	const long args[6] = { side[0], (long)at, 8 };
+	const char *why = NULL;
+	long res = 0;
+	int rc = inject_syscall(&tr, t, SYS_read, args, &res, &why);
+	CHECK(rc == 0 && res == 8, "read: %d %ld (%s)", rc, res,
+	      why ? why : "");
+	CHECK(!memcmp(local, "blocking", 8));
+	CHECK(pending(t->tid, SIGWINCH, -1), "SIGWINCH is not pending");
+	waitpid(helper, NULL, 0);
+}
+
 /* (4) A call to be restarted: interrupted (GROUP false) or in a group
  * stop. */
 static void test_read(bool group)
 {
 	const char *what = group ? "group stop" : "interrupt";
-	int ready[2], data[2];
-	if (pipe(ready) < 0 || pipe(data) < 0)
+	int ready[2], data[2], side[2];
+	if (pipe(ready) < 0 || pipe(data) < 0 || pipe(side) < 0)
 		return;
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -601,8 +683,11 @@ static void test_read(bool group)
 	uint64_t at;
 	void *local;
 	const char *why = NULL;
-	if (CHECK(inject_map_shared(&tr, &t, 0, 4096, PROT_READ, "cachetrace-r",
-				    &at, &local, &why) == 0, "%s", why)) {
+	if (CHECK(inject_map_shared(&tr, &t, 0, 4096, PROT_READ | PROT_WRITE,
+				    "cachetrace-r", &at, &local, &why) == 0,
+		  "%s", why)) {
+		if (!group)
+			blocking_call(&t, at, local, side);
 		CHECK(inject_unmap(&tr, &t, at, 4096, &why) == 0);
 		munmap(local, 4096);
 	}
@@ -620,6 +705,69 @@ static void test_read(bool group)
 	int rc = run_to_exit(pid, 0);
 	CHECK(rc == 0, "%s: the child's read: exit status %d (10: failed, "
 	      "11: wrong bytes)", what, rc);
+}
+
+static void test_rseq(void)
+{
+	if (__rseq_size == 0) {
+		fprintf(stderr, "inject_test: glibc registered no rseq area: "
+			"rseq not tested\n");
+		return;
+	}
+	int ready[2];
+	if (pipe(ready) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		child_rseq(ready[1]);
+	}
+	if (!CHECK(start(pid, ready[0]) == pid))
+		return;
+	msleep(10);
+	if (!CHECK(interrupt(pid)))
+		return;
+	memset(&tr, 0, sizeof(tr));
+	tr.target_pid = pid;
+	struct tracee t = { .tid = pid, .flags = TF_STOPPED };
+	struct user_regs_struct regs;
+	struct __ptrace_rseq_configuration conf;
+	uint64_t before = 0, after = 0;
+	ptrace(PTRACE_GETREGS, pid, NULL, &regs);
+	if (!CHECK(ptrace(PTRACE_GET_RSEQ_CONFIGURATION, pid,
+			  (void *)sizeof(conf), &conf) > 0 &&
+		   conf.rseq_abi_pointer))
+		return;
+	tracee_read_mem(pid, conf.rseq_abi_pointer + 8, &before, 8);
+	CHECK(regs.rip == (uintptr_t)rseq_start && before,
+	      "not in its critical section: rip 0x%llx, rseq_cs 0x%" PRIx64,
+	      regs.rip, before);
+	getpid_unchanged(&t, "in an rseq critical section");
+	tracee_read_mem(pid, conf.rseq_abi_pointer + 8, &after, 8);
+	CHECK(after == before, "rseq_cs 0x%" PRIx64 ", was 0x%" PRIx64,
+	      after, before);
+	int one = 1;
+	struct iovec l = { &one, sizeof(one) };
+	struct iovec r = { (void *)&rseq_go, sizeof(one) };
+	CHECK(process_vm_writev(pid, &l, 1, &r, 1, 0) == sizeof(one));
+	/* Not aborted, it would spin for ever. */
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	int status = -1;
+	for (int ms = 0; ms < 3000; ms++) {
+		if (waitpid(pid, &status, __WALL | WNOHANG) == pid &&
+		    !WIFSTOPPED(status))
+			break;
+		if (WIFSTOPPED(status))
+			ptrace(PTRACE_CONT, pid, NULL, NULL);
+		status = -1;
+		msleep(1);
+	}
+	CHECK(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the critical section was not aborted (status 0x%x)", status);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+	}
 }
 
 static void test_seccomp(void)
@@ -666,6 +814,7 @@ int main(void)
 	test_mix();
 	test_read(false);
 	test_read(true);
+	test_rseq();
 	test_seccomp();
 	return test_summary("inject_test");
 }
