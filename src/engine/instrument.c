@@ -64,6 +64,7 @@ struct inst {
 	uint64_t cached, exits, recovered, blocks, maps;
 	/* The target's executable mappings it cannot write, read again
 	 * after each system call that may change them. */
+	struct user_regs_struct solo_before;	/* a string instruction's */
 	struct { uint64_t lo, hi; } *code;
 	size_t n_code, cap_code;
 	bool maps_stale;
@@ -313,6 +314,74 @@ static uint64_t *gpr(struct user_regs_struct *r, unsigned num)
 	}
 }
 
+/* Account string instruction IN, run alone from registers B0 to A (its
+ * iterations done, FINISHED when the instruction completed), as the
+ * single steps of its iterations would have: the registers of each step
+ * are made from B0 (decode_step reads rcx, rsi and rdi before it, the pc
+ * and the flags after it). */
+static void account_string(struct tracer *tr, struct tracee *t,
+			   const struct insn *in,
+			   const struct user_regs_struct *b0,
+			   const struct user_regs_struct *a, bool finished)
+{
+	unsigned es;
+	bool si, di;
+	switch (in->id) {
+	case X86_INS_MOVSB: es = 1; si = di = true; break;
+	case X86_INS_MOVSW: es = 2; si = di = true; break;
+	case X86_INS_MOVSD: es = 4; si = di = true; break;
+	case X86_INS_MOVSQ: es = 8; si = di = true; break;
+	case X86_INS_CMPSB: es = 1; si = di = true; break;
+	case X86_INS_CMPSW: es = 2; si = di = true; break;
+	case X86_INS_CMPSD: es = 4; si = di = true; break;
+	case X86_INS_CMPSQ: es = 8; si = di = true; break;
+	case X86_INS_STOSB: es = 1; si = false; di = true; break;
+	case X86_INS_STOSW: es = 2; si = false; di = true; break;
+	case X86_INS_STOSD: es = 4; si = false; di = true; break;
+	case X86_INS_STOSQ: es = 8; si = false; di = true; break;
+	case X86_INS_SCASB: es = 1; si = false; di = true; break;
+	case X86_INS_SCASW: es = 2; si = false; di = true; break;
+	case X86_INS_SCASD: es = 4; si = false; di = true; break;
+	case X86_INS_SCASQ: es = 8; si = false; di = true; break;
+	case X86_INS_LODSB: es = 1; si = true; di = false; break;
+	case X86_INS_LODSW: es = 2; si = true; di = false; break;
+	case X86_INS_LODSD: es = 4; si = true; di = false; break;
+	default: es = 8; si = true; di = false; break;
+	}
+	uint64_t step = (a->eflags & 0x400) ? -(uint64_t)es : es;
+	uint64_t next = in->pc + in->len;
+	struct user_regs_struct bk = *b0, ak;
+
+	struct inst *ins = inst_of(tr);
+	t->insn = in;
+	if (!in->rep || b0->rcx == 0) {
+		if (finished) {
+			ins->cached++;
+			ak = *a;
+			ak.rip = next;
+			engine_account_regs(&tr->eng, t, b0, &ak);
+		}
+		return;
+	}
+	uint64_t n = b0->rcx - a->rcx;
+	ins->cached += n;
+	for (uint64_t k = 0; k < n; k++) {
+		ak = bk;
+		ak.rcx = bk.rcx - 1;
+		if (si)
+			ak.rsi = bk.rsi + step;
+		if (di)
+			ak.rdi = bk.rdi + step;
+		bool last = finished && k + 1 == n;
+		ak.rip = last ? next : in->pc;
+		if (last)
+			ak.eflags = a->eflags;
+		engine_account_regs(&tr->eng, t, &bk, &ak);
+		bk = ak;
+		bk.rip = in->pc;
+	}
+}
+
 /* T stopped in the cache somewhere else than an exit (a signal, a fault,
  * the ring's guard): put its state back at the original instruction and
  * account what completed.  False when the pc is not in a block. */
@@ -328,6 +397,17 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		return false;
 	}
 	const struct iblock *b = pos.b;
+	if (b->kind == IEND_SOLO) {
+		/* Inside a string instruction: its iterations so far. */
+		in->recovered++;
+		account_string(tr, t, b->in[0], &in->solo_before, &r, false);
+		r.rip = b->pc;
+		r.gs_base = t->regs.gs_base;
+		t->regs = r;
+		t->in_cache = false;
+		t->insn = NULL;
+		return tracee_setregs(t->tid, &r) == 0;
+	}
 	uint64_t rec = 8 * (1 + (uint64_t)b->n_addr);
 	uint64_t *rt = gpr(&r, b->rt);
 	uint64_t base = pos.rt_live ? *rt :
@@ -424,8 +504,17 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 		in->gen = gen;
 	}
 	const char *why;
-	const struct iblock *b = itrans_block(in->x, tr->eng.dec,
-					      t->regs.rip, stop, &why);
+	const struct iblock *b = NULL;
+	tr->eng.decoding = t;
+	const struct insn *first = decode_insn(tr->eng.dec, t->regs.rip, &why);
+	if (first && itrans_is_string(first) && t->regs.rip != stop) {
+		b = itrans_solo(in->x, first, &why);
+		if (!b)
+			return step_engine.run(tr, t);
+		in->solo_before = t->regs;
+	} else {
+		b = itrans_block(in->x, tr->eng.dec, t->regs.rip, stop, &why);
+	}
 	if (!b && why && strstr(why, "full")) {
 		reset(in);
 		b = itrans_block(in->x, tr->eng.dec, t->regs.rip, stop, &why);
@@ -481,14 +570,33 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 	}
 	in->exits++;
 	uint64_t to = x->target;
-	if (x->ret_miss) {
-		/* A return the table did not know: finished here, and known
-		 * from now on unless it leaves the window's frames. */
-		uint64_t ret;
-		if (tracee_read_mem(t->tid, r.rsp, &ret, 8) != 8)
-			return false;
-		to = ret;
-		r.rsp += 8;
+	if (b->kind == IEND_SOLO) {
+		r.rip = to;
+		account_string(tr, t, b->in[0], &in->solo_before, &r, true);
+		r.gs_base = t->regs.gs_base;
+		t->regs = r;
+		t->in_cache = false;
+		t->insn = NULL;
+		return tracee_setregs(t->tid, &r) == 0;
+	}
+	if (x->ret_miss || x->ind_miss) {
+		/* A return or an indirect branch the table did not know:
+		 * finished here, and known from now on unless it leaves the
+		 * window's frames. */
+		if (x->ret_miss) {
+			if (tracee_read_mem(t->tid, r.rsp, &to, 8) != 8)
+				return false;
+			r.rsp += 8;
+		} else {
+			to = slot(in)[ISLOT_TGT / 8];
+		}
+		if (b->kind == IEND_ICALL) {
+			const struct insn *call = b->in[b->n - 1];
+			uint64_t ret = call->pc + call->len;
+			r.rsp -= 8;
+			if (tracee_write_mem(t->tid, r.rsp, &ret, 8) < 0)
+				return false;
+		}
 		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
 		const char *why;
 		const struct iblock *nb;

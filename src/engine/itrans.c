@@ -30,6 +30,9 @@ struct itrans {
 	struct pend *pend;
 	uint32_t n_pend, cap_pend;
 	struct hashtab by_target;	/* target -> index in pend */
+	struct iblock **solos;		/* itrans_solo's, in cache order */
+	uint32_t n_solos, cap_solos;
+	struct hashtab by_solo;		/* pc -> index in solos */
 	bool (*code_ok)(void *ctx, uint64_t pc, unsigned len);
 	void *code_ctx;
 };
@@ -38,6 +41,12 @@ static uint64_t block_hash(const void *ctx, uint32_t i)
 {
 	const struct itrans *x = ctx;
 	return hash_u64(x->blocks[i]->pc);
+}
+
+static uint64_t solo_hash(const void *ctx, uint32_t i)
+{
+	const struct itrans *x = ctx;
+	return hash_u64(x->solos[i]->pc);
 }
 
 static uint64_t pend_hash(const void *ctx, uint32_t i)
@@ -67,11 +76,14 @@ void itrans_reset(struct itrans *x)
 {
 	for (uint32_t i = 0; i < x->n_blocks; i++)
 		free(x->blocks[i]);
-	x->n_blocks = 0;
+	for (uint32_t i = 0; i < x->n_solos; i++)
+		free(x->solos[i]);
+	x->n_blocks = x->n_solos = 0;
 	x->n_pend = 0;
 	x->used = 0;
 	hashtab_clear(&x->by_pc);
 	hashtab_clear(&x->by_target);
+	hashtab_clear(&x->by_solo);
 }
 
 void itrans_free(struct itrans *x)
@@ -80,9 +92,11 @@ void itrans_free(struct itrans *x)
 		return;
 	itrans_reset(x);
 	free(x->blocks);
+	free(x->solos);
 	free(x->pend);
 	hashtab_free(&x->by_pc);
 	hashtab_free(&x->by_target);
+	hashtab_free(&x->by_solo);
 	free(x);
 }
 
@@ -120,13 +134,15 @@ static const struct iblock *find_pc(const struct itrans *x, uint64_t pc)
 	return NULL;
 }
 
-/* The block whose code holds cache offset OFF. */
-static const struct iblock *find_off(const struct itrans *x, uint64_t off)
+/* The block of ARR (N of them, in cache order) whose code holds cache
+ * offset OFF. */
+static const struct iblock *search(struct iblock *const *arr, uint32_t n,
+				   uint64_t off)
 {
-	uint32_t lo = 0, hi = x->n_blocks;
+	uint32_t lo = 0, hi = n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct iblock *b = x->blocks[mid];
+		const struct iblock *b = arr[mid];
 		if (off < b->off)
 			hi = mid;
 		else if (off >= b->end)
@@ -135,6 +151,12 @@ static const struct iblock *find_off(const struct itrans *x, uint64_t off)
 			return b;
 	}
 	return NULL;
+}
+
+static const struct iblock *find_off(const struct itrans *x, uint64_t off)
+{
+	const struct iblock *b = search(x->blocks, x->n_blocks, off);
+	return b ? b : search(x->solos, x->n_solos, off);
 }
 
 /* ---- what runs from the cache ---- */
@@ -165,6 +187,61 @@ static bool plain_ret(const struct insn *in)
 	       (at == 0 || (at == 1 && (b[0] == 0xf3 || b[0] == 0xf2)));
 }
 
+/* An indirect jmp or call (ff /4, ff /2) as mov rax, the same operand
+ * (rex.w 8b /0): into OUT (at most 15 bytes) when not NULL, with *OUT_LEN
+ * and where a rip-relative disp32 sits (0: none).  False for a form we
+ * do not copy (a 66 or 67 prefix, a far one). */
+struct ind_mov {
+	uint8_t bytes[16];
+	unsigned len, disp;
+};
+
+static bool ind_operand(const struct insn *in, struct ind_mov *out)
+{
+	const uint8_t *b;
+	unsigned disp, i = 0, n = 0;
+	uint16_t gprs;
+	uint8_t o[16], rex = 0x48;
+
+	decode_copy(in, &b, &disp, &gprs);
+	for (; i < in->len; i++) {
+		if (b[i] == 0x3e || b[i] == 0x2e || b[i] == 0xf2)
+			continue;	/* notrack, hints, bnd: no effect */
+		if (b[i] == 0x64) {
+			o[n++] = 0x64;
+			continue;
+		}
+		break;
+	}
+	if (i < in->len && (b[i] & 0xf0) == 0x40) {
+		rex |= b[i] & 0x03;	/* X and B: the operand's */
+		i++;
+	}
+	if (i + 1 >= in->len || b[i] != 0xff)
+		return false;
+	uint8_t modrm = b[i + 1];
+	unsigned reg = (modrm >> 3) & 7, mod = modrm >> 6, rm = modrm & 7;
+	if (reg != 2 && reg != 4)
+		return false;
+	o[n++] = rex;
+	o[n++] = 0x8b;
+	o[n++] = (uint8_t)(modrm & 0xc7);	/* reg field: rax */
+	unsigned rest = in->len - (i + 2);
+	if (n + rest > 15)
+		return false;
+	unsigned rip_at = 0;
+	if (mod == 0 && rm == 5)
+		rip_at = n;		/* the disp32 comes first */
+	for (unsigned k = 0; k < rest; k++)
+		o[n++] = b[i + 2 + k];
+	if (out) {
+		memcpy(out->bytes, o, n);
+		out->len = n;
+		out->disp = rip_at;
+	}
+	return true;
+}
+
 static bool has_gs_prefix(const uint8_t *b, unsigned len)
 {
 	unsigned at;
@@ -183,9 +260,11 @@ const char *itrans_refuse(const struct insn *in)
 
 	if (!in->lean)
 		return "its accesses need more than the registers before it";
-	if (in->branch == BR_OTHER || in->branch == BR_JMP_IND ||
-	    in->branch == BR_CALL_IND)
-		return "an indirect branch or a system call";
+	if (in->branch == BR_OTHER)
+		return "a system call or an interrupt";
+	if ((in->branch == BR_JMP_IND || in->branch == BR_CALL_IND) &&
+	    !ind_operand(in, NULL))
+		return "an indirect branch of an unusual form";
 	if (in->branch == BR_RET && !plain_ret(in))
 		return "a return that pops more than its address";
 	switch (in->id) {
@@ -448,6 +527,13 @@ static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
 			b->exit[0].ret_miss = true;
 			break;
 		}
+		if (in->branch == BR_JMP_IND || in->branch == BR_CALL_IND) {
+			b->kind = in->branch == BR_JMP_IND ? IEND_IJMP :
+							     IEND_ICALL;
+			b->exit[0].target = cur;
+			b->exit[0].ind_miss = true;
+			break;
+		}
 		if (in->branch == BR_JMP || in->branch == BR_COND ||
 		    in->branch == BR_CALL) {
 			b->kind = in->branch == BR_JMP ? IEND_JMP :
@@ -530,13 +616,33 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		put32(e, 0);
 		break;
 	}
-	case IEND_RET: {
-		/* rax = the return address; rcx = its entry's pc - rax, made
+	case IEND_RET:
+	case IEND_IJMP:
+	case IEND_ICALL: {
+		/* rax = the destination; rcx = its entry's pc - rax, made
 		 * with not and lea (no flags): 0 when the table knows it */
 		b->r_spill = e->off + e->at;
 		gs_move(e, true, 0, ISLOT_RAX);
 		gs_move(e, true, 1, ISLOT_RCX);
-		put8(e, 0x48); put8(e, 0x8b); put8(e, 0x04); put8(e, 0x24);
+		if (b->kind == IEND_RET) {
+			put8(e, 0x48); put8(e, 0x8b);		/* mov rax, */
+			put8(e, 0x04); put8(e, 0x24);		/* [rsp] */
+		} else {
+			struct ind_mov m;
+			ind_operand(in, &m);
+			uint32_t start = e->at;
+			for (unsigned j = 0; j < m.len; j++)
+				put8(e, m.bytes[j]);
+			if (m.disp && e->at <= e->cap) {
+				int32_t d;
+				memcpy(&d, bytes + disp, 4);
+				uint64_t to = in->pc + in->len +
+					      (uint64_t)(int64_t)d;
+				uint64_t next = x->base + e->off + e->at;
+				int32_t nd = (int32_t)(int64_t)(to - next);
+				memcpy(e->p + start + m.disp, &nd, 4);
+			}
+		}
 		emit_ret_index(e);
 		put8(e, 0x65); put8(e, 0x48); put8(e, 0x8b);	/* mov rcx, */
 		put8(e, 0x0c); put8(e, 0xcd);			/* gs:[rcx*8 */
@@ -547,7 +653,9 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		put8(e, 0xe3);					/* jrcxz hit */
 		uint32_t jr = e->at;
 		put8(e, 0);
-		gs_move(e, false, 1, ISLOT_RCX);		/* a miss */
+		if (b->kind != IEND_RET)			/* a miss */
+			gs_move(e, true, 0, ISLOT_TGT);
+		gs_move(e, false, 1, ISLOT_RCX);
 		gs_move(e, false, 0, ISLOT_RAX);
 		put8(e, 0xe9);
 		b->exit[0].site = e->off + e->at;
@@ -562,8 +670,19 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		gs_move(e, false, 1, ISLOT_RCX);
 		gs_move(e, false, 0, ISLOT_RAX);
 		b->r_lea = e->off + e->at;
-		put8(e, 0x48); put8(e, 0x8d); put8(e, 0x64);	/* lea rsp, */
-		put8(e, 0x24); put8(e, 0x08);			/* [rsp+8] */
+		if (b->kind == IEND_RET) {
+			put8(e, 0x48); put8(e, 0x8d); put8(e, 0x64); /* lea */
+			put8(e, 0x24); put8(e, 0x08);	/* rsp, [rsp+8] */
+		} else if (b->kind == IEND_ICALL) {
+			uint64_t ret = in->pc + in->len;
+			put8(e, 0x48); put8(e, 0x8d); put8(e, 0x64); /* lea */
+			put8(e, 0x24); put8(e, 0xf8);	/* rsp, [rsp-8] */
+			put8(e, 0xc7); put8(e, 0x04); put8(e, 0x24);
+			put32(e, (uint32_t)ret);	/* mov [rsp], lo */
+			put8(e, 0xc7); put8(e, 0x44); put8(e, 0x24);
+			put8(e, 0x04);
+			put32(e, (uint32_t)(ret >> 32)); /* [rsp+4], hi */
+		}
 		b->r_jmp = e->off + e->at;
 		put8(e, 0x65); put8(e, 0xff); put8(e, 0x24);	/* jmp gs:[tgt] */
 		put8(e, 0x25);
@@ -677,7 +796,7 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 
 	/* Its exits to blocks there are; others' exits to it. */
 	for (unsigned j = 0; j < b->n_exit; j++) {
-		if (b->exit[j].ret_miss)
+		if (b->exit[j].ret_miss || b->exit[j].ind_miss)
 			continue;
 		const struct iblock *to = b->exit[j].target == pc ? b :
 					  find_pc(x, b->exit[j].target);
@@ -720,6 +839,10 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 	memset(pos, 0, sizeof(*pos));
 	pos->b = b;
 	pos->rs = -1;
+	if (b->kind == IEND_SOLO) {
+		pos->pc = b->pc;	/* the instruction, partly done */
+		return true;
+	}
 	/* The prologue: mov gs:[ST], rT (5+4 bytes), mov rT, gs:[CUR]. */
 	uint32_t spill_end = b->off + 9;
 	pos->rt_spilled = off >= spill_end;
@@ -757,10 +880,86 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 	}
 	if (b->kind == IEND_CALL && off > b->push_lea && off < b->push_done + 5)
 		pos->rsp_pushed = true;
-	if (b->kind == IEND_RET && off > b->r_spill && off <= b->r_jmp) {
+	if ((b->kind == IEND_RET || b->kind == IEND_IJMP ||
+	     b->kind == IEND_ICALL) && off > b->r_spill && off <= b->r_jmp) {
 		pos->rax_spilled = true;
 		pos->rcx_spilled = off > b->r_spill + 9;
-		pos->rsp_popped = off > b->r_lea;
+		if (b->kind == IEND_RET)
+			pos->rsp_popped = off > b->r_lea;
+		else if (b->kind == IEND_ICALL && off > b->r_lea)
+			pos->rsp_pushed = true;
 	}
 	return true;
+}
+
+bool itrans_is_string(const struct insn *in)
+{
+	switch (in->id) {
+	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD:
+	case X86_INS_MOVSQ: case X86_INS_STOSB: case X86_INS_STOSW:
+	case X86_INS_STOSD: case X86_INS_STOSQ: case X86_INS_LODSB:
+	case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
+	case X86_INS_CMPSB: case X86_INS_CMPSW: case X86_INS_CMPSD:
+	case X86_INS_CMPSQ: case X86_INS_SCASB: case X86_INS_SCASW:
+	case X86_INS_SCASD: case X86_INS_SCASQ:
+		return true;
+	default:
+		return false;
+	}
+}
+
+const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
+				 const char **why)
+{
+	struct hashtab_probe p;
+	uint32_t i;
+	for (i = hashtab_first(&x->by_solo, hash_u64(in->pc), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&x->by_solo, &p))
+		if (x->solos[i]->pc == in->pc)
+			return x->solos[i];
+
+	const uint8_t *bytes;
+	unsigned disp, at;
+	uint16_t gprs;
+	*why = NULL;
+	if (!itrans_is_string(in) || !decode_copy(in, &bytes, &disp, &gprs))
+		*why = "not a string instruction Capstone decoded";
+	else if (has_gs_prefix(bytes, in->len))
+		*why = "it uses gs, the slot's segment";
+	else if (x->code_ok && !x->code_ok(x->code_ctx, in->pc, in->len))
+		*why = "code the target can write";
+	else if (x->size - x->used < 64)
+		*why = "the code cache is full";
+	if (*why)
+		return NULL;
+	opcode_at(bytes, in->len, &at);
+	for (unsigned j = 0; j < at; j++)
+		if (bytes[j] == 0x67) {
+			*why = "32-bit addressing";
+			return NULL;
+		}
+	struct iblock *b = xcalloc(1, sizeof(*b));
+	b->pc = in->pc;
+	b->id = UINT32_MAX;		/* no record */
+	b->kind = IEND_SOLO;
+	b->n = 1;
+	b->in[0] = in;
+	b->n_exit = 1;
+	b->off = (uint32_t)x->used;
+	b->copy[0] = b->off;
+	memcpy(x->local + x->used, bytes, in->len);
+	b->exit[0].stub = b->off + in->len;
+	b->exit[0].target = in->pc + in->len;
+	b->exit[0].linked = true;	/* never linked: no jump to patch */
+	x->local[b->exit[0].stub] = 0xcc;
+	b->end = b->exit[0].stub + 1;
+	x->used += (in->len + 1 + 15) & ~15u;
+	if (x->n_solos == x->cap_solos) {
+		x->cap_solos = x->cap_solos ? 2 * x->cap_solos : 64;
+		x->solos = xreallocarray(x->solos, x->cap_solos,
+					 sizeof(*x->solos));
+	}
+	x->solos[x->n_solos] = b;
+	hashtab_insert(&x->by_solo, &p, x->n_solos++, solo_hash, x);
+	return b;
 }

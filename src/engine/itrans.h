@@ -57,9 +57,15 @@ enum iend {
 	IEND_JMP,		/* a direct jmp to exit[0] */
 	IEND_JCC,		/* taken: exit[0], else exit[1] */
 	IEND_CALL,		/* a direct call of exit[0] */
+	IEND_SOLO,		/* one string instruction alone, then exit[0]'s
+				 * int3: no record (itrans_solo) */
 	IEND_RET,		/* a return: to the block the table gives for
 				 * the return address, else to exit[0], a
 				 * miss (its target: the ret's own pc) */
+	IEND_IJMP,		/* an indirect jmp, and */
+	IEND_ICALL,		/* call: the same, the destination in the
+				 * slot's TGT at a miss (the call's push not
+				 * done) */
 };
 
 struct iexit {
@@ -69,6 +75,7 @@ struct iexit {
 	bool linked;
 	bool ret_miss;		/* a return the table did not know: the
 				 * supervisor finishes it (never linked) */
+	bool ind_miss;		/* the same of an indirect jmp or call */
 };
 
 /* Where a cache pc is, for a thread stopped there (a signal, a fault):
@@ -108,7 +115,8 @@ struct iblock {
 	uint32_t ep_lea, ep_cur, ep_rest, ep_done;
 	uint32_t push_lea, push_done;	/* a call's push */
 	uint32_t r_spill, r_lea, r_jmp;	/* a return's lookup: rax's spill,
-					 * the pop of rsp, the last jmp */
+					 * the pop of rsp (an indirect
+					 * call's push), the last jmp */
 };
 
 struct itrans;
@@ -134,6 +142,14 @@ void itrans_reset(struct itrans *x);
 const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 				  uint64_t pc, uint64_t stop,
 				  const char **why);
+/* A string instruction (movs, stos, lods, cmps, scas, with or without a
+ * rep prefix) alone in the cache, an int3 after it: the supervisor runs
+ * it at the CPU's pace and accounts its iterations from the registers
+ * before and after.  NULL (*WHY) when IN cannot be copied. */
+const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
+				 const char **why);
+/* Is IN a string instruction itrans_solo takes? */
+bool itrans_is_string(const struct insn *in);
 /* The target address of B's code. */
 uint64_t itrans_entry(const struct itrans *x, const struct iblock *b);
 /* The block numbered ID (a record's first word); NULL if none. */

@@ -478,25 +478,6 @@ static uint64_t read_rseq_cs(pid_t tid, uint64_t *at)
 	return cs;
 }
 
-/* Write TID's memory: process_vm_writev, or /proc/TID/mem where that is
- * refused (a seccomp filter around cachetrace). */
-static int write_mem(pid_t tid, uint64_t addr, const void *buf, size_t len)
-{
-	struct iovec local = { (void *)buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len)
-		return 0;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/mem", tid);
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = pwrite(fd, buf, len, (off_t)addr);
-	int err = n < 0 ? errno : EIO;
-	close(fd);
-	return n == (ssize_t)len ? 0 : -err;
-}
-
 int inject_syscall(struct tracer *tr, struct tracee *t, long nr,
 		   const long args[6], long *result, const char **why)
 {
@@ -560,7 +541,7 @@ int inject_syscall(struct tracer *tr, struct tracee *t, long nr,
 		if (run.stopped && tracee_setregs(t->tid, &saved) < 0)
 			run.stopped = false;
 		if (run.stopped && rseq_cs)
-			write_mem(t->tid, rseq_at, &rseq_cs, 8);
+			tracee_write_mem(t->tid, rseq_at, &rseq_cs, 8);
 		if (j)
 			journal_wb_done(j);
 		if (rc == -EFAULT && attempt == 0 && run.stopped) {
@@ -637,7 +618,7 @@ static int target_memfd(struct tracer *tr, struct tracee *t, const char *name,
 	}
 	uint64_t at = (r.rsp - 128 - sizeof(orig)) & ~15ULL;
 	if (tracee_read_mem(t->tid, at, orig, sizeof(orig)) !=
-	    (ssize_t)sizeof(orig) || write_mem(t->tid, at, name, len) < 0) {
+	    (ssize_t)sizeof(orig) || tracee_write_mem(t->tid, at, name, len) < 0) {
 		*why = "the memfd's name cannot be written below the thread's "
 		       "stack pointer";
 		return -EFAULT;
@@ -654,7 +635,7 @@ static int target_memfd(struct tracer *tr, struct tracee *t, const char *name,
 		rc = checked_call(tr, t, "memfd_create", SYS_memfd_create,
 				  args, &fd, why);
 	}
-	write_mem(t->tid, at, orig, len);
+	tracee_write_mem(t->tid, at, orig, len);
 	return rc < 0 ? rc : (int)fd;
 }
 

@@ -129,6 +129,23 @@ ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return done ? (ssize_t)done : -EFAULT;
 }
 
+int tracee_write_mem(pid_t tid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", tid);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = pwrite(fd, buf, len, (off_t)addr);
+	int err = n < 0 ? errno : EIO;
+	close(fd);
+	return n == (ssize_t)len ? 0 : -err;
+}
+
 /* TID is dead or a zombie: a group leader that exited while its other
  * threads live, whose wait status the kernel keeps until they are
  * reaped. */

@@ -349,6 +349,9 @@ int tracee_detach(pid_t tid, int sig);
 ssize_t tracee_read_xstate(pid_t tid, void *buf, size_t len);
 /* Read target memory (process_vm_readv, PEEKDATA fallback). */
 ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* Write TID's memory: process_vm_writev, or /proc/TID/mem where that is
+ * refused (a seccomp filter around cachetrace).  0 or -errno. */
+int tracee_write_mem(pid_t tid, uint64_t addr, const void *buf, size_t len);
 /* waitpid(TID, STATUS, __WALL) until TID reports; -1 (ESRCH) when it is
  * dead or a zombie that cannot report yet (a group leader whose other
  * threads live on: the main loop's wait sees its exit later). */

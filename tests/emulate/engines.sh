@@ -27,6 +27,10 @@
 #   instrument  --engine=instrument over the region against stepping (the
 #             same profile, the program as natively) and the summary's
 #             count of instructions run from the code cache (not 0)
+#   instrument-signal  the program run with the arguments "20000 1"
+#             (tests/emulate/icache.c: a timer's signal while it spins in
+#             one block of the cache): its output and exit status as
+#             natively, and at least one stop inside the cache recovered
 #   lockstep-selftest  lockstep must fail where the emulator is wrong: with
 #             x87 arithmetic emulated (CACHETRACE_EMULATE_X87), which
 #             QEMU gets wrong (the status word's precision flag)
@@ -188,6 +192,18 @@ for r in $RUNS; do
 		[ "${n:-0}" -gt 0 ] &&
 			pass "instrument: $n instructions ran from the code cache" ||
 			{ fail "instrument: nothing ran from the code cache"; grep -i 'engine\|note' instr.instrument.err; }
+		;;
+	instrument-signal)
+		"$CT" --engine=instrument -o isig.cg --start=$start -- \
+			./"$NAME" 20000 1 >isig.out 2>isig.err
+		rc=$?
+		[ $rc -eq 0 ] && cmp -s native.out isig.out &&
+			pass "instrument-signal: output and exit status as natively" ||
+			{ fail "instrument-signal: exit $rc"; tail -n 3 isig.err; }
+		n=$(sed -n 's/.*exits, \([0-9]*\) stops inside.*/\1/p' isig.err)
+		[ "${n:-0}" -ge 1 ] &&
+			pass "instrument-signal: $n stops inside the cache recovered" ||
+			fail "instrument-signal: no stop inside the cache"
 		;;
 	whole)
 		for e in step emulate; do

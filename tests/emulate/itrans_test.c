@@ -38,7 +38,7 @@ static struct itrans *x;
 static struct decoder *dec;
 static uint8_t *cache;
 static uint64_t *ring;		/* the slot, then the ring */
-static unsigned exits, returns;
+static unsigned exits, returns, indirect;
 
 /* ---- functions run from the cache ---- */
 
@@ -78,6 +78,38 @@ NOSAN static uint64_t many(uint64_t s)
 				 "+r"(j), "+r"(k), "+r"(l), "+r"(m));
 	}
 	return a + b + c + d + e + f + g + h + i + j + k + l + m;
+}
+
+/* Indirect calls through a table of pointers, and a switch's jump
+ * table (an indirect jmp, notrack under -fcf-protection). */
+NOSAN static int add1(int v) { return v + 1; }
+NOSAN static int dbl(int v) { return v * 2; }
+static int (*volatile ops[2])(int) = { add1, dbl };
+
+NOSAN static int apply(unsigned n)
+{
+	int s = 0;
+	for (unsigned i = 0; i < n; i++)
+		s = ops[i & 1](s + (int)i);
+	return s;
+}
+
+NOSAN static int sw(unsigned n)
+{
+	int s = 0;
+	for (unsigned i = 0; i < n; i++)
+		switch ((i * 7 + (unsigned)s) % 9) {
+		case 0: s += 3; break;
+		case 1: s ^= 5; break;
+		case 2: s -= 7; break;
+		case 3: s *= 3; break;
+		case 4: s += (int)i; break;
+		case 5: s ^= (int)i << 1; break;
+		case 6: s -= 11; break;
+		case 7: s += 13; break;
+		default: s = s / 2 + 1; break;
+		}
+	return s;
 }
 
 /* Flags set before a load and tested after it: the logging must keep
@@ -150,6 +182,26 @@ static void on_trap(int sig, siginfo_t *si, void *uv)
 			if (nb) {
 				itrans_ret_add(x, (uint8_t *)ring + ISLOT_TBL,
 					       ret, nb);
+				at = itrans_entry(x, nb);
+			}
+		}
+	} else if (e->ind_miss) {
+		/* An indirect jmp or call: its destination in the slot. */
+		to = ring[ISLOT_TGT / 8];
+		if (b->kind == IEND_ICALL) {
+			const struct insn *call = b->in[b->n - 1];
+			g[REG_RSP] -= 8;
+			*(uint64_t *)g[REG_RSP] = call->pc + call->len;
+		}
+		at = 0;
+		indirect++;
+		if (ours(to)) {
+			const char *why;
+			const struct iblock *nb = itrans_block(x, dec, to, 0,
+							       &why);
+			if (nb) {
+				itrans_ret_add(x, (uint8_t *)ring + ISLOT_TBL,
+					       to, nb);
 				at = itrans_entry(x, nb);
 			}
 		}
@@ -318,6 +370,23 @@ int main(void)
 	CHECK_U64(run((void *)&flags_kept, (uint64_t)&seven, 7), 1);
 	CHECK_U64(run((void *)&flags_kept, (uint64_t)&seven, 8), 0);
 	CHECK(exits > 0);
+
+	/* Indirect calls and jumps: their destinations looked up in the
+	 * cache's table, each missed once. */
+	ring_reset();
+	unsigned i0 = indirect;
+	int want_apply = apply(200);
+	CHECK_U64((uint64_t)(int64_t)(int)run((void *)&apply, 200, 0),
+		  (uint64_t)(int64_t)want_apply);
+	CHECK(indirect - i0 >= 2 && indirect - i0 < 6, "%u misses",
+	      indirect - i0);
+	ring_reset();
+	i0 = indirect;
+	int want_sw = sw(500);
+	CHECK_U64((uint64_t)(int64_t)(int)run((void *)&sw, 500, 0),
+		  (uint64_t)(int64_t)want_sw);
+	CHECK(indirect - i0 >= 2 && indirect - i0 <= 12, "%u misses",
+	      indirect - i0);
 
 	test_locate();
 	syscall(SYS_arch_prctl, ARCH_SET_GS, 0);
