@@ -273,6 +273,44 @@ static void copy_facts(struct decoder *d, struct drec *r, const uint8_t *buf)
 	}
 }
 
+/* copy_facts for a VEX or EVEX instruction the fallback decoder read
+ * (Capstone 4.0.2 rejects many): the registers are an over-estimate (any
+ * general register its ModRM, vvvv or memory operand could name), which
+ * only narrows the scratch registers a copy may take. */
+static void copy_facts_vex(struct drec *r, const uint8_t *buf, size_t n)
+{
+	struct vex_info v;
+	unsigned len = r->insn.len;
+
+	if (!len || !vex_parse(buf, n, &v) || v.modrm_off >= len ||
+	    v.seg == 2 || v.addr32)
+		return;
+	uint8_t modrm = buf[v.modrm_off];
+	unsigned mod = modrm >> 6, reg = (modrm >> 3) & 7, rm = modrm & 7;
+	size_t at = v.modrm_off + 1;
+	uint16_t g = (uint16_t)(1u << (reg | (v.r ? 8 : 0)) |
+				1u << (v.vvvv & 15));
+	if (mod == 3) {
+		g |= (uint16_t)(1u << (rm | (v.b ? 8 : 0)));
+	} else {
+		if (rm == 4 && at < len) {
+			uint8_t sib = buf[at++];
+			g |= (uint16_t)(1u << ((sib & 7) | (v.b ? 8 : 0)) |
+					1u << (((sib >> 3) & 7) | (v.x ? 8 : 0)));
+		} else {
+			g |= (uint16_t)(1u << (rm | (v.b ? 8 : 0)));
+		}
+		if (mod == 0 && rm == 5) {
+			if (at + 4 > len)
+				return;
+			r->copy_disp = (uint8_t)at;
+		}
+	}
+	memcpy(r->bytes, buf, len);
+	r->gprs = g;
+	r->copyable = true;
+}
+
 /* "mnemonic operands", cut to fit. */
 static void set_text(char *out, size_t size, const char *mnem, const char *ops)
 {
@@ -886,6 +924,8 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		struct fb_insn fb;
 		if (fallback_decode(buf, (size_t)got, &fb)) {
 			build_from_fallback(r, &fb, buf, (size_t)got);
+			if (!r->insn.unknown)
+				copy_facts_vex(r, buf, (size_t)got);
 		} else {
 			/* Neither knows it: an unknown instruction of unknown
 			 * length (len 0); the CPU still runs it, and the

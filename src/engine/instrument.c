@@ -49,12 +49,21 @@
 #define RING_BYTES (4u << 20)		/* records between two reads */
 #define CACHE_BYTES (32u << 20)
 #define PAGE 4096u
+#define MAX_CACHES 8
+#define CACHE_REACH (1ull << 30)
 
 struct inst {
 	pid_t pid;
-	struct itrans *x;
-	uint8_t *cache;			/* ours */
-	uint64_t cache_at;		/* the target's */
+	/* Code caches, each near the code it copies (in reach of its
+	 * rip-relative operands: within a gigabyte); block numbers carry
+	 * their cache's index in their top bits. */
+	struct icache {
+		struct itrans *x;
+		uint8_t *local;		/* ours */
+		uint64_t at;		/* the target's */
+	} caches[MAX_CACHES];
+	unsigned n_caches;
+	bool ready;			/* the ring is mapped */
 	uint8_t *ring;			/* ours: the slot, then the ring */
 	uint64_t ring_at;
 	uint64_t stop;			/* the stop pc the blocks end at */
@@ -65,6 +74,7 @@ struct inst {
 	/* The target's executable mappings it cannot write, read again
 	 * after each system call that may change them. */
 	struct user_regs_struct solo_before;	/* a string instruction's */
+	struct { char name[16]; uint64_t n; } stepped[64];	/* by mnemonic */
 	struct { uint64_t lo, hi; } *code;
 	size_t n_code, cap_code;
 	bool maps_stale;
@@ -153,20 +163,22 @@ static uint64_t free_range(pid_t pid, uint64_t from, size_t len)
 static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 {
 	const char *why;
-	if (in->cache) {
-		munmap(in->cache, CACHE_BYTES);
+	for (unsigned i = 0; i < in->n_caches; i++) {
+		struct icache *c = &in->caches[i];
+		munmap(c->local, CACHE_BYTES);
 		if (t && !(t->flags & TF_EXITING))
-			inject_unmap(tr, t, in->cache_at, CACHE_BYTES, &why);
+			inject_unmap(tr, t, c->at, CACHE_BYTES, &why);
+		itrans_free(c->x);
 	}
+	in->n_caches = 0;
 	if (in->ring) {
 		munmap(in->ring, ISLOT_SIZE + RING_BYTES + PAGE);
 		if (t && !(t->flags & TF_EXITING))
 			inject_unmap(tr, t, in->ring_at,
 				     ISLOT_SIZE + RING_BYTES + PAGE, &why);
 	}
-	in->cache = in->ring = NULL;
-	itrans_free(in->x);
-	in->x = NULL;
+	in->ring = NULL;
+	in->ready = false;
 }
 
 /* Why T's window cannot run from a cache, or NULL. */
@@ -186,7 +198,55 @@ static const char *cannot(struct tracer *tr, struct tracee *t)
 	return NULL;
 }
 
-/* The ring and the cache in T's process; false (in->off says why) when
+/* The cache for code at PC, mapped now if there is none in reach (NULL
+ * when it cannot be: the instruction is stepped). */
+static struct icache *cache_for(struct tracer *tr, struct tracee *t,
+				struct inst *in, uint64_t pc)
+{
+	for (unsigned i = 0; i < in->n_caches; i++) {
+		struct icache *c = &in->caches[i];
+		if (pc - c->at + CACHE_REACH < 2 * CACHE_REACH - CACHE_BYTES)
+			return c;
+	}
+	if (in->n_caches == MAX_CACHES)
+		return NULL;
+	/* Above the code, or below it at the top of the address space
+	 * (the libraries, under the stack). */
+	uint64_t from = pc < (1ull << 46) ? pc + CACHE_REACH / 2 :
+					    pc - CACHE_REACH;
+	uint64_t hint = free_range(t->tid, from, CACHE_BYTES);
+	const char *why = NULL;
+	void *local;
+	struct icache *c = &in->caches[in->n_caches];
+	if (!hint || inject_map_shared(tr, t, hint, CACHE_BYTES,
+				       PROT_READ | PROT_EXEC,
+				       "cachetrace-code", &c->at, &local,
+				       &why) < 0)
+		return NULL;
+	c->local = local;
+	c->x = itrans_new(c->local, c->at, CACHE_BYTES, in->n_caches << 24);
+	itrans_code_check(c->x, code_ok, in);
+	in->n_caches++;
+	in->maps++;
+	return c;
+}
+
+/* The cache whose code holds target address ADDR. */
+static struct itrans *cache_at(const struct inst *in, uint64_t addr)
+{
+	for (unsigned i = 0; i < in->n_caches; i++)
+		if (addr - in->caches[i].at < CACHE_BYTES)
+			return in->caches[i].x;
+	return NULL;
+}
+
+static const struct iblock *block_by_id(const struct inst *in, uint64_t id)
+{
+	unsigned i = (unsigned)(id >> 24);
+	return i < in->n_caches ? itrans_by_id(in->caches[i].x, id) : NULL;
+}
+
+/* The ring in T's process; false (in->off says why) when
  * they cannot be made. */
 static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 {
@@ -210,20 +270,8 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 		why = "the ring's guard page could not be made";
 		goto fail;
 	}
-	uint64_t hint = free_range(t->tid, t->regs.rip + (1ull << 30),
-				   CACHE_BYTES);
-	if (!hint || inject_map_shared(tr, t, hint, CACHE_BYTES,
-				       PROT_READ | PROT_EXEC,
-				       "cachetrace-code", &in->cache_at,
-				       &local, &why) < 0) {
-		if (!why)
-			why = "no room for a code cache near the code";
-		goto fail;
-	}
-	in->cache = local;
-	in->x = itrans_new(in->cache, in->cache_at, CACHE_BYTES);
-	itrans_code_check(in->x, code_ok, in);
 	read_code_ranges(in, t->tid);
+	in->ready = true;
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
 	in->pid = tr->target_pid;
 	in->maps++;
@@ -234,10 +282,34 @@ fail:
 	return false;
 }
 
+/* Instruction IN is stepped: counted by its mnemonic for the summary. */
+static void count_stepped(struct inst *in, const struct insn *ins)
+{
+	char name[16];
+	size_t k = 0;
+	while (ins->text[k] && ins->text[k] != ' ' && k + 1 < sizeof(name)) {
+		name[k] = ins->text[k];
+		k++;
+	}
+	name[k] = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		if (!in->stepped[i].n) {
+			memcpy(in->stepped[i].name, name, k + 1);
+			in->stepped[i].n = 1;
+			return;
+		}
+		if (!strcmp(in->stepped[i].name, name)) {
+			in->stepped[i].n++;
+			return;
+		}
+	}
+}
+
 /* Every block goes, and the returns' table with them. */
 static void reset(struct inst *in)
 {
-	itrans_reset(in->x);
+	for (unsigned i = 0; i < in->n_caches; i++)
+		itrans_reset(in->caches[i].x);
 	memset(in->ring + ISLOT_TBL, 0, 16 * ISLOT_TBL_N);
 }
 
@@ -253,7 +325,7 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	uint64_t fs = t->regs.fs_base;
 	bool first = true;
 	while (p < n_words) {
-		const struct iblock *b = itrans_by_id(in->x, w[p++]);
+		const struct iblock *b = block_by_id(in, w[p++]);
 		if (!b)
 			break;
 		for (unsigned i = 0; i < b->n; i++) {
@@ -271,7 +343,7 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 				st->next = b->in[i + 1]->pc;
 			} else if (p < n_words) {
 				const struct iblock *nb =
-					itrans_by_id(in->x, w[p]);
+					block_by_id(in, w[p]);
 				st->next = nb ? nb->pc : last_next;
 			} else {
 				st->next = last_next;
@@ -391,7 +463,8 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 	struct ipos pos;
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
-	if (!itrans_locate(in->x, r.rip, &pos)) {
+	struct itrans *cx = cache_at(in, r.rip);
+	if (!cx || !itrans_locate(cx, r.rip, &pos)) {
 		error_msg("error: thread %d stopped at 0x%llx, in the code "
 			  "cache but in no block", t->tid, r.rip);
 		return false;
@@ -473,7 +546,7 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 		in->off = NULL, in->said = false;
 	if (!in->off)
 		in->off = cannot(tr, t);
-	if (!in->off && !in->x)
+	if (!in->off && !in->ready)
 		setup(tr, t, in);
 	if (in->off && !in->said && !tr->opt.quiet) {
 		error_msg("note: --engine=instrument: %s; the window is "
@@ -491,7 +564,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			      "recovered";
 		return VERDICT_FAILED;
 	}
-	if (in->off || !in->x || t->inject || t->in_syscall)
+	if (in->off || !in->ready || t->inject || t->in_syscall)
 		return step_engine.run(tr, t);
 	uint64_t stop = tracee_leads(t) ? t->win.stop_pc : 0;
 	uint32_t gen = *decode_generation(tr->eng.dec);
@@ -507,22 +580,28 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	const struct iblock *b = NULL;
 	tr->eng.decoding = t;
 	const struct insn *first = decode_insn(tr->eng.dec, t->regs.rip, &why);
-	if (first && itrans_is_string(first) && t->regs.rip != stop) {
-		b = itrans_solo(in->x, first, &why);
-		if (!b)
-			return step_engine.run(tr, t);
-		in->solo_before = t->regs;
+	struct icache *c = first ? cache_for(tr, t, in, t->regs.rip) : NULL;
+	if (!c) {
+		/* no cache in reach: stepped */
+	} else if (itrans_is_string(first) && t->regs.rip != stop) {
+		b = itrans_solo(c->x, first, &why);
+		if (b)
+			in->solo_before = t->regs;
 	} else {
-		b = itrans_block(in->x, tr->eng.dec, t->regs.rip, stop, &why);
+		b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop, &why);
+		if (!b && why && strstr(why, "full")) {
+			reset(in);
+			b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop,
+					 &why);
+		}
 	}
-	if (!b && why && strstr(why, "full")) {
-		reset(in);
-		b = itrans_block(in->x, tr->eng.dec, t->regs.rip, stop, &why);
-	}
-	if (!b || breakpoint_at_pc(tr, t))
+	if (!b || breakpoint_at_pc(tr, t)) {
+		if (first)
+			count_stepped(in, first);
 		return step_engine.run(tr, t);
+	}
 	struct user_regs_struct r = t->regs;
-	r.rip = itrans_entry(in->x, b);
+	r.rip = itrans_entry(c->x, b);
 	r.gs_base = in->ring_at;
 	if (tracee_setregs(t->tid, &r) < 0)
 		return step_engine.run(tr, t);
@@ -559,7 +638,8 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
 	const struct iblock *b;
-	const struct iexit *x = itrans_exit_at(in->x, r.rip - 1, &b);
+	struct itrans *cx = cache_at(in, r.rip - 1);
+	const struct iexit *x = cx ? itrans_exit_at(cx, r.rip - 1, &b) : NULL;
 	if (!x || si_code_is_sent(tracee_si_code(t->tid))) {
 		/* Not our exit: a SIGTRAP sent to it, delivered at the
 		 * original instruction. */
@@ -600,11 +680,13 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
 		const char *why;
 		const struct iblock *nb;
+		struct icache *c;
 		if ((!tracee_leads(t) || !t->win.on_return ||
 		     r.rsp <= t->win.entry_sp) &&
-		    (nb = itrans_block(in->x, tr->eng.dec, to, in->stop,
+		    (c = cache_for(tr, t, in, to)) &&
+		    (nb = itrans_block(c->x, tr->eng.dec, to, in->stop,
 				       &why)))
-			itrans_ret_add(in->x, in->ring + ISLOT_TBL, to, nb);
+			itrans_ret_add(c->x, in->ring + ISLOT_TBL, to, nb);
 	} else {
 		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
 	}
@@ -622,11 +704,13 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 	if (in && t->in_cache && !(t->flags & TF_EXITING))
 		recover(tr, t, in);
 	t->in_cache = false;
-	if (in && in->x) {
-		unsigned nb;
-		size_t bytes;
-		itrans_usage(in->x, &nb, &bytes);
-		in->blocks += nb;
+	if (in && in->ready) {
+		for (unsigned i = 0; i < in->n_caches; i++) {
+			unsigned nb;
+			size_t bytes;
+			itrans_usage(in->caches[i].x, &nb, &bytes);
+			in->blocks += nb;
+		}
 		unmap_all(tr, t, in);
 	}
 	if (in)
@@ -655,6 +739,25 @@ void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
 	if (in->off)
 		fprintf(f, "; stepped because %s", in->off);
 	fputc('\n', f);
+	/* The five stepped most. */
+	unsigned top[5], n_top = 0;
+	for (unsigned i = 0; i < 64 && in->stepped[i].n; i++) {
+		unsigned k = n_top < 5 ? n_top++ : 5;
+		while (k > 0 && in->stepped[top[k - 1]].n < in->stepped[i].n) {
+			if (k < 5)
+				top[k] = top[k - 1];
+			k--;
+		}
+		if (k < 5)
+			top[k] = i;
+	}
+	if (!n_top)
+		return;
+	fprintf(f, "%sStepped most:", prefix);
+	for (unsigned i = 0; i < n_top; i++)
+		fprintf(f, "%s %s %" PRIu64, i ? "," : "", in->stepped[top[i]].name,
+			in->stepped[top[i]].n);
+	fputc('\n', f);
 }
 
 void inst_free(struct tracer *tr)
@@ -662,11 +765,12 @@ void inst_free(struct tracer *tr)
 	struct inst *in = tr->inst;
 	if (!in)
 		return;
-	if (in->cache)
-		munmap(in->cache, CACHE_BYTES);
+	for (unsigned i = 0; i < in->n_caches; i++) {
+		munmap(in->caches[i].local, CACHE_BYTES);
+		itrans_free(in->caches[i].x);
+	}
 	if (in->ring)
 		munmap(in->ring, ISLOT_SIZE + RING_BYTES + PAGE);
-	itrans_free(in->x);
 	free(in->code);
 	free(in);
 	tr->inst = NULL;

@@ -24,6 +24,7 @@ struct itrans {
 	uint8_t *local;
 	uint64_t base;
 	size_t size, used;
+	uint32_t id_base;
 	struct iblock **blocks;
 	uint32_t n_blocks, cap_blocks;
 	struct hashtab by_pc;		/* pc -> index in blocks */
@@ -55,9 +56,11 @@ static uint64_t pend_hash(const void *ctx, uint32_t i)
 	return hash_u64(x->pend[i].target);
 }
 
-struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size)
+struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size,
+			  uint32_t id_base)
 {
 	struct itrans *x = xcalloc(1, sizeof(*x));
+	x->id_base = id_base;
 	x->local = local;
 	x->base = base;
 	x->size = size;
@@ -121,6 +124,7 @@ uint64_t itrans_entry(const struct itrans *x, const struct iblock *b)
 
 const struct iblock *itrans_by_id(const struct itrans *x, uint64_t id)
 {
+	id -= x->id_base;
 	return id < x->n_blocks ? x->blocks[id] : NULL;
 }
 
@@ -772,7 +776,7 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 	struct iblock *b = xcalloc(1, sizeof(*b));
 	uint16_t used;
 	b->pc = pc;
-	b->id = x->n_blocks;
+	b->id = x->id_base + x->n_blocks;
 	*why = gather(x, d, pc, stop, b, &used);
 	if (!*why) {
 		b->rt = (uint8_t)pick_reg(used);
@@ -809,7 +813,7 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 	for (uint32_t i = hashtab_first(&x->by_target, hash_u64(pc), &q);
 	     i != HASHTAB_NONE; i = hashtab_next(&x->by_target, &q)) {
 		struct pend *pe = &x->pend[i];
-		struct iblock *from = x->blocks[pe->block];
+		struct iblock *from = x->blocks[pe->block - x->id_base];
 		if (pe->target == pc && !from->exit[pe->exit].linked)
 			link_exit(x, from, pe->exit, b);
 	}

@@ -122,8 +122,9 @@ struct iblock {
 struct itrans;
 
 /* A translator writing a cache of SIZE bytes at LOCAL, which the target
- * sees at BASE. */
-struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size);
+ * sees at BASE; its blocks are numbered from ID_BASE on. */
+struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size,
+			  uint32_t id_base);
 void itrans_free(struct itrans *x);
 /* Whether the code at [PC, PC + LEN) may be copied (a page the target
  * cannot write: a copy of code it rewrites would go stale); without a

@@ -303,7 +303,7 @@ int main(void)
 	cache = map_cache(clen);
 	if (!CHECK(cache, "no room for a cache near the code"))
 		return test_summary("itrans");
-	x = itrans_new(cache, (uint64_t)cache, clen);
+	x = itrans_new(cache, (uint64_t)cache, clen, 1u << 24);
 	size_t rlen = ISLOT_SIZE + (1u << 20);
 	ring = mmap(NULL, rlen, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
