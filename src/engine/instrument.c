@@ -253,12 +253,15 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 	const char *why = NULL;
 	void *local;
 	long args[6] = { 0 }, res;
+	int rc;
 
 	size_t rlen = ISLOT_SIZE + RING_BYTES + PAGE;
 	uint64_t ring_hint = free_range(t->tid, RING_HINT, rlen);
-	if (inject_map_shared(tr, t, ring_hint, rlen, PROT_READ | PROT_WRITE,
-			      "cachetrace-ring", &in->ring_at, &local,
-			      &why) < 0)
+	rc = inject_map_shared(tr, t, ring_hint, rlen, PROT_READ | PROT_WRITE,
+			       "cachetrace-ring", &in->ring_at, &local, &why);
+	if (rc == -EBUSY)
+		return false;	/* in a system call's stop: at the next run */
+	if (rc < 0)
 		goto fail;
 	in->ring = local;
 	args[0] = (long)(in->ring_at + rlen - PAGE);
@@ -564,6 +567,8 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			      "recovered";
 		return VERDICT_FAILED;
 	}
+	if (!in->off && !in->ready && !t->inject && !t->in_syscall)
+		setup(tr, t, in);
 	if (in->off || !in->ready || t->inject || t->in_syscall)
 		return step_engine.run(tr, t);
 	uint64_t stop = tracee_leads(t) ? t->win.stop_pc : 0;

@@ -898,18 +898,16 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 
 bool itrans_is_string(const struct insn *in)
 {
-	switch (in->id) {
-	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD:
-	case X86_INS_MOVSQ: case X86_INS_STOSB: case X86_INS_STOSW:
-	case X86_INS_STOSD: case X86_INS_STOSQ: case X86_INS_LODSB:
-	case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
-	case X86_INS_CMPSB: case X86_INS_CMPSW: case X86_INS_CMPSD:
-	case X86_INS_CMPSQ: case X86_INS_SCASB: case X86_INS_SCASW:
-	case X86_INS_SCASD: case X86_INS_SCASQ:
-		return true;
-	default:
+	/* By the opcode: Capstone names SSE2's movsd and cmpsd as the
+	 * string instructions (X86_INS_MOVSD, X86_INS_CMPSD). */
+	const uint8_t *b;
+	unsigned disp, at;
+	uint16_t gprs;
+	if (!decode_copy(in, &b, &disp, &gprs))
 		return false;
-	}
+	unsigned op = opcode_at(b, in->len, &at);
+	return at + 1 == in->len && ((op >= 0xa4 && op <= 0xa7) ||
+				     (op >= 0xaa && op <= 0xaf));
 }
 
 const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,

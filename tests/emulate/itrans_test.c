@@ -389,6 +389,30 @@ int main(void)
 	      indirect - i0);
 
 	test_locate();
+
+	/* String instructions, by their opcode: Capstone gives SSE2's movsd
+	 * and cmpsd the string instructions' ids (python3.11 failed to
+	 * start when its movsd xmm1, [rip + x] ran as a string move). */
+	static const uint8_t code[] = {
+		0xf2, 0x0f, 0x10, 0x0d, 0, 0, 0, 0,	/* movsd xmm1, [rip] */
+		0xa5,					/* movsd (string) */
+		0xf3, 0x48, 0xab,			/* rep stosq */
+		0xf2, 0x0f, 0xc2, 0xc1, 0x01,		/* cmpsd xmm0, xmm1, 1 */
+		0xf3, 0xa6,				/* repe cmpsb */
+	};
+	const char *err2;
+	const struct insn *i1 = decode_insn(dec, (uint64_t)code, &err2);
+	const struct insn *i2 = decode_insn(dec, (uint64_t)code + 8, &err2);
+	const struct insn *i3 = decode_insn(dec, (uint64_t)code + 9, &err2);
+	const struct insn *i4 = decode_insn(dec, (uint64_t)code + 12, &err2);
+	const struct insn *i5 = decode_insn(dec, (uint64_t)code + 17, &err2);
+	if (CHECK(i1 && i2 && i3 && i4 && i5)) {
+		CHECK(!itrans_is_string(i1), "%s", i1->text);
+		CHECK(itrans_is_string(i2), "%s", i2->text);
+		CHECK(itrans_is_string(i3), "%s", i3->text);
+		CHECK(!itrans_is_string(i4), "%s", i4->text);
+		CHECK(itrans_is_string(i5), "%s", i5->text);
+	}
 	syscall(SYS_arch_prctl, ARCH_SET_GS, 0);
 	itrans_free(x);
 	decode_free(dec);

@@ -1,0 +1,38 @@
+#!/bin/sh
+# The instrument engine over whole runs of programs no one here wrote
+# (Debian's python3.11, sort, gzip): each prints what it prints natively
+# and exits as natively, and most of its instructions ran from the code
+# cache (the summary's Engine line).  python3.11 starts only if the cache
+# gets SSE2's movsd (which Capstone names as the string instruction) and
+# the glibc and CPython code around it right.
+#   instrument-real.sh CACHETRACE SCRATCH
+set -u
+CT=$(realpath "$1"); W=$2/instrument-real
+rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+seq 1 3000 | sort -R --random-source=/dev/zero >input.txt
+check() {	# check NAME COMMAND...
+	name=$1; shift
+	env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 "$@" >native.out 2>&1
+	nrc=$?
+	env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 "$CT" --engine=instrument \
+		-o "$name.cg" -- "$@" >"$name.out" 2>"$name.err"
+	rc=$?
+	[ $rc -eq $nrc ] && cmp -s native.out "$name.out" &&
+		pass "$name: output and exit status $rc as natively" ||
+		{ fail "$name: exit $rc (natively $nrc), output differs"; tail -n 5 "$name.out" "$name.err"; }
+	line=$(grep -o 'Engine: instrument: .*' "$name.err")
+	cached=$(echo "$line" | sed -n 's/Engine: instrument: \([0-9]*\) instructions from.*/\1/p')
+	stepped=$(echo "$line" | sed -n 's/.*), \([0-9]*\) stepped.*/\1/p')
+	[ -n "$cached" ] && [ -n "$stepped" ] &&
+		[ "$cached" -gt $((stepped * 9)) ] &&
+		pass "$name: $cached instructions from the cache, $stepped stepped" ||
+		fail "$name: $line"
+}
+check python python3.11 -c 'import json; d = [{"k": i, "v": str(i)} for i in range(3000)]; print(len(json.dumps(d)), sum(x["k"] for x in json.loads(json.dumps(d))))'
+check sort sort -n input.txt
+check gzip gzip -6 -c input.txt
+[ "$fails" -eq 0 ] && echo "instrument-real: all passed" && exit 0
+exit 1
