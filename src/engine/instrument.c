@@ -536,6 +536,9 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 	return tracee_setregs(t->tid, &r) == 0;
 }
 
+static bool leave_cache(struct tracer *tr, struct tracee *t,
+			struct inst *in);
+
 static int inst_begin_window(struct tracer *tr, struct tracee *t)
 {
 	int rc = step_engine.begin_window(tr, t);
@@ -562,7 +565,7 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
-	if (t->in_cache && !recover(tr, t, in)) {
+	if (t->in_cache && !leave_cache(tr, t, in)) {
 		t->win.fail = "its state in the code cache could not be "
 			      "recovered";
 		return VERDICT_FAILED;
@@ -639,13 +642,7 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 			}
 		return step_trap(tr, t);
 	}
-	struct user_regs_struct r;
-	if (tracee_getregs(t->tid, &r) < 0)
-		return false;
-	const struct iblock *b;
-	struct itrans *cx = cache_at(in, r.rip - 1);
-	const struct iexit *x = cx ? itrans_exit_at(cx, r.rip - 1, &b) : NULL;
-	if (!x || si_code_is_sent(tracee_si_code(t->tid))) {
+	if (si_code_is_sent(tracee_si_code(t->tid))) {
 		/* Not our exit: a SIGTRAP sent to it, delivered at the
 		 * original instruction. */
 		if (!recover(tr, t, in))
@@ -653,6 +650,23 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 		t->inject = SIGTRAP;
 		return true;
 	}
+	return leave_cache(tr, t, in);
+}
+
+/* T stopped in the cache: at an exit (its int3 just executed), the exit
+ * is taken; anywhere else (a signal, a fault, our interrupt), its state
+ * is recovered.  Either way T is then at an original instruction, its
+ * instructions accounted.  False when its registers cannot be had. */
+static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in)
+{
+	struct user_regs_struct r;
+	if (tracee_getregs(t->tid, &r) < 0)
+		return false;
+	const struct iblock *b;
+	struct itrans *cx = cache_at(in, r.rip - 1);
+	const struct iexit *x = cx ? itrans_exit_at(cx, r.rip - 1, &b) : NULL;
+	if (!x)
+		return recover(tr, t, in);
 	in->exits++;
 	uint64_t to = x->target;
 	if (b->kind == IEND_SOLO) {
@@ -707,7 +721,7 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
 	if (in && t->in_cache && !(t->flags & TF_EXITING))
-		recover(tr, t, in);
+		leave_cache(tr, t, in);
 	t->in_cache = false;
 	if (in && in->ready) {
 		for (unsigned i = 0; i < in->n_caches; i++) {

@@ -107,6 +107,13 @@ void window_release(struct tracer *tr)
 	settle_deferred(tr);
 	tracee_stop_all(tr);
 	for (struct tracee *t = tr->tracees; t; t = t->next) {
+		/* Stopped in the instrument engine's code cache (its window
+		 * ended as it ran there): back at its original instruction,
+		 * its part accounted, before anything is released. */
+		if (t->in_cache && tracee_stepping(t)) {
+			tr->engine->end_window(tr, t);
+			t->flags &= ~(TF_TRAPPED | TF_ENDING);
+		}
 		if (!tracee_trapped(t))
 			continue;
 		/* Stopped on a SIGTRAP: one byte past our int3, it is rewound
@@ -525,10 +532,16 @@ void window_end(struct tracer *tr, struct tracee *lead, const char *reason)
 			if (t != lead && tracee_stepping(t))
 				window_leave(tr, t, more);
 	}
-	if (tracee_stopped(lead))
+	if (tracee_stopped(lead)) {
 		tr->engine->end_window(tr, lead);
-	else
+	} else {
 		lead->flags |= TF_ENDING;
+		/* Running free in the instrument engine's code cache, it
+		 * may not stop on its own for long: its next stop ends its
+		 * part (dispatch_stepping). */
+		if (lead->in_cache)
+			tracee_interrupt(lead->tid);
+	}
 	if (!tr->n_active)
 		tracee_unpin_self(tr);
 }
