@@ -537,7 +537,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 }
 
 static bool leave_cache(struct tracer *tr, struct tracee *t,
-			struct inst *in);
+			struct inst *in, bool at_int3);
 
 static int inst_begin_window(struct tracer *tr, struct tracee *t)
 {
@@ -565,7 +565,7 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
-	if (t->in_cache && !leave_cache(tr, t, in)) {
+	if (t->in_cache && !leave_cache(tr, t, in, false)) {
 		t->win.fail = "its state in the code cache could not be "
 			      "recovered";
 		return VERDICT_FAILED;
@@ -650,20 +650,23 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 		t->inject = SIGTRAP;
 		return true;
 	}
-	return leave_cache(tr, t, in);
+	return leave_cache(tr, t, in, true);
 }
 
-/* T stopped in the cache: at an exit (its int3 just executed), the exit
- * is taken; anywhere else (a signal, a fault, our interrupt), its state
- * is recovered.  Either way T is then at an original instruction, its
- * instructions accounted.  False when its registers cannot be had. */
-static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in)
+/* T stopped in the cache: AT_INT3 (its stop is the SIGTRAP of an int3
+ * it executed) at an exit, the exit is taken; anywhere else (a signal, a
+ * fault, our interrupt), its state is recovered.  Either way T is then at
+ * an original instruction, its instructions accounted.  False when its
+ * registers cannot be had.  (Not at an int3, rip - 1 may be the last stub
+ * of the block before the one T is about to enter.) */
+static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
+			bool at_int3)
 {
 	struct user_regs_struct r;
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
 	const struct iblock *b;
-	struct itrans *cx = cache_at(in, r.rip - 1);
+	struct itrans *cx = at_int3 ? cache_at(in, r.rip - 1) : NULL;
 	const struct iexit *x = cx ? itrans_exit_at(cx, r.rip - 1, &b) : NULL;
 	if (!x)
 		return recover(tr, t, in);
@@ -721,7 +724,7 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
 	if (in && t->in_cache && !(t->flags & TF_EXITING))
-		leave_cache(tr, t, in);
+		leave_cache(tr, t, in, tracee_trapped(t));
 	t->in_cache = false;
 	if (in && in->ready) {
 		for (unsigned i = 0; i < in->n_caches; i++) {
