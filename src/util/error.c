@@ -9,14 +9,31 @@
 
 int debug_flag;
 
+/* One write per message: stderr is unbuffered, and the cachetrace of a
+ * child process (--trace-children) writes to the same one, so a message
+ * made of several writes could be cut by another's (tests/attach/
+ * children.sh saw "cachetrace: " and its note on two lines). */
 static void vmsg(int err, const char *fmt, va_list ap)
 {
+	char line[2048];
+	int n = snprintf(line, sizeof(line), "%s: ",
+			 program_invocation_short_name);
+	if (n > 0 && (size_t)n < sizeof(line))
+		n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	if (n > 0 && (size_t)n < sizeof(line) && err)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, ": %s",
+			      strerror(err));
+	if (n > 0 && (size_t)n + 1 < sizeof(line)) {
+		line[n++] = '\n';
+		fflush(stdout);
+		fwrite(line, 1, (size_t)n, stderr);
+		return;
+	}
+	/* Too long for the buffer: written as far as it goes, cut. */
 	fflush(stdout);
-	fprintf(stderr, "%s: ", program_invocation_short_name);
-	vfprintf(stderr, fmt, ap);
-	if (err)
-		fprintf(stderr, ": %s", strerror(err));
-	fputc('\n', stderr);
+	line[sizeof(line) - 2] = '\n';
+	line[sizeof(line) - 1] = 0;
+	fputs(line, stderr);
 }
 
 void error_msg(const char *fmt, ...)
