@@ -27,6 +27,7 @@
 
 #define JOURNAL_INT3 8
 #define JOURNAL_SIGS 1024
+#define JOURNAL_CACHES 8
 
 enum journal_state {
 	JOURNAL_ARMED = 1,	/* the guardian rescues the target */
@@ -69,6 +70,10 @@ struct journal_hdr {
 	uint64_t wb_len;	/* bytes of records in the data area */
 	struct journal_int3 int3[JOURNAL_INT3];
 	struct journal_sig sig[JOURNAL_SIGS];
+	/* The instrument engine's code caches in the target: [lo, hi), 0
+	 * when none; a thread found there is run to its next exit
+	 * (src/engine/itrans.h says how it leaves). */
+	uint64_t cache[JOURNAL_CACHES][2];
 };
 
 /* A record of the write-back area: KIND, TID, ADDR and LEN, then LEN
@@ -99,6 +104,8 @@ int journal_map(struct journal *j, int fd);
  * out (!IN). */
 void journal_int3(struct journal *j, uint64_t addr, uint8_t orig, bool in);
 void journal_dr_used(struct journal *j);
+/* Code cache I is at [LO, HI) in the target (0, 0: no longer). */
+void journal_cache(struct journal *j, unsigned i, uint64_t lo, uint64_t hi);
 void journal_hold(struct journal *j, bool held);
 void journal_state(struct journal *j, enum journal_state state);
 /* Thread TID is held in the delivery stop of SIG (0: no longer).  *SLOT

@@ -44,6 +44,7 @@
 
 #include "error.h"
 #include "itrans.h"
+#include "journal.h"
 #include "tracer.h"
 
 #define RING_BYTES (4u << 20)		/* records between two reads */
@@ -64,6 +65,8 @@ struct inst {
 	} caches[MAX_CACHES];
 	unsigned n_caches;
 	bool ready;			/* the ring is mapped */
+	pid_t owner;			/* the one thread that runs in the
+					 * cache (one slot); others step */
 	uint8_t *ring;			/* ours: the slot, then the ring */
 	uint64_t ring_at;
 	uint64_t stop;			/* the stop pc the blocks end at */
@@ -165,6 +168,8 @@ static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 	const char *why;
 	for (unsigned i = 0; i < in->n_caches; i++) {
 		struct icache *c = &in->caches[i];
+		if (guard_journal)
+			journal_cache(guard_journal, i, 0, 0);
 		munmap(c->local, CACHE_BYTES);
 		if (t && !(t->flags & TF_EXITING))
 			inject_unmap(tr, t, c->at, CACHE_BYTES, &why);
@@ -225,6 +230,10 @@ static struct icache *cache_for(struct tracer *tr, struct tracee *t,
 		return NULL;
 	c->local = local;
 	c->x = itrans_new(c->local, c->at, CACHE_BYTES, in->n_caches << 24);
+	/* A guardian that finds a thread here runs it out (guard.c). */
+	if (guard_journal)
+		journal_cache(guard_journal, in->n_caches, c->at,
+			      c->at + CACHE_BYTES);
 	itrans_code_check(c->x, code_ok, in);
 	in->n_caches++;
 	in->maps++;
@@ -502,6 +511,12 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		r.rcx = slot(in)[ISLOT_RCX / 8];
 	if (pos.rsp_popped)
 		r.rsp -= 8;
+	if (pos.xrax)
+		r.rax = slot(in)[ISLOT_XRAX / 8];
+	if (pos.xrcx)
+		r.rcx = slot(in)[ISLOT_XRCX / 8];
+	if (pos.xr11)
+		r.r11 = slot(in)[ISLOT_XR11 / 8];
 	drain(tr, t, in, base, b->pc);
 
 	/* The block's completed instructions, from its partial record. */
@@ -537,7 +552,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 }
 
 static bool leave_cache(struct tracer *tr, struct tracee *t,
-			struct inst *in, bool at_int3);
+			struct inst *in, bool at_exit);
 
 static int inst_begin_window(struct tracer *tr, struct tracee *t)
 {
@@ -562,6 +577,36 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 	return 0;
 }
 
+/* T is at an exit's PTRACE_SYSEMU stop: a single step from there first
+ * reports the end of the system call that never ran (nothing executed).
+ * Taken here, before the step engine's step: false when T went away. */
+static bool flush_sysemu(struct tracee *t)
+{
+	if (!t->sysemu)
+		return true;
+	t->sysemu = false;
+	int status;
+	if (tracee_restart(t, PTRACE_SINGLESTEP, 0) < 0 ||
+	    tracee_wait(t->tid, &status) <= 0)
+		return false;
+	if (WIFSTOPPED(status))
+		t->flags |= TF_STOPPED;		/* in a stop again */
+	if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP &&
+	    !((unsigned)status >> 16))
+		return true;
+	/* Not the report (the thread is dying): the dispatcher's. */
+	t->deferred_status = status;
+	t->has_deferred = true;
+	return false;
+}
+
+static enum verdict stepped(struct tracer *tr, struct tracee *t)
+{
+	if (!flush_sysemu(t))
+		return VERDICT_DONE;
+	return step_engine.run(tr, t);
+}
+
 static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
@@ -570,10 +615,13 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			      "recovered";
 		return VERDICT_FAILED;
 	}
+	if (!in->off)
+		in->off = cannot(tr, t);
 	if (!in->off && !in->ready && !t->inject && !t->in_syscall)
 		setup(tr, t, in);
-	if (in->off || !in->ready || t->inject || t->in_syscall)
-		return step_engine.run(tr, t);
+	if (in->off || !in->ready || t->inject || t->in_syscall ||
+	    (in->owner && in->owner != t->tid))
+		return stepped(tr, t);
 	uint64_t stop = tracee_leads(t) ? t->win.stop_pc : 0;
 	uint32_t gen = *decode_generation(tr->eng.dec);
 	if (in->maps_stale)
@@ -606,18 +654,20 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	if (!b || breakpoint_at_pc(tr, t)) {
 		if (first)
 			count_stepped(in, first);
-		return step_engine.run(tr, t);
+		return stepped(tr, t);
 	}
 	struct user_regs_struct r = t->regs;
 	r.rip = itrans_entry(c->x, b);
 	r.gs_base = in->ring_at;
 	if (tracee_setregs(t->tid, &r) < 0)
-		return step_engine.run(tr, t);
+		return stepped(tr, t);
 	t->in_cache = true;
 	t->insn = NULL;
 	hwbp_sync(tr, t);
 	tracee_pin(tr, t);
-	if (tracee_restart(t, PTRACE_CONT, 0) < 0)
+	t->sysemu = false;	/* from an exit's stop: no report of its end */
+	in->owner = t->tid;
+	if (tracee_restart(t, PTRACE_SYSEMU, 0) < 0)
 		error_msg("cannot run thread %d", t->tid);
 	return VERDICT_RUNNING;
 }
@@ -653,23 +703,30 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 	return leave_cache(tr, t, in, true);
 }
 
-/* T stopped in the cache: AT_INT3 (its stop is the SIGTRAP of an int3
- * it executed) at an exit, the exit is taken; anywhere else (a signal, a
- * fault, our interrupt), its state is recovered.  Either way T is then at
- * an original instruction, its instructions accounted.  False when its
- * registers cannot be had.  (Not at an int3, rip - 1 may be the last stub
- * of the block before the one T is about to enter.) */
+/* T stopped in the cache: AT_EXIT (its stop may be the PTRACE_SYSEMU
+ * stop of an exit's stub) at an exit, the exit is taken; anywhere else (a
+ * signal, a fault, our interrupt), its state is recovered.  Either way T
+ * is then at an original instruction, its instructions accounted.  False
+ * when its registers cannot be had. */
 static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
-			bool at_int3)
+			bool at_exit)
 {
 	struct user_regs_struct r;
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
 	const struct iblock *b;
-	struct itrans *cx = at_int3 ? cache_at(in, r.rip - 1) : NULL;
-	const struct iexit *x = cx ? itrans_exit_at(cx, r.rip - 1, &b) : NULL;
+	struct itrans *cx = at_exit && r.orig_rax == ITRANS_STUB_NR ?
+			    cache_at(in, r.rip) : NULL;
+	const struct iexit *x = cx ? itrans_exit_at(cx, r.rip, &b) : NULL;
 	if (!x)
 		return recover(tr, t, in);
+	/* The stub's system call, stopped at and never run: the registers
+	 * it kept back, and no system call in progress. */
+	r.rax = slot(in)[ISLOT_XRAX / 8];
+	r.rcx = slot(in)[ISLOT_XRCX / 8];
+	r.r11 = slot(in)[ISLOT_XR11 / 8];
+	r.orig_rax = (unsigned long long)-1;
+	t->sysemu = true;
 	in->exits++;
 	uint64_t to = x->target;
 	if (b->kind == IEND_SOLO) {
@@ -726,7 +783,12 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 	if (in && t->in_cache && !(t->flags & TF_EXITING))
 		leave_cache(tr, t, in, tracee_trapped(t));
 	t->in_cache = false;
-	if (in && in->ready) {
+	if (!(t->flags & TF_EXITING))
+		flush_sysemu(t);
+	t->sysemu = false;
+	if (in && in->owner == t->tid)
+		in->owner = 0;
+	if (in && in->ready && !in->owner && !tr->n_active) {
 		for (unsigned i = 0; i < in->n_caches; i++) {
 			unsigned nb;
 			size_t bytes;
@@ -735,8 +797,8 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 		}
 		unmap_all(tr, t, in);
 	}
-	if (in)
-		in->off = NULL;
+	if (in && !tr->n_active)
+		in->off = NULL;		/* probed again at the next window */
 	step_engine.end_window(tr, t);
 }
 

@@ -1,8 +1,9 @@
 /* The instrument engine's translator: see itrans.h for the code a block
  * becomes.  The blocks are laid out in the cache in the order they are
  * made (a block's number is its index), so a cache address finds its
- * block by binary search; a block's exits are int3 stubs at its end until
- * the block they go to exists, then their jumps go there directly. */
+ * block by binary search; a block's exits are stubs at its end (a
+ * system call the supervisor stops at) until the block they go to exists,
+ * then their jumps go there directly. */
 #include "itrans.h"
 
 #include <capstone/capstone.h>
@@ -404,6 +405,36 @@ static void lea_self(struct emit *e, unsigned reg, int32_t d)
 	mem_base(e, reg, reg, d);
 }
 
+/* B's header, before its code: for a guardian that finds a thread in
+ * the cache after cachetrace died (itrans.h). */
+static void write_header(struct itrans *x, const struct iblock *b)
+{
+	struct itrans_hdr h = { ITRANS_MAGIC, b->rt, { 0, 0, 0 }, b->pc };
+	memcpy(x->local + b->off - ITRANS_HDR, &h, sizeof(h));
+}
+
+/* An exit to TARGET (itrans.h): rax, rcx and r11 kept in the slot, a
+ * getpid the supervisor stops at and never lets run (PTRACE_SYSEMU), then
+ * on to TARGET as they were, which is the way a thread goes when no
+ * supervisor is there any more. */
+static void emit_stub(struct emit *e, uint64_t target)
+{
+	uint32_t start = e->at;
+	gs_move(e, true, 0, ISLOT_XRAX);
+	gs_move(e, true, 1, ISLOT_XRCX);
+	gs_move(e, true, 11, ISLOT_XR11);
+	put8(e, 0xb8);				/* mov eax, getpid */
+	put32(e, ITRANS_STUB_NR);
+	put8(e, 0x0f); put8(e, 0x05);		/* syscall */
+	gs_move(e, false, 11, ISLOT_XR11);
+	gs_move(e, false, 1, ISLOT_XRCX);
+	gs_move(e, false, 0, ISLOT_XRAX);
+	put8(e, 0xff); put8(e, 0x25);		/* jmp [rip + 0] */
+	put32(e, 0);
+	put64(e, target);
+	(void)start;
+}
+
 /* rcx = 2 * (rax's low 16 bits): the table's entry, in 8-byte units */
 static void emit_ret_index(struct emit *e)
 {
@@ -716,11 +747,14 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 
 static const char *translate(struct itrans *x, struct iblock *b)
 {
-	struct emit e = { x->local + x->used, 0,
-			  (uint32_t)(x->size - x->used), (uint32_t)x->used };
+	if (x->size - x->used < 64 + ITRANS_HDR)
+		return "the code cache is full";
+	struct emit e = { x->local + x->used + ITRANS_HDR, 0,
+			  (uint32_t)(x->size - x->used - ITRANS_HDR),
+			  (uint32_t)(x->used + ITRANS_HDR) };
 	unsigned k = 0;
 
-	b->off = (uint32_t)x->used;
+	b->off = e.off;
 	for (unsigned i = 0; i < b->n; i++)
 		b->n_addr = (uint16_t)(b->n_addr + decode_lean(b->in[i])->n_acc);
 	int32_t rec = (int32_t)(8 * (1 + b->n_addr));
@@ -752,14 +786,15 @@ static const char *translate(struct itrans *x, struct iblock *b)
 	}
 	for (unsigned j = 0; j < b->n_exit; j++) {
 		b->exit[j].stub = e.off + e.at;
-		put8(&e, 0xcc);
+		emit_stub(&e, b->exit[j].target);
 	}
 	if (e.at > e.cap)
 		return "the code cache is full";
+	write_header(x, b);
 	for (unsigned j = 0; j < b->n_exit; j++)
 		patch_rel32(x, b->exit[j].site, x->base + b->exit[j].stub);
 	b->end = e.off + e.at;
-	x->used += (e.at + 15) & ~15u;
+	x->used += ITRANS_HDR + ((e.at + 15) & ~15u);
 	if (x->used > x->size)
 		x->used = x->size;
 	return NULL;
@@ -827,7 +862,7 @@ const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
 	if (!b)
 		return NULL;
 	for (unsigned j = 0; j < b->n_exit; j++)
-		if (x->base + b->exit[j].stub == addr) {
+		if (x->base + b->exit[j].stub + ITRANS_STUB_SC == addr) {
 			*bp = b;
 			return &b->exit[j];
 		}
@@ -871,9 +906,18 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 	} else {
 		pos->pc = b->kind == IEND_JCC ? b->exit[1].target :
 			  b->exit[0].target;
-		for (unsigned j = 0; j < b->n_exit; j++)
-			if (off == b->exit[j].stub)
-				pos->pc = b->exit[j].target;
+	}
+	/* Inside an exit's stub: at the original state (but for the three
+	 * registers it keeps in the slot) on the way to its target. */
+	for (unsigned j = 0; j < b->n_exit; j++) {
+		uint32_t st = b->exit[j].stub;
+		if (off < st || off >= st + ITRANS_STUB)
+			continue;
+		if (i == b->n)
+			pos->pc = b->exit[j].target;
+		pos->xrax = off > st;
+		pos->xrcx = off > st + 9;
+		pos->xr11 = off > st + 18;
 	}
 	if (off > b->ep_lea && b->ep_lea) {
 		pos->rt_bumped = off <= b->ep_rest;
@@ -882,8 +926,8 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 		if (off > b->ep_rest)
 			pos->rt_spilled = false;	/* rT is its own again */
 	}
-	if (b->kind == IEND_CALL && off > b->push_lea && off < b->push_done + 5)
-		pos->rsp_pushed = true;
+	if (b->kind == IEND_CALL && off > b->push_lea)
+		pos->rsp_pushed = true;		/* (its pc: the call's) */
 	if ((b->kind == IEND_RET || b->kind == IEND_IJMP ||
 	     b->kind == IEND_ICALL) && off > b->r_spill && off <= b->r_jmp) {
 		pos->rax_spilled = true;
@@ -930,7 +974,7 @@ const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 		*why = "it uses gs, the slot's segment";
 	else if (x->code_ok && !x->code_ok(x->code_ctx, in->pc, in->len))
 		*why = "code the target can write";
-	else if (x->size - x->used < 64)
+	else if (x->size - x->used < 64 + ITRANS_HDR + ITRANS_STUB)
 		*why = "the code cache is full";
 	if (*why)
 		return NULL;
@@ -947,15 +991,18 @@ const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 	b->n = 1;
 	b->in[0] = in;
 	b->n_exit = 1;
-	b->off = (uint32_t)x->used;
+	b->off = (uint32_t)x->used + ITRANS_HDR;
 	b->copy[0] = b->off;
-	memcpy(x->local + x->used, bytes, in->len);
+	memcpy(x->local + b->off, bytes, in->len);
 	b->exit[0].stub = b->off + in->len;
 	b->exit[0].target = in->pc + in->len;
 	b->exit[0].linked = true;	/* never linked: no jump to patch */
-	x->local[b->exit[0].stub] = 0xcc;
-	b->end = b->exit[0].stub + 1;
-	x->used += (in->len + 1 + 15) & ~15u;
+	struct emit e = { x->local + b->exit[0].stub, 0, ITRANS_STUB,
+			  b->exit[0].stub };
+	emit_stub(&e, b->exit[0].target);
+	b->end = b->exit[0].stub + ITRANS_STUB;
+	write_header(x, b);
+	x->used += ITRANS_HDR + ((in->len + ITRANS_STUB + 15) & ~15u);
 	if (x->n_solos == x->cap_solos) {
 		x->cap_solos = x->cap_solos ? 2 * x->cap_solos : 64;
 		x->solos = xreallocarray(x->solos, x->cap_solos,

@@ -43,6 +43,9 @@
 #define ISLOT_RAX 24		/* a return's lookup: rax, rcx spilled, */
 #define ISLOT_RCX 32
 #define ISLOT_TGT 40		/* and where it goes */
+#define ISLOT_XRAX 48		/* an exit stub's: rax, rcx, r11 */
+#define ISLOT_XRCX 56
+#define ISLOT_XR11 64
 /* The returns' table: entry i (16 bytes: the original pc, the cache
  * address) for a return address whose low 16 bits are i. */
 #define ISLOT_TBL 4096
@@ -50,6 +53,34 @@
 #define ISLOT_SIZE (ISLOT_TBL + 16 * ISLOT_TBL_N)
 
 #define IBLOCK_MAX 48		/* instructions a block */
+
+/* An exit stub: rax, rcx and r11 to the slot (XRAX...), mov eax,
+ * ITRANS_STUB_NR; syscall; the three back; jmp to the original pc it goes
+ * to (the state there is the original's).  The supervisor runs the
+ * thread with PTRACE_SYSEMU: it stops at the stub's system call, which
+ * never runs, ITRANS_STUB_SC bytes into the stub, and takes the exit.
+ * A thread that meets a stub when no supervisor is there any more (kill
+ * -9 of cachetrace) makes a getpid and goes on natively by itself.
+ *
+ * What a thread found in the cache after cachetrace's death may need
+ * besides (the guardian, src/tracer/guard.c, which knows no blocks):
+ * every block's code is preceded by this header.  The ring-full
+ * probe, the one instruction that faults by design, is ITRANS_PROBE
+ * bytes into a block's code: there only rT differs from the original
+ * state (its value is in the slot's ST), and the block's pc is where to
+ * go on. */
+#define ITRANS_MAGIC 0x31627463u	/* "ctb1" */
+#define ITRANS_HDR 16
+#define ITRANS_PROBE 18
+#define ITRANS_STUB 75
+#define ITRANS_STUB_SC 34	/* the pc after its syscall */
+#define ITRANS_STUB_NR 39	/* SYS_getpid */
+struct itrans_hdr {
+	uint32_t magic;
+	uint8_t rt;
+	uint8_t pad[3];
+	uint64_t pc;
+};
 
 enum iend {
 	IEND_FALL,		/* runs on to exit[0] (a cap, or an
@@ -71,7 +102,7 @@ enum iend {
 struct iexit {
 	uint64_t target;	/* the original pc it goes to */
 	uint32_t site;		/* cache offset of the rel32 to patch */
-	uint32_t stub;		/* cache offset of its int3 */
+	uint32_t stub;		/* cache offset of its stub */
 	bool linked;
 	bool ret_miss;		/* a return the table did not know: the
 				 * supervisor finishes it (never linked) */
@@ -93,6 +124,8 @@ struct ipos {
 	bool rsp_popped;	/* a return's lookup has raised it by 8 */
 	bool rax_spilled, rcx_spilled;	/* a return's lookup holds them in
 					 * their slots */
+	bool xrax, xrcx, xr11;		/* an exit's stub holds them in
+					 * XRAX, XRCX, XR11 */
 	bool probe;		/* at the ring-full probe */
 };
 
@@ -155,8 +188,9 @@ bool itrans_is_string(const struct insn *in);
 uint64_t itrans_entry(const struct itrans *x, const struct iblock *b);
 /* The block numbered ID (a record's first word); NULL if none. */
 const struct iblock *itrans_by_id(const struct itrans *x, uint64_t id);
-/* The exit whose int3 is at target address ADDR; NULL if none.  *B gets
- * its block. */
+/* The exit whose stub's system call returns to target address ADDR (a
+ * thread's pc at its PTRACE_SYSEMU stop); NULL if none.  *B gets its
+ * block. */
 const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
 				   const struct iblock **b);
 /* Where target address RIP stands in the cache: false when it is not in

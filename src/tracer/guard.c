@@ -53,6 +53,7 @@
 #include "error.h"
 #include "hostenv.h"
 #include "journal.h"
+#include "itrans.h"
 
 struct journal *guard_journal;
 
@@ -323,6 +324,77 @@ static void drop_queued_traps(const struct journal *j, pid_t tid)
 	}
 }
 
+/* Is ADDR in one of the instrument engine's code caches? */
+static bool in_cache(const struct journal *j, uint64_t addr)
+{
+	for (unsigned i = 0; i < JOURNAL_CACHES; i++) {
+		uint64_t hi = __atomic_load_n(&j->h->cache[i][1],
+					      __ATOMIC_ACQUIRE);
+		if (hi && addr >= j->h->cache[i][0] && addr < hi)
+			return true;
+	}
+	return false;
+}
+
+/* Thread TID, stopped in the instrument engine's code cache: run it to
+ * where it leaves the cache by design (src/engine/itrans.h).  Most often
+ * that is an exit's stub: run with PTRACE_SYSEMU, it stops at the stub's
+ * system call, which then never runs, and at the detach the stub takes it
+ * on natively to the original pc, its registers as they were.  Or it is
+ * the ring's guard page, met by the probe at a block's start, whose header
+ * gives the block's pc and the register to take back from the slot: the
+ * thread is put there, with no gs base.  The ring's end bounds how long
+ * it runs (a few milliseconds at most).  Signals that come meanwhile are
+ * kept in SIGS (*N_SIGS of at most MAX) for the detach; a fault of the
+ * program's own there (not ours) cannot be put at its original pc without
+ * the engine: after three the thread is left as it stands.  True when it
+ * is on its way out. */
+static bool run_out_of_cache(const struct journal *j, pid_t tid, int *sigs,
+			     unsigned *n_sigs, unsigned max)
+{
+	int sig = 0;
+	unsigned faults = 0;
+	for (unsigned round = 0; round < 100000; round++) {
+		struct user_regs_struct r;
+		if (ptrace(PTRACE_GETREGS, tid, NULL, &r) < 0)
+			return false;
+		if (!in_cache(j, r.rip))
+			return true;
+		if (round && sig == SIGTRAP && r.orig_rax == ITRANS_STUB_NR)
+			return true;	/* at a stub's system call */
+		int deliver = 0;
+		if (round && sig == SIGSEGV) {
+			struct itrans_hdr h;
+			uint64_t st;
+			uint64_t at = r.rip - ITRANS_PROBE - ITRANS_HDR;
+			if (tracee_read_mem(tid, at, &h, sizeof(h)) ==
+			    sizeof(h) && h.magic == ITRANS_MAGIC && h.rt < 16 &&
+			    tracee_read_mem(tid, r.gs_base + 8, &st, 8) == 8) {
+				unsigned long long *g[16] = {
+					&r.rax, &r.rcx, &r.rdx, &r.rbx,
+					&r.rsp, &r.rbp, &r.rsi, &r.rdi,
+					&r.r8, &r.r9, &r.r10, &r.r11,
+					&r.r12, &r.r13, &r.r14, &r.r15 };
+				*g[h.rt] = st;
+				r.rip = h.pc;
+				r.gs_base = 0;
+				return ptrace(PTRACE_SETREGS, tid, NULL, &r) == 0;
+			}
+			if (++faults >= 3)
+				return false;
+			deliver = SIGSEGV;
+		} else if (round && sig && sig != SIGTRAP && *n_sigs < max) {
+			sigs[(*n_sigs)++] = sig;
+		}
+		int status;
+		if (ptrace(PTRACE_SYSEMU, tid, NULL, (void *)(long)deliver) < 0 ||
+		    tracee_wait(tid, &status) <= 0 || !WIFSTOPPED(status))
+			return false;
+		sig = (unsigned)status >> 16 ? 0 : WSTOPSIG(status);
+	}
+	return false;
+}
+
 /* Release the target as the journal describes it: by the guardian, or
  * (IN_PROCESS) by cachetrace's crash handler, which is still its tracer:
  * only system calls then, and what the guardian would send again is sent
@@ -359,6 +431,24 @@ static void rescue(struct journal *j, bool in_process)
 			ptrace(PTRACE_SETREGS, th[i].tid, NULL, &r);
 		}
 	}
+	/* Threads in the instrument engine's code cache, run out of it
+	 * (the signals they took meanwhile sent again after the detach). */
+	static int cache_sigs[64];
+	static pid_t cache_sig_tids[64];
+	unsigned n_cache_sigs = 0, left = 0;
+	for (int i = 0; i < n; i++) {
+		struct user_regs_struct r;
+		if (!th[i].stopped || th[i].tid <= 0 ||
+		    ptrace(PTRACE_GETREGS, th[i].tid, NULL, &r) < 0 ||
+		    !in_cache(j, r.rip))
+			continue;
+		unsigned before = n_cache_sigs;
+		if (run_out_of_cache(j, th[i].tid, cache_sigs, &n_cache_sigs,
+				     64))
+			left++;
+		for (unsigned k = before; k < n_cache_sigs; k++)
+			cache_sig_tids[k] = th[i].tid;
+	}
 	int ours = 0;
 	for (int i = 0; i < n; i++) {
 		if (th[i].tid <= 0)
@@ -369,6 +459,10 @@ static void rescue(struct journal *j, bool in_process)
 		ours++;
 	}
 	unsigned sigs = 0;
+	for (unsigned k = 0; k < n_cache_sigs; k++)
+		if (syscall(SYS_tgkill, pid, cache_sig_tids[k],
+			    cache_sigs[k]) == 0)
+			sigs++;
 	for (unsigned i = 0; i < JOURNAL_SIGS; i++) {
 		const struct journal_sig *e = &j->h->sig[i];
 		if (e->tid && e->sig &&
@@ -387,10 +481,11 @@ static void rescue(struct journal *j, bool in_process)
 	}
 	error_msg("guard: cachetrace ended without releasing process %d: "
 		  "%d thread%s taken back, %u int3 byte%s restored, %u record%s "
-		  "of a write-back redone, %u held signal%s sent again; it "
-		  "runs on", pid, ours, ours == 1 ? "" : "s", int3s,
-		  int3s == 1 ? "" : "s", redone, redone == 1 ? "" : "s",
-		  sigs, sigs == 1 ? "" : "s");
+		  "of a write-back redone, %u held signal%s sent again, %u "
+		  "thread%s run out of the code cache; it runs on", pid, ours,
+		  ours == 1 ? "" : "s", int3s, int3s == 1 ? "" : "s", redone,
+		  redone == 1 ? "" : "s", sigs, sigs == 1 ? "" : "s", left,
+		  left == 1 ? "" : "s");
 }
 
 static noreturn void guardian(int rfd, int jfd)

@@ -73,6 +73,10 @@ struct tracee {
 	struct emu_thread *emu;		/* lockstep's, per thread (emulate.c) */
 	bool in_cache;			/* it runs in the instrument engine's
 					 * code cache (instrument.c) */
+	bool sysemu;			/* stopped at an exit of that cache, a
+					 * PTRACE_SYSEMU stop: its next single
+					 * step would report the system call's
+					 * end first */
 	bool in_syscall;		/* its window began inside a system call
 					 * that no real step has finished yet */
 	long long syscall_at_start;	/* that call's number */

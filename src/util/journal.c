@@ -107,6 +107,16 @@ void journal_dr_used(struct journal *j)
 	__atomic_store_n(&j->h->dr_used, 1, __ATOMIC_RELEASE);
 }
 
+void journal_cache(struct journal *j, unsigned i, uint64_t lo, uint64_t hi)
+{
+	if (i >= JOURNAL_CACHES)
+		return;
+	/* The range is whole before it counts: hi last. */
+	__atomic_store_n(&j->h->cache[i][1], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&j->h->cache[i][0], lo, __ATOMIC_RELEASE);
+	__atomic_store_n(&j->h->cache[i][1], hi, __ATOMIC_RELEASE);
+}
+
 void journal_hold(struct journal *j, bool held)
 {
 	__atomic_store_n(&j->h->hold, held, __ATOMIC_RELEASE);

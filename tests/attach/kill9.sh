@@ -12,7 +12,9 @@
 #   - the tracer itself is killed by SIGKILL (the OOM killer's way) while
 #     it emulates a long window, or halfway through writing the emulator's
 #     memory and registers back (CACHETRACE_FAULT=kill@wb): the guardian
-#     process releases it, the write-back redone from its journal.
+#     process releases it, the write-back redone from its journal; or
+#     while the instrument engine's thread runs in its code cache: the
+#     guardian runs it out of the cache.
 # Every time, verify must run to its end and print "ok" (exit 0), never
 # stopped, never killed.  Trials run three at a time.
 . "$(dirname "$0")/lib.sh"
@@ -33,6 +35,7 @@ trial() {
 	waiting) opts="--start=phase"; phase_at=30 ;;	# never reached
 	long) opts="--start=phase"; phase_at=0 ;;
 	threads) opts="--start=work --intervals=0 --threads=all"; threads=3 ;;
+	toggle) opts="--toggle-signal=SIGUSR2" ;;	# no breakpoint at all
 	esac
 	ms=$((100 + r % 500))
 	[ "$kind" = worker ] && ms=$((150 + r % 200))
@@ -47,6 +50,12 @@ trial() {
 	env $env "$CT" -q --engine=$eng $(bp_opt $bp) -p $vp $opts \
 		-o p$n.cg > /dev/null 2> c$n.err &
 	cp=$!
+	if [ "$ph" = toggle ]; then
+		# the window opened once attached: it runs until the kill
+		wait_traced $vp
+		sleep 0.1
+		kill -USR2 $cp 2>/dev/null
+	fi
 	sleep $(awk -v m=$ms 'BEGIN { printf "%.3f", m / 1000 }')
 	case $kind in
 	front) kill -9 $cp 2>/dev/null ;;
@@ -74,7 +83,7 @@ batch() {	# batch TRIAL-ARGS...: three at a time
 # in all.
 i=0
 while [ $i -lt "$KILLS" ]; do
-	for eng in emulate step; do
+	for eng in emulate step instrument; do
 		for bp in $BP_MODES; do
 			for ph in waiting loop long threads; do
 				[ $i -lt "$KILLS" ] || break
@@ -85,7 +94,7 @@ while [ $i -lt "$KILLS" ]; do
 	done
 done
 # The tracer crashes.
-for eng in emulate step; do
+for eng in emulate step instrument; do
 	for bp in $BP_MODES; do
 		for kind in abort trap; do
 			batch $eng $bp loop $kind
@@ -115,6 +124,12 @@ for bp in $BP_MODES; do
 		batch emulate $bp long worker
 		batch emulate $bp loop wb
 	done
+	# The instrument engine's thread runs free in the code cache: the
+	# guardian runs it to the cache's next exit and on from there.
+	for k in 1 2 3; do
+		batch instrument $bp long worker
+		batch instrument $bp toggle worker
+	done
 done
 wait
 total=$(ls t*.res | wc -l)
@@ -122,6 +137,9 @@ cat t*.res
 redone=$(cat c*.err | grep -c 'guard: .* [1-9][0-9]* records\{0,1\} of a write-back redone')
 [ "$redone" -gt 0 ] && pass "$redone write-backs cut halfway were redone by the guardian" ||
 	fail "no write-back was redone (the kill@wb trials did not cut one)"
+ran=$(cat c*.err | grep -c 'guard: .* [1-9][0-9]* threads\{0,1\} run out of the code cache')
+[ "$ran" -gt 0 ] && pass "$ran times the guardian ran the instrument engine's thread out of its code cache" ||
+	fail "the guardian never found a thread in the code cache"
 bad=$(cat t*.res | grep -c '^FAIL')
 [ "$bad" -eq 0 ] && pass "$total trials ($KILLS kills of cachetrace), the target unharmed in each" ||
 	fail "$bad of $total trials harmed the target"

@@ -1,7 +1,8 @@
 /* The instrument engine's translator (src/engine/itrans.c), in one
  * process and no ptrace: functions of this file are translated into a
  * code cache mapped near them and run from it, their exits caught by a
- * SIGTRAP handler that plays the supervisor (it translates the exit's
+ * handler that plays the supervisor (the exits' getpid made a SIGSYS by a
+ * seccomp filter, as PTRACE_SYSEMU makes it a stop; it translates the exit's
  * target and goes on there; a return it executes itself, so that the
  * caller's code runs from the cache too).  Checked:
  *   - every function returns what it returns natively (the copies, the
@@ -14,7 +15,11 @@
  *   - itrans_locate's answers at each point of a block's code;
  *   - the instructions the cache refuses. */
 #include <asm/prctl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +44,7 @@ static struct decoder *dec;
 static uint8_t *cache;
 static uint64_t *ring;		/* the slot, then the ring */
 static unsigned exits, returns, indirect;
+static pid_t self_pid;		/* getpid is the exits' from now on */
 
 /* ---- functions run from the cache ---- */
 
@@ -131,7 +137,7 @@ static ssize_t read_self(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	(void)ctx;
 	struct iovec l = { buf, len }, r = { (void *)addr, len };
-	ssize_t n = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+	ssize_t n = process_vm_readv(self_pid, &l, 1, &r, 1, 0);
 	return n < 0 ? -1 : n;
 }
 
@@ -160,10 +166,13 @@ static void on_trap(int sig, siginfo_t *si, void *uv)
 	ucontext_t *uc = uv;
 	greg_t *g = uc->uc_mcontext.gregs;
 	const struct iblock *b;
-	const struct iexit *e = itrans_exit_at(x, (uint64_t)g[REG_RIP] - 1,
-					       &b);
+	const struct iexit *e = itrans_exit_at(x, (uint64_t)g[REG_RIP], &b);
 	if (!e)
 		abort();
+	/* The stub's registers, as the supervisor takes them back. */
+	g[REG_RAX] = (greg_t)ring[ISLOT_XRAX / 8];
+	g[REG_RCX] = (greg_t)ring[ISLOT_XRCX / 8];
+	g[REG_R11] = (greg_t)ring[ISLOT_XR11 / 8];
 	exits++;
 	uint64_t to = e->target, at;
 	if (e->ret_miss) {
@@ -275,6 +284,18 @@ static void test_locate(void)
 	if (!CHECK(b, "%s", why))
 		return;
 	uint64_t base = itrans_entry(x, b) - b->off;
+	/* What a guardian reads: the header, the probe's place. */
+	struct itrans_hdr h;
+	memcpy(&h, cache + b->off - ITRANS_HDR, sizeof(h));
+	CHECK(h.magic == ITRANS_MAGIC && h.pc == b->pc && h.rt == b->rt);
+	CHECK_U64(b->probe - b->off, ITRANS_PROBE);
+	for (unsigned j = 0; j < b->n_exit; j++) {
+		uint64_t to;
+		const uint8_t *st = cache + b->exit[j].stub;
+		memcpy(&to, st + ITRANS_STUB - 8, 8);
+		CHECK(st[ITRANS_STUB_SC - 2] == 0x0f &&
+		      st[ITRANS_STUB_SC - 1] == 0x05 && to == b->exit[j].target);
+	}
 	CHECK(itrans_locate(x, base + b->off, &pos) && pos.done == 0 &&
 	      pos.pc == b->pc && !pos.rt_spilled && !pos.rt_live);
 	CHECK(itrans_locate(x, base + b->probe, &pos) && pos.probe &&
@@ -313,7 +334,19 @@ int main(void)
 	struct sigaction sa = { 0 };
 	sa.sa_sigaction = on_trap;
 	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGTRAP, &sa, NULL);
+	sigaction(SIGSYS, &sa, NULL);
+	self_pid = getpid();
+	/* getpid (the exits' system call) traps: SIGSYS, not run. */
+	struct sock_filter filt[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ITRANS_STUB_NR, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(filt) / sizeof(filt[0]), filt };
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0);
 	CHECK(syscall(SYS_arch_prctl, ARCH_SET_GS, ring) == 0);
 
 	/* The loop over an array: its loads, in order. */
