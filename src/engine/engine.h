@@ -123,6 +123,9 @@ struct engine_ops {
 	bool (*trap)(struct tracer *tr, struct tracee *t);
 	/* T leaves the window (stopped or gone): unpin it. */
 	void (*end_window)(struct tracer *tr, struct tracee *t);
+	/* The target is about to be let go (detached), its threads
+	 * stopped: take out of it what the engine put in (NULL: nothing). */
+	void (*release)(struct tracer *tr);
 };
 
 extern const struct engine_ops step_engine;

@@ -67,6 +67,7 @@ struct inst {
 	bool ready;			/* the ring is mapped */
 	pid_t owner;			/* the one thread that runs in the
 					 * cache (one slot); others step */
+	unsigned execs;			/* the image's (tr->execs) */
 	uint8_t *ring;			/* ours: the slot, then the ring */
 	uint64_t ring_at;
 	uint64_t stop;			/* the stop pc the blocks end at */
@@ -186,6 +187,14 @@ static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 	in->ready = false;
 }
 
+/* The image the ring and caches were mapped in is gone (an exec): our
+ * views of them go, nothing to take out of the target. */
+static void drop_local(struct inst *in)
+{
+	unmap_all(NULL, NULL, in);
+	in->owner = 0;
+}
+
 /* Why T's window cannot run from a cache, or NULL. */
 static const char *cannot(struct tracer *tr, struct tracee *t)
 {
@@ -286,6 +295,7 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 	in->ready = true;
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
 	in->pid = tr->target_pid;
+	in->execs = tr->execs;
 	in->maps++;
 	return true;
 fail:
@@ -565,6 +575,8 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 	struct inst *in = inst_of(tr);
 	if (in->pid != tr->target_pid)
 		in->off = NULL, in->said = false;
+	if (in->ready && in->execs != tr->execs)
+		drop_local(in);
 	if (!in->off)
 		in->off = cannot(tr, t);
 	if (!in->off && !in->ready)
@@ -788,18 +800,35 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 	t->sysemu = false;
 	if (in && in->owner == t->tid)
 		in->owner = 0;
-	if (in && in->ready && !in->owner && !tr->n_active) {
-		for (unsigned i = 0; i < in->n_caches; i++) {
-			unsigned nb;
-			size_t bytes;
-			itrans_usage(in->caches[i].x, &nb, &bytes);
-			in->blocks += nb;
-		}
-		unmap_all(tr, t, in);
-	}
 	if (in && !tr->n_active)
 		in->off = NULL;		/* probed again at the next window */
 	step_engine.end_window(tr, t);
+}
+
+/* The ring and the caches stay mapped from one window to the next (the
+ * blocks stay translated): they are taken out of the target when it is
+ * let go, through any of its stopped threads. */
+static void inst_release(struct tracer *tr)
+{
+	struct inst *in = inst_of(tr);
+	if (!in || !in->ready)
+		return;
+	if (in->execs != tr->execs) {
+		drop_local(in);
+		return;
+	}
+	struct tracee *t = tr->tracees;
+	while (t && (!tracee_stopped(t) || (t->flags & TF_EXITING) ||
+		     t->in_cache))
+		t = t->next;
+	for (unsigned i = 0; i < in->n_caches; i++) {
+		unsigned nb;
+		size_t bytes;
+		itrans_usage(in->caches[i].x, &nb, &bytes);
+		in->blocks += nb;
+	}
+	unmap_all(tr, t, in);
+	in->owner = 0;
 }
 
 const struct engine_ops instrument_engine = {
@@ -808,6 +837,7 @@ const struct engine_ops instrument_engine = {
 	.run = inst_run,
 	.trap = inst_trap,
 	.end_window = inst_end_window,
+	.release = inst_release,
 };
 
 void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)

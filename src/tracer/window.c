@@ -133,6 +133,8 @@ void window_release(struct tracer *tr)
 		}
 		t->flags &= ~TF_TRAPPED;
 	}
+	if (tr->engine->release)
+		tr->engine->release(tr);
 	pid_t any = tr->tracees ? tr->tracees->tid : tr->target_pid;
 	for (unsigned i = 0; i < N_INT3; i++) {
 		uint64_t addr = tracer_int3(tr, i)->addr;

@@ -1,0 +1,73 @@
+#!/bin/sh
+# The instrument engine (issue 29) side by side with Cachegrind's whole
+# run and the emulate engine, in one run, ROUNDS times:
+#   region       bench/region.c x10, --start=work (integer C, no libc)
+#   region-libc  bench/region-libc.c x4, --start=work (glibc's AVX2/EVEX
+#                string functions, qsort, snprintf)
+#   python json  a whole run of python3.11 over 20,000 dicts
+#                (PYTHONHASHSEED=0, a clean environment)
+#   windows      bench/windows.c: 2,000 windows of ~20 instructions
+#                (--intervals=2000): a window's fixed cost
+#   cpython      bench/cpython/window.sh: an attached python3 loop, a 2 s
+#                toggle window, each engine
+# Pinned to one CPU but the attached one.  Wall times of the whole
+# command; "x" is the ratio to Cachegrind's time in the same round.
+#   sh bench/instrument.sh [BUILDDIR] [ROUNDS]
+set -eu
+B=$(realpath "${1:-build}"); N=${2:-2}
+S=$(realpath "$(dirname "$0")/..")
+W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+G="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
+for p in region region-libc windows; do
+	cc -O2 -g -fno-pie -no-pie -o "$W/$p" "$S/bench/$p.c"
+done
+cat >"$W/pyjson.py" <<'EOF'
+import json
+d = [{"k%d" % i: i, "v": [i, i * 2, str(i)]} for i in range(20000)]
+print(len(json.loads(json.dumps(d))))
+EOF
+now() { date +%s.%N; }
+secs() { echo "$2 - $1" | bc; }
+ir() { sed -n 's/^summary: \([0-9]*\).*/\1/p' "$1"; }
+# run LABEL CT-OPTIONS -- PROG ARGS: Cachegrind, then each engine
+run() {
+	label=$1; shift
+	prog=$(for a in "$@"; do echo "$a"; done | sed -n '/^--$/,$p' | sed 1d |
+		tr '\n' ' ')
+	for i in $(seq "$N"); do
+		t0=$(now)
+		# shellcheck disable=SC2086
+		env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 taskset -c 0 \
+			valgrind --tool=cachegrind $G --cache-sim=yes \
+			--cachegrind-out-file="$W/vg.out" $prog >/dev/null 2>&1
+		vg=$(secs "$t0" "$(now)")
+		printf "%s: Cachegrind %.2f s (%s Ir)" "$label" "$vg" "$(ir "$W/vg.out")"
+		for e in emulate instrument; do
+			t0=$(now)
+			env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 taskset -c 0 \
+				"$B/cachetrace" --engine=$e $G -o "$W/$e.out" \
+				"$@" >/dev/null 2>"$W/$e.err"
+			t=$(secs "$t0" "$(now)")
+			printf ", %s %.2f s (%sx)" "$e" "$t" \
+				"$(echo "scale=1; $t / $vg" | bc)"
+		done
+		echo
+		if ! cmp -s "$W/emulate.out" "$W/instrument.out"; then
+			grep -v '^desc: Engine' "$W/emulate.out" >"$W/a"
+			grep -v '^desc: Engine' "$W/instrument.out" >"$W/b"
+			cmp -s "$W/a" "$W/b" && echo "  profiles identical" ||
+				echo "  profiles differ"
+		fi
+	done
+	grep -o 'Engine: instrument.*' "$W/instrument.err" || true
+	grep -o 'Stepped most.*' "$W/instrument.err" || true
+}
+run "region x10" --start=work -- "$W/region" 10
+run "region-libc x4" --start=work -- "$W/region-libc" 4
+run "python json (whole run)" -- python3.11 "$W/pyjson.py"
+run "windows x2000" --start=work --intervals=2000 -- "$W/windows" 2000
+for e in emulate instrument; do
+	echo "cpython attached, $e:"
+	sh "$S/bench/cpython/window.sh" "$B" 2 -- --engine=$e |
+		grep -E 'Traced|target'
+done
