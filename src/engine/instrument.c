@@ -589,16 +589,21 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 	return 0;
 }
 
-/* T is at an exit's PTRACE_SYSEMU stop: a single step from there first
- * reports the end of the system call that never ran (nothing executed).
- * Taken here, before the step engine's step: false when T went away. */
+/* T is at an exit's PTRACE_SYSEMU stop: a single step from there would
+ * first report the end of the system call that never ran, as a SIGTRAP
+ * queued like a signal (measured: a job-control stop pending then comes
+ * first, and the SIGTRAP was delivered after the detach: the target died,
+ * faults-sw-threads).  PTRACE_SYSCALL takes it to the system call's exit
+ * stop instead, synchronously, nothing executed; from there a step is a
+ * step.  Done here, before the step engine's step and when T leaves the
+ * window: false when T went away. */
 static bool flush_sysemu(struct tracee *t)
 {
 	if (!t->sysemu)
 		return true;
 	t->sysemu = false;
 	int status;
-	if (tracee_restart(t, PTRACE_SINGLESTEP, 0) < 0 ||
+	if (tracee_restart(t, PTRACE_SYSCALL, 0) < 0 ||
 	    tracee_wait(t->tid, &status) <= 0)
 		return false;
 	if (WIFSTOPPED(status))
@@ -840,6 +845,19 @@ const struct engine_ops instrument_engine = {
 	.release = inst_release,
 };
 
+/* The blocks of the caches mapped now. */
+static uint64_t blocks_now(const struct inst *in)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < in->n_caches; i++) {
+		unsigned nb;
+		size_t bytes;
+		itrans_usage(in->caches[i].x, &nb, &bytes);
+		n += nb;
+	}
+	return n;
+}
+
 void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
 {
 	const struct inst *in = tr->inst;
@@ -848,7 +866,8 @@ void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
 	fprintf(f, "%sEngine: instrument: %" PRIu64 " instructions from the "
 		"code cache (%" PRIu64 " blocks translated, %" PRIu64 " exits, "
 		"%" PRIu64 " stops inside), %" PRIu64 " stepped",
-		prefix, in->cached, in->blocks, in->exits, in->recovered,
+		prefix, in->cached, in->blocks + blocks_now(in), in->exits,
+		in->recovered,
 		tr->eng.steps - in->cached);
 	if (in->off)
 		fprintf(f, "; stepped because %s", in->off);

@@ -51,7 +51,7 @@ tot=$(sed -n 's/^summary: \([0-9]*\).*/\1/p' sum.cg)
 	fail "summary I refs '$irs' vs file total '$tot'"
 grep -q 'Branches:' err.txt && pass "summary has branches" ||
 	fail "summary lacks Branches:"
-grep -Eq 'Traced [0-9]+ instructions in [0-9.]+ s \([0-9.]+k/s\) by the (emulate|step|lockstep) engine' err.txt && pass "stepping rate printed" ||
+grep -Eq 'Traced [0-9]+ instructions in [0-9.]+ s \([0-9.]+k/s\) by the (emulate|step|lockstep|instrument) engine' err.txt && pass "stepping rate printed" ||
 	fail "no stepping rate line"
 # The live progress line: on a terminal only, and not with -q.  script(1)
 # gives cachetrace a pseudo-terminal; main() steps ~1.5 s (the step
