@@ -255,6 +255,18 @@ uint64_t decode_mem_addr(const struct insn *insn,
 bool decode_copy(const struct insn *insn, const uint8_t **bytes,
 		 unsigned *disp_off, uint16_t *gprs);
 
+/* A string instruction (movs, cmps, stos, lods, scas; with or without a
+ * rep prefix): true with its element's bytes and whether it goes through
+ * rsi and through rdi.  False for any other (SSE2's movsd and cmpsd, to
+ * which Capstone gives the string instructions' ids, among them) and for
+ * one with 32-bit addressing. */
+bool decode_string(const struct insn *insn, unsigned *esize, bool *si,
+		   bool *di);
+
+/* Where general register NUM (encoding order: 0 rax .. 15 r15) lives in
+ * struct user_regs_struct, counted in 64-bit words. */
+unsigned decode_gpr_slot(unsigned num);
+
 /* A direct jmp, call or jcc's destination. */
 uint64_t decode_branch_target(const struct insn *insn);
 

@@ -27,6 +27,11 @@ uint8_t gpr_slot(unsigned int num)
 	return num < 16 ? gpr_slots[num] : SLOT_NONE;
 }
 
+unsigned decode_gpr_slot(unsigned num)
+{
+	return gpr_slots[num & 15];
+}
+
 /* Capstone general register -> (encoding number, width in bytes). */
 static bool cs_gpr(x86_reg r, unsigned int *num, unsigned int *width)
 {
@@ -745,6 +750,19 @@ bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp)
 	int32_t rel;
 	memcpy(&rel, call + 1, sizeof(rel));
 	return call[0] == 0xe8 && ret + (uint64_t)(int64_t)rel == pc;
+}
+
+bool decode_string(const struct insn *insn, unsigned *esize, bool *si,
+		   bool *di)
+{
+	const struct drec *r = (const struct drec *)insn;
+	if (r->cls != SC_STR || r->addr32)
+		return false;
+	*esize = r->esize;
+	*si = r->str_op == STR_MOVS || r->str_op == STR_CMPS ||
+	      r->str_op == STR_LODS;
+	*di = r->str_op != STR_LODS;
+	return true;
 }
 
 uint64_t decode_branch_target(const struct insn *insn)

@@ -16,10 +16,19 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "error.h"
+
+bool is_mm_syscall(unsigned long long nr)
+{
+	return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect ||
+	       nr == SYS_brk || nr == SYS_mremap || nr == SYS_shmat ||
+	       nr == SYS_shmdt || nr == SYS_pkey_mprotect ||
+	       nr == SYS_madvise || nr == SYS_remap_file_pages;
+}
 
 double now_seconds(void)
 {

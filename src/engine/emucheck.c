@@ -45,32 +45,7 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix)
 		fprintf(f, "%sLockstep: %" PRIu64 " instructions compared, %"
 			PRIu64 " divergence%s\n", prefix, em->compared,
 			em->divergences, em->divergences == 1 ? "" : "s");
-	/* The fallbacks that cost most: the five largest counts. */
-	unsigned top[5], n_top = 0;
-	const struct emu_fb_count *fb = em->fb;
-	for (unsigned i = 0; i < X86_INS_ENDING + em->n_fb_extra; i++) {
-		uint64_t c = fb[i].n;
-		if (!c)
-			continue;
-		unsigned k = n_top;
-		if (k == 5) {
-			if (fb[top[4]].n >= c)
-				continue;
-			k = 4;
-		} else {
-			n_top++;
-		}
-		for (; k > 0 && fb[top[k - 1]].n < c; k--)
-			top[k] = top[k - 1];
-		top[k] = i;
-	}
-	if (!n_top)
-		return;
-	fprintf(f, "%sOn the real CPU most:", prefix);
-	for (unsigned i = 0; i < n_top; i++)
-		fprintf(f, "%s %s %" PRIu64, i ? "," : "", fb[top[i]].name,
-			fb[top[i]].n);
-	fputc('\n', f);
+	insn_tally_print(em->fb, f, prefix, "On the real CPU most");
 }
 
 bool emu_diverged(const struct tracer *tr)

@@ -343,14 +343,6 @@ bool fp_equal(const struct user_fpregs_struct *a,
 
 /* ---- the code hook ---- */
 
-bool is_mm_syscall(unsigned long long nr)
-{
-	return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect ||
-	       nr == SYS_brk || nr == SYS_mremap || nr == SYS_shmat ||
-	       nr == SYS_shmdt || nr == SYS_pkey_mprotect ||
-	       nr == SYS_madvise || nr == SYS_remap_file_pages;
-}
-
 /* The hooked instruction P (pending) at the same pc again with its count
  * used up: a rep string that finished in its last iteration. */
 static bool rep_finished(const struct insn *p, const struct user_regs_struct *now)
@@ -854,7 +846,7 @@ struct emu *emu_get(struct tracer *tr)
 				  uc_strerror(err));
 	if (!host_forced("uc-regs", "api"))
 		em->gprs = find_gprs(em->uc);
-	em->fb = xcalloc(X86_INS_ENDING + EMU_FB_EXTRA, sizeof(*em->fb));
+	em->fb = insn_tally_new();
 	char why[160];
 	if (!host_forced("native", "no")) {
 		em->nx = native_new(why, sizeof(why));
@@ -886,7 +878,7 @@ void emu_free(struct tracer *tr)
 		return;
 	emumem_free(em->mem);
 	uc_close(em->uc);
-	free(em->fb);
+	insn_tally_free(em->fb);
 	native_free(em->nx);
 	free(em->xs);
 	free(em->xs_spare);

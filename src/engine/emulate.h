@@ -63,13 +63,7 @@ enum {
 	EF_IDLE = 64,		/* ... and its real step had run nothing */
 };
 
-#define EMU_FB_EXTRA 32
 #define EMU_LEAN_BUF ENGINE_LEAN_RUN
-struct emu_fb_count {
-	char name[16];			/* the mnemonic */
-	uint64_t n;
-};
-
 struct emu {
 	uc_engine *uc;
 	const uint64_t *gprs;		/* QEMU's sixteen general registers,
@@ -141,11 +135,7 @@ struct emu {
 	uint64_t emulated, fallbacks, slices;
 	uint64_t natives;		/* of emulated: run on our CPU */
 	uint64_t parked;		/* turns given away in a futex wait */
-	/* Fallbacks per mnemonic: at a Capstone id, then (id 0: what
-	 * only our own decoder knows, e.g. the EVEX mask instructions
-	 * Capstone 4.0.2 cannot decode) EMU_FB_EXTRA more by name. */
-	struct emu_fb_count *fb;
-	unsigned n_fb_extra;
+	struct insn_tally *fb;		/* the fallbacks, per mnemonic */
 };
 
 /* The general registers Unicorn and struct user_regs_struct share, in
@@ -201,8 +191,6 @@ void fp_merge(struct user_fpregs_struct *dst,
 	      const struct user_fpregs_struct *src);
 bool fp_equal(const struct user_fpregs_struct *a,
 	      const struct user_fpregs_struct *b);
-/* NR is a system call that changes the maps. */
-bool is_mm_syscall(unsigned long long nr);
 /* A signal T does not block is pending for it. */
 bool signal_pending(struct tracee *t);
 /* The call stacks' unwinder reads thread TID: the emulator's state

@@ -546,31 +546,7 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 void emu_note_fallback(struct emu *em, const struct insn *in)
 {
 	em->fallbacks++;
-	char name[sizeof(em->fb->name)];
-	size_t len = strcspn(in->text, " ");
-	if (len >= sizeof(name))
-		len = sizeof(name) - 1;
-	memcpy(name, in->text, len);
-	name[len] = '\0';
-	struct emu_fb_count *c = NULL;
-	if (in->id > 0 && in->id < X86_INS_ENDING) {
-		c = &em->fb[in->id];
-	} else {
-		/* By name; the last slot takes what does not fit. */
-		struct emu_fb_count *x = em->fb + X86_INS_ENDING;
-		for (unsigned i = 0; i < em->n_fb_extra && !c; i++)
-			if (!strcmp(x[i].name, name))
-				c = &x[i];
-		if (!c && em->n_fb_extra < EMU_FB_EXTRA)
-			c = &x[em->n_fb_extra++];
-		if (!c) {
-			c = &x[EMU_FB_EXTRA - 1];
-			snprintf(name, sizeof(name), "(more)");
-		}
-	}
-	if (!c->n || in->id == 0)
-		memcpy(c->name, name, sizeof(name));
-	c->n++;
+	insn_tally_add(em->fb, in);
 }
 
 /* What a real step may have changed, for the next slice: the pages the

@@ -150,7 +150,19 @@ void step_check_landing(struct tracer *tr, struct tracee *t,
 /* Account the step T trapped from (step_engine.trap). */
 bool step_trap(struct tracer *tr, struct tracee *t);
 
+/* tally.c: instructions counted by mnemonic, for the summary's line of
+ * the five an engine ran on the real CPU (or stepped) most. */
+struct insn_tally;
+struct insn_tally *insn_tally_new(void);
+void insn_tally_free(struct insn_tally *t);
+void insn_tally_add(struct insn_tally *t, const struct insn *in);
+/* "PREFIXTITLE: name n, ..." and a newline; nothing when none. */
+void insn_tally_print(const struct insn_tally *t, FILE *f, const char *prefix,
+		      const char *title);
+
 /* account.c: shared by the engines. */
+/* NR is a system call that changes the maps. */
+bool is_mm_syscall(unsigned long long nr);
 double now_seconds(void);
 /* Decode the instruction T is about to execute (at t->regs.rip).
  * Returns 0, or -1 when it cannot be read. */

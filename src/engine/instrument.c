@@ -3,34 +3,37 @@
  * each block it runs writes its number and its instructions' data
  * addresses to a ring the supervisor shares with it.
  *
- * - At the window's first run the supervisor maps into the target, by
- *   system calls injected through ptrace (src/tracer/inject.c), a ring
- *   with the thread's slot in front of it and a guard page behind it,
- *   and a code cache near the code at the window's start (so that the
- *   copies' rip-relative operands reach).  Both are memfds the
- *   supervisor maps too: it writes the cache and reads the ring in its
- *   own memory.  They are unmapped at the window's end.
+ * - At the first run of a window the supervisor maps into the target, by
+ *   system calls injected through ptrace (src/tracer/inject.c), the ring
+ *   (the thread's slot, the table of branch targets, the records, a guard
+ *   page), and then a code cache near each region of code the thread
+ *   runs (the copies' rip-relative operands must reach).  All are memfds
+ *   the supervisor maps too: it writes the caches and reads the ring in
+ *   its own memory.  They stay from one window to the next and are taken
+ *   out when the target is let go (inst_release); an exec drops them.
  * - The thread enters the cache with its registers as they are, rip at
- *   the block's copy and its gs base at the slot (the target does not use
- *   gs: a thread whose gs base is set is stepped instead).  It runs until
- *   an exit: a block ends where an instruction the cache does not run
- *   comes (not lean, a return, an indirect branch, a system call, the
- *   stop address), and its int3 stub traps to the supervisor.  Linked
- *   blocks jump to each other without it.
+ *   the block's copy and its gs base at the slot (a thread with a gs base
+ *   of its own is stepped), under PTRACE_SYSEMU.  It runs until an exit:
+ *   a stub whose system call the supervisor stops at and never lets run,
+ *   where a block ends before an instruction the cache does not run (not
+ *   lean, a system call, the stop address), or a return or indirect
+ *   branch the table does not know.  Linked blocks jump to each other,
+ *   and known returns and indirect branches go through the table.
  * - At an exit the ring is read into the same accounting the emulator's
  *   lean instructions go through (engine_account_leans), so the profile
- *   is decode_lean's, step for step.  The instruction at the exit is then
- *   stepped on the CPU (the step engine's path) unless a block starts
- *   there.
+ *   is decode_lean's, step for step.  The instruction there runs from a
+ *   block of its own, alone if it is a string instruction, or is stepped
+ *   on the CPU (the step engine's path).
  * - A signal or a fault in the cache: the thread's state is put back as
  *   it is at the original instruction (the scratch registers from the
  *   slot, a call's half-done push undone), the instructions of the block
  *   that completed are accounted, and the signal goes to the step
  *   engine's path at the original pc.  The ring's guard fault is ours:
  *   the ring is read and emptied, and the block runs again.
- * - Not in the cache (every instruction stepped, said once): call
- *   stacks, --stop-watch, --max-instructions, --threads=all, a target
- *   with a seccomp filter or its own gs base. */
+ * - Stepped instead (said once): call stacks, --stop-watch,
+ *   --max-instructions, --threads=all, a target with a seccomp filter or a
+ *   thread with its own gs base; threads other than the one in the cache
+ *   (one slot). */
 #include "engine.h"
 
 #include <capstone/capstone.h>
@@ -45,6 +48,7 @@
 #include "error.h"
 #include "itrans.h"
 #include "journal.h"
+#include "procmaps.h"
 #include "tracer.h"
 
 #define RING_BYTES (4u << 20)		/* records between two reads */
@@ -74,11 +78,12 @@ struct inst {
 	uint32_t gen;			/* the decoder's, when translated */
 	const char *off;		/* why nothing runs from the cache */
 	bool said;
-	uint64_t cached, exits, recovered, blocks, maps;
+	uint64_t cached, exits, recovered, maps;
+	uint64_t blocks;		/* translated in caches taken out */
+	struct user_regs_struct solo_before;	/* a string instruction's */
+	struct insn_tally *stepped;	/* by mnemonic */
 	/* The target's executable mappings it cannot write, read again
 	 * after each system call that may change them. */
-	struct user_regs_struct solo_before;	/* a string instruction's */
-	struct { char name[16]; uint64_t n; } stepped[64];	/* by mnemonic */
 	struct { uint64_t lo, hi; } *code;
 	size_t n_code, cap_code;
 	bool maps_stale;
@@ -87,27 +92,24 @@ struct inst {
 /* Read the ranges of IN's code that the cache may copy. */
 static void read_code_ranges(struct inst *in, pid_t pid)
 {
-	char path[64], line[512], perm[8];
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	struct maps_iter it;
+	struct maps_entry m;
 	in->n_code = 0;
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (!maps_open(&it, pid))
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t lo, hi;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi,
-			   perm) != 3 || perm[2] != 'x' || perm[1] == 'w' ||
-		    strstr(line, "cachetrace-"))
+	while (maps_next(&it, &m)) {
+		if (m.perms[2] != 'x' || m.perms[1] == 'w' ||
+		    strstr(m.name, "cachetrace-"))
 			continue;
 		if (in->n_code == in->cap_code) {
 			in->cap_code = in->cap_code ? 2 * in->cap_code : 64;
 			in->code = xreallocarray(in->code, in->cap_code,
 						 sizeof(*in->code));
 		}
-		in->code[in->n_code].lo = lo;
-		in->code[in->n_code++].hi = hi;
+		in->code[in->n_code].lo = m.lo;
+		in->code[in->n_code++].hi = m.hi;
 	}
-	fclose(f);
+	maps_close(&it);
 	in->maps_stale = false;
 }
 
@@ -145,28 +147,40 @@ static uint64_t ring_start(const struct inst *in)
 #define RING_HINT 0x200000000000ull
 static uint64_t free_range(pid_t pid, uint64_t from, size_t len)
 {
-	char path[64], line[512];
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	struct maps_iter it;
+	struct maps_entry m;
+	if (!maps_open(&it, pid))
 		return 0;
 	uint64_t at = (from + 0xfffff) & ~0xfffffull;
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t lo, hi;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) != 2)
+	while (maps_next(&it, &m)) {
+		if (m.hi <= at || m.lo >= at + len)
 			continue;
-		if (hi <= at || lo >= at + len)
-			continue;
-		at = (hi + 0xfffff) & ~0xfffffull;	/* past it: the maps
+		at = (m.hi + 0xfffff) & ~0xfffffull;	/* past it: the maps
 							 * are in order */
 	}
-	fclose(f);
+	maps_close(&it);
 	return at - from < (768ull << 20) ? at : 0;
 }
 
+/* The blocks of the caches mapped now. */
+static uint64_t blocks_now(const struct inst *in)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < in->n_caches; i++) {
+		unsigned nb;
+		size_t bytes;
+		itrans_usage(in->caches[i].x, &nb, &bytes);
+		n += nb;
+	}
+	return n;
+}
+
+/* The ring and the caches go: our views of them, and through T (when
+ * there is one, not exiting) the target's. */
 static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 {
 	const char *why;
+	in->blocks += blocks_now(in);
 	for (unsigned i = 0; i < in->n_caches; i++) {
 		struct icache *c = &in->caches[i];
 		if (guard_journal)
@@ -304,29 +318,6 @@ fail:
 	return false;
 }
 
-/* Instruction IN is stepped: counted by its mnemonic for the summary. */
-static void count_stepped(struct inst *in, const struct insn *ins)
-{
-	char name[16];
-	size_t k = 0;
-	while (ins->text[k] && ins->text[k] != ' ' && k + 1 < sizeof(name)) {
-		name[k] = ins->text[k];
-		k++;
-	}
-	name[k] = 0;
-	for (unsigned i = 0; i < 64; i++) {
-		if (!in->stepped[i].n) {
-			memcpy(in->stepped[i].name, name, k + 1);
-			in->stepped[i].n = 1;
-			return;
-		}
-		if (!strcmp(in->stepped[i].name, name)) {
-			in->stepped[i].n++;
-			return;
-		}
-	}
-}
-
 /* Every block goes, and the returns' table with them. */
 static void reset(struct inst *in)
 {
@@ -388,24 +379,18 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 
 static uint64_t *gpr(struct user_regs_struct *r, unsigned num)
 {
-	switch (num) {
-	case 0: return (uint64_t *)&r->rax;
-	case 1: return (uint64_t *)&r->rcx;
-	case 2: return (uint64_t *)&r->rdx;
-	case 3: return (uint64_t *)&r->rbx;
-	case 4: return (uint64_t *)&r->rsp;
-	case 5: return (uint64_t *)&r->rbp;
-	case 6: return (uint64_t *)&r->rsi;
-	case 7: return (uint64_t *)&r->rdi;
-	case 8: return (uint64_t *)&r->r8;
-	case 9: return (uint64_t *)&r->r9;
-	case 10: return (uint64_t *)&r->r10;
-	case 11: return (uint64_t *)&r->r11;
-	case 12: return (uint64_t *)&r->r12;
-	case 13: return (uint64_t *)&r->r13;
-	case 14: return (uint64_t *)&r->r14;
-	default: return (uint64_t *)&r->r15;
-	}
+	return (uint64_t *)(void *)r + decode_gpr_slot(num);
+}
+
+/* T, out of the cache, goes on from registers R, with its own gs base:
+ * false when they cannot be set. */
+static bool back_at(struct tracee *t, struct user_regs_struct *r)
+{
+	r->gs_base = t->regs.gs_base;
+	t->regs = *r;
+	t->in_cache = false;
+	t->insn = NULL;
+	return tracee_setregs(t->tid, r) == 0;
 }
 
 /* Account string instruction IN, run alone from registers B0 to A (its
@@ -420,28 +405,8 @@ static void account_string(struct tracer *tr, struct tracee *t,
 {
 	unsigned es;
 	bool si, di;
-	switch (in->id) {
-	case X86_INS_MOVSB: es = 1; si = di = true; break;
-	case X86_INS_MOVSW: es = 2; si = di = true; break;
-	case X86_INS_MOVSD: es = 4; si = di = true; break;
-	case X86_INS_MOVSQ: es = 8; si = di = true; break;
-	case X86_INS_CMPSB: es = 1; si = di = true; break;
-	case X86_INS_CMPSW: es = 2; si = di = true; break;
-	case X86_INS_CMPSD: es = 4; si = di = true; break;
-	case X86_INS_CMPSQ: es = 8; si = di = true; break;
-	case X86_INS_STOSB: es = 1; si = false; di = true; break;
-	case X86_INS_STOSW: es = 2; si = false; di = true; break;
-	case X86_INS_STOSD: es = 4; si = false; di = true; break;
-	case X86_INS_STOSQ: es = 8; si = false; di = true; break;
-	case X86_INS_SCASB: es = 1; si = false; di = true; break;
-	case X86_INS_SCASW: es = 2; si = false; di = true; break;
-	case X86_INS_SCASD: es = 4; si = false; di = true; break;
-	case X86_INS_SCASQ: es = 8; si = false; di = true; break;
-	case X86_INS_LODSB: es = 1; si = true; di = false; break;
-	case X86_INS_LODSW: es = 2; si = true; di = false; break;
-	case X86_INS_LODSD: es = 4; si = true; di = false; break;
-	default: es = 8; si = true; di = false; break;
-	}
+	if (!decode_string(in, &es, &si, &di))
+		return;			/* itrans_solo takes no other */
 	uint64_t step = (a->eflags & 0x400) ? -(uint64_t)es : es;
 	uint64_t next = in->pc + in->len;
 	struct user_regs_struct bk = *b0, ak;
@@ -497,11 +462,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		in->recovered++;
 		account_string(tr, t, b->in[0], &in->solo_before, &r, false);
 		r.rip = b->pc;
-		r.gs_base = t->regs.gs_base;
-		t->regs = r;
-		t->in_cache = false;
-		t->insn = NULL;
-		return tracee_setregs(t->tid, &r) == 0;
+		return back_at(t, &r);
 	}
 	uint64_t rec = 8 * (1 + (uint64_t)b->n_addr);
 	uint64_t *rt = gpr(&r, b->rt);
@@ -555,10 +516,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 	if (pos.probe && t->inject == SIGSEGV)
 		t->inject = 0;		/* the ring's guard: ours */
 	r.rip = pos.pc;
-	r.gs_base = t->regs.gs_base;
-	t->regs = r;
-	t->in_cache = false;
-	return tracee_setregs(t->tid, &r) == 0;
+	return back_at(t, &r);
 }
 
 static bool leave_cache(struct tracer *tr, struct tracee *t,
@@ -570,8 +528,10 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 	if (rc < 0)
 		return rc;
 	t->in_cache = false;
-	if (!tr->inst)
+	if (!tr->inst) {
 		tr->inst = xcalloc(1, sizeof(struct inst));
+		tr->inst->stepped = insn_tally_new();
+	}
 	struct inst *in = inst_of(tr);
 	if (in->pid != tr->target_pid)
 		in->off = NULL, in->said = false;
@@ -670,7 +630,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	}
 	if (!b || breakpoint_at_pc(tr, t)) {
 		if (first)
-			count_stepped(in, first);
+			insn_tally_add(in->stepped, first);
 		return stepped(tr, t);
 	}
 	struct user_regs_struct r = t->regs;
@@ -693,20 +653,12 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
 	if (!t->in_cache) {
-		/* A system call that may map, unmap or protect code: the
-		 * blocks and the ranges they may come from go. */
-		if (t->insn && t->insn->id == X86_INS_SYSCALL)
-			switch (t->regs.rax) {
-			case SYS_mmap: case SYS_munmap: case SYS_mprotect:
-			case SYS_mremap: case SYS_pkey_mprotect:
-			case SYS_remap_file_pages: case SYS_shmat:
-			case SYS_shmdt: case SYS_madvise:
-				if (in)
-					in->maps_stale = true;
-				break;
-			default:
-				break;
-			}
+		/* A system call that may map, unmap or protect code (not
+		 * brk, which maps none): the blocks and the ranges they may
+		 * come from go. */
+		if (in && t->insn && t->insn->id == X86_INS_SYSCALL &&
+		    is_mm_syscall(t->regs.rax) && t->regs.rax != SYS_brk)
+			in->maps_stale = true;
 		return step_trap(tr, t);
 	}
 	if (si_code_is_sent(tracee_si_code(t->tid))) {
@@ -749,11 +701,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 	if (b->kind == IEND_SOLO) {
 		r.rip = to;
 		account_string(tr, t, b->in[0], &in->solo_before, &r, true);
-		r.gs_base = t->regs.gs_base;
-		t->regs = r;
-		t->in_cache = false;
-		t->insn = NULL;
-		return tracee_setregs(t->tid, &r) == 0;
+		return back_at(t, &r);
 	}
 	if (x->ret_miss || x->ind_miss) {
 		/* A return or an indirect branch the table did not know:
@@ -787,11 +735,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
 	}
 	r.rip = to;
-	r.gs_base = t->regs.gs_base;
-	t->regs = r;
-	t->in_cache = false;
-	t->insn = NULL;
-	return tracee_setregs(t->tid, &r) == 0;
+	return back_at(t, &r);
 }
 
 static void inst_end_window(struct tracer *tr, struct tracee *t)
@@ -826,12 +770,6 @@ static void inst_release(struct tracer *tr)
 	while (t && (!tracee_stopped(t) || (t->flags & TF_EXITING) ||
 		     t->in_cache))
 		t = t->next;
-	for (unsigned i = 0; i < in->n_caches; i++) {
-		unsigned nb;
-		size_t bytes;
-		itrans_usage(in->caches[i].x, &nb, &bytes);
-		in->blocks += nb;
-	}
 	unmap_all(tr, t, in);
 	in->owner = 0;
 }
@@ -844,19 +782,6 @@ const struct engine_ops instrument_engine = {
 	.end_window = inst_end_window,
 	.release = inst_release,
 };
-
-/* The blocks of the caches mapped now. */
-static uint64_t blocks_now(const struct inst *in)
-{
-	uint64_t n = 0;
-	for (unsigned i = 0; i < in->n_caches; i++) {
-		unsigned nb;
-		size_t bytes;
-		itrans_usage(in->caches[i].x, &nb, &bytes);
-		n += nb;
-	}
-	return n;
-}
 
 void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
 {
@@ -872,25 +797,7 @@ void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
 	if (in->off)
 		fprintf(f, "; stepped because %s", in->off);
 	fputc('\n', f);
-	/* The five stepped most. */
-	unsigned top[5], n_top = 0;
-	for (unsigned i = 0; i < 64 && in->stepped[i].n; i++) {
-		unsigned k = n_top < 5 ? n_top++ : 5;
-		while (k > 0 && in->stepped[top[k - 1]].n < in->stepped[i].n) {
-			if (k < 5)
-				top[k] = top[k - 1];
-			k--;
-		}
-		if (k < 5)
-			top[k] = i;
-	}
-	if (!n_top)
-		return;
-	fprintf(f, "%sStepped most:", prefix);
-	for (unsigned i = 0; i < n_top; i++)
-		fprintf(f, "%s %s %" PRIu64, i ? "," : "", in->stepped[top[i]].name,
-			in->stepped[top[i]].n);
-	fputc('\n', f);
+	insn_tally_print(in->stepped, f, prefix, "Stepped most");
 }
 
 void inst_free(struct tracer *tr)
@@ -898,13 +805,9 @@ void inst_free(struct tracer *tr)
 	struct inst *in = tr->inst;
 	if (!in)
 		return;
-	for (unsigned i = 0; i < in->n_caches; i++) {
-		munmap(in->caches[i].local, CACHE_BYTES);
-		itrans_free(in->caches[i].x);
-	}
-	if (in->ring)
-		munmap(in->ring, ISLOT_SIZE + RING_BYTES + PAGE);
+	unmap_all(NULL, NULL, in);
 	free(in->code);
+	insn_tally_free(in->stepped);
 	free(in);
 	tr->inst = NULL;
 }

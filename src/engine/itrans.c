@@ -419,7 +419,6 @@ static void write_header(struct itrans *x, const struct iblock *b)
  * supervisor is there any more. */
 static void emit_stub(struct emit *e, uint64_t target)
 {
-	uint32_t start = e->at;
 	gs_move(e, true, 0, ISLOT_XRAX);
 	gs_move(e, true, 1, ISLOT_XRCX);
 	gs_move(e, true, 11, ISLOT_XR11);
@@ -432,7 +431,51 @@ static void emit_stub(struct emit *e, uint64_t target)
 	put8(e, 0xff); put8(e, 0x25);		/* jmp [rip + 0] */
 	put32(e, 0);
 	put64(e, target);
-	(void)start;
+}
+
+/* LEN bytes of SRC, the copy of (or made from) IN, whose rip-relative
+ * disp32, when it has one, is DISP_AT bytes in: moved so that it reaches
+ * what IN's reaches from IN's own pc (IN_DISP: where IN's own is). */
+static void emit_copy(struct itrans *x, struct emit *e, const struct insn *in,
+		      const uint8_t *src, unsigned len, unsigned disp_at,
+		      unsigned in_disp)
+{
+	const uint8_t *bytes;
+	unsigned disp;
+	uint16_t gprs;
+	uint32_t start = e->at;
+	for (unsigned j = 0; j < len; j++)
+		put8(e, src[j]);
+	if (!disp_at || e->at > e->cap)
+		return;
+	decode_copy(in, &bytes, &disp, &gprs);
+	int32_t d;
+	memcpy(&d, bytes + in_disp, 4);
+	uint64_t to = in->pc + in->len + (uint64_t)(int64_t)d;
+	uint64_t next = x->base + e->off + e->at;
+	int32_t nd = (int32_t)(int64_t)(to - next);
+	memcpy(e->p + start + disp_at, &nd, 4);
+}
+
+/* Push RET, a call's original return address, with no register: lea
+ * rsp, [rsp-8]; mov dword [rsp], low; mov dword [rsp+4], high. */
+static void emit_push_ret(struct emit *e, uint64_t ret)
+{
+	put8(e, 0x48); put8(e, 0x8d); put8(e, 0x64);		/* lea rsp, */
+	put8(e, 0x24); put8(e, 0xf8);				/* [rsp-8] */
+	put8(e, 0xc7); put8(e, 0x04); put8(e, 0x24);		/* mov [rsp], */
+	put32(e, (uint32_t)ret);
+	put8(e, 0xc7); put8(e, 0x44); put8(e, 0x24);		/* [rsp+4] */
+	put8(e, 0x04);
+	put32(e, (uint32_t)(ret >> 32));
+}
+
+/* mov rcx, gs:[rcx*8 + OFF]: a word of the table's entry */
+static void emit_tbl_load(struct emit *e, uint32_t off)
+{
+	put8(e, 0x65); put8(e, 0x48); put8(e, 0x8b);
+	put8(e, 0x0c); put8(e, 0xcd);
+	put32(e, off);
 }
 
 /* rcx = 2 * (rax's low 16 bits): the table's entry, in 8-byte units */
@@ -625,17 +668,7 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 	}
 	b->copy[i] = e->off + e->at;
 	if (!last_branch) {
-		uint32_t start = e->at;
-		for (unsigned j = 0; j < in->len; j++)
-			put8(e, bytes[j]);
-		if (disp && e->at <= e->cap) {
-			int32_t d;
-			memcpy(&d, bytes + disp, 4);
-			uint64_t to = in->pc + in->len + (uint64_t)(int64_t)d;
-			uint64_t next = x->base + e->off + e->at;
-			int32_t nd = (int32_t)(int64_t)(to - next);
-			memcpy(e->p + start + disp, &nd, 4);
-		}
+		emit_copy(x, e, in, bytes, in->len, disp, disp);
 		return;
 	}
 	switch (b->kind) {
@@ -665,23 +698,10 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		} else {
 			struct ind_mov m;
 			ind_operand(in, &m);
-			uint32_t start = e->at;
-			for (unsigned j = 0; j < m.len; j++)
-				put8(e, m.bytes[j]);
-			if (m.disp && e->at <= e->cap) {
-				int32_t d;
-				memcpy(&d, bytes + disp, 4);
-				uint64_t to = in->pc + in->len +
-					      (uint64_t)(int64_t)d;
-				uint64_t next = x->base + e->off + e->at;
-				int32_t nd = (int32_t)(int64_t)(to - next);
-				memcpy(e->p + start + m.disp, &nd, 4);
-			}
+			emit_copy(x, e, in, m.bytes, m.len, m.disp, disp);
 		}
 		emit_ret_index(e);
-		put8(e, 0x65); put8(e, 0x48); put8(e, 0x8b);	/* mov rcx, */
-		put8(e, 0x0c); put8(e, 0xcd);			/* gs:[rcx*8 */
-		put32(e, ISLOT_TBL);				/* + tbl] */
+		emit_tbl_load(e, ISLOT_TBL);			/* its pc */
 		put8(e, 0x48); put8(e, 0xf7); put8(e, 0xd1);	/* not rcx */
 		put8(e, 0x48); put8(e, 0x8d); put8(e, 0x4c);	/* lea rcx, */
 		put8(e, 0x08); put8(e, 0x01);			/* [rax+rcx+1] */
@@ -698,9 +718,7 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		if (jr < e->cap)
 			e->p[jr] = (uint8_t)(e->at - jr - 1);	/* hit: */
 		emit_ret_index(e);
-		put8(e, 0x65); put8(e, 0x48); put8(e, 0x8b);	/* mov rcx, */
-		put8(e, 0x0c); put8(e, 0xcd);			/* gs:[rcx*8 */
-		put32(e, ISLOT_TBL + 8);			/* + tbl + 8] */
+		emit_tbl_load(e, ISLOT_TBL + 8);		/* its code */
 		gs_move(e, true, 1, ISLOT_TGT);
 		gs_move(e, false, 1, ISLOT_RCX);
 		gs_move(e, false, 0, ISLOT_RAX);
@@ -709,14 +727,7 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 			put8(e, 0x48); put8(e, 0x8d); put8(e, 0x64); /* lea */
 			put8(e, 0x24); put8(e, 0x08);	/* rsp, [rsp+8] */
 		} else if (b->kind == IEND_ICALL) {
-			uint64_t ret = in->pc + in->len;
-			put8(e, 0x48); put8(e, 0x8d); put8(e, 0x64); /* lea */
-			put8(e, 0x24); put8(e, 0xf8);	/* rsp, [rsp-8] */
-			put8(e, 0xc7); put8(e, 0x04); put8(e, 0x24);
-			put32(e, (uint32_t)ret);	/* mov [rsp], lo */
-			put8(e, 0xc7); put8(e, 0x44); put8(e, 0x24);
-			put8(e, 0x04);
-			put32(e, (uint32_t)(ret >> 32)); /* [rsp+4], hi */
+			emit_push_ret(e, in->pc + in->len);
 		}
 		b->r_jmp = e->off + e->at;
 		put8(e, 0x65); put8(e, 0xff); put8(e, 0x24);	/* jmp gs:[tgt] */
@@ -724,18 +735,9 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		put32(e, ISLOT_TGT);
 		break;
 	}
-	case IEND_CALL: {
-		uint64_t ret = in->pc + in->len;
+	case IEND_CALL:
 		b->push_lea = e->off + e->at;
-		put8(e, 0x48); put8(e, 0x8d); put8(e, 0x64);	/* lea rsp, */
-		put8(e, 0x24); put8(e, 0xf8);			/* [rsp-8] */
-		put8(e, 0xc7); put8(e, 0x04); put8(e, 0x24);	/* mov [rsp], */
-		put32(e, (uint32_t)ret);
-		put8(e, 0xc7); put8(e, 0x44); put8(e, 0x24);	/* [rsp+4] */
-		put8(e, 0x04);
-		put32(e, (uint32_t)(ret >> 32));
-		b->push_done = e->off + e->at;
-	}
+		emit_push_ret(e, in->pc + in->len);
 		/* fall through */
 	default:
 		put8(e, 0xe9);
@@ -942,16 +944,9 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 
 bool itrans_is_string(const struct insn *in)
 {
-	/* By the opcode: Capstone names SSE2's movsd and cmpsd as the
-	 * string instructions (X86_INS_MOVSD, X86_INS_CMPSD). */
-	const uint8_t *b;
-	unsigned disp, at;
-	uint16_t gprs;
-	if (!decode_copy(in, &b, &disp, &gprs))
-		return false;
-	unsigned op = opcode_at(b, in->len, &at);
-	return at + 1 == in->len && ((op >= 0xa4 && op <= 0xa7) ||
-				     (op >= 0xaa && op <= 0xaf));
+	unsigned esize;
+	bool si, di;
+	return decode_string(in, &esize, &si, &di);
 }
 
 const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
@@ -965,7 +960,7 @@ const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 			return x->solos[i];
 
 	const uint8_t *bytes;
-	unsigned disp, at;
+	unsigned disp;
 	uint16_t gprs;
 	*why = NULL;
 	if (!itrans_is_string(in) || !decode_copy(in, &bytes, &disp, &gprs))
@@ -978,12 +973,6 @@ const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 		*why = "the code cache is full";
 	if (*why)
 		return NULL;
-	opcode_at(bytes, in->len, &at);
-	for (unsigned j = 0; j < at; j++)
-		if (bytes[j] == 0x67) {
-			*why = "32-bit addressing";
-			return NULL;
-		}
 	struct iblock *b = xcalloc(1, sizeof(*b));
 	b->pc = in->pc;
 	b->id = UINT32_MAX;		/* no record */

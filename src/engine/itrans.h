@@ -18,7 +18,7 @@
  *	Ii, copied (a rip-relative displacement moved)
  *	lea rT, [rT + REC]; mov gs:[CUR], rT; mov rT, gs:[ST]
  *	the end: a jcc and a jmp, a jmp, or a call's push and jmp, each to
- *	    a linked block or to an exit stub (int3) for the supervisor
+ *	    a linked block or to an exit stub for the supervisor
  *
  * rT is a register no instruction of the block names or implies; rS one
  * that its instruction does not.  Flags, the stack and the red zone are
@@ -146,7 +146,7 @@ struct iblock {
 	uint32_t pre[IBLOCK_MAX], copy[IBLOCK_MAX];
 	uint8_t rs[IBLOCK_MAX];		/* its rS (16: no access) */
 	uint32_t ep_lea, ep_cur, ep_rest, ep_done;
-	uint32_t push_lea, push_done;	/* a call's push */
+	uint32_t push_lea;		/* a call's push */
 	uint32_t r_spill, r_lea, r_jmp;	/* a return's lookup: rax's spill,
 					 * the pop of rsp (an indirect
 					 * call's push), the last jmp */

@@ -370,12 +370,8 @@ static bool run_out_of_cache(const struct journal *j, pid_t tid, int *sigs,
 			if (tracee_read_mem(tid, at, &h, sizeof(h)) ==
 			    sizeof(h) && h.magic == ITRANS_MAGIC && h.rt < 16 &&
 			    tracee_read_mem(tid, r.gs_base + 8, &st, 8) == 8) {
-				unsigned long long *g[16] = {
-					&r.rax, &r.rcx, &r.rdx, &r.rbx,
-					&r.rsp, &r.rbp, &r.rsi, &r.rdi,
-					&r.r8, &r.r9, &r.r10, &r.r11,
-					&r.r12, &r.r13, &r.r14, &r.r15 };
-				*g[h.rt] = st;
+				((unsigned long long *)(void *)&r)
+					[decode_gpr_slot(h.rt)] = st;
 				r.rip = h.pc;
 				r.gs_base = 0;
 				return ptrace(PTRACE_SETREGS, tid, NULL, &r) == 0;

@@ -64,6 +64,7 @@
 #include "error.h"
 #include "hostenv.h"
 #include "journal.h"
+#include "procmaps.h"
 
 /* memfd_create's flags of Linux 6.3 (glibc 2.36 does not have them). */
 #ifndef MFD_NOEXEC_SEAL
@@ -134,32 +135,23 @@ static uint64_t scan_range(pid_t tid, uint64_t lo, uint64_t hi)
  * there in every process), else the first in an r-xp mapping.  0: none. */
 static uint64_t find_site(pid_t tid)
 {
-	char path[64], line[512];
-	snprintf(path, sizeof(path), "/proc/%d/maps", tid);
 	for (int pass = 0; pass < 2; pass++) {
-		FILE *f = fopen(path, "re");
-		if (!f)
+		struct maps_iter it;
+		struct maps_entry m;
+		if (!maps_open(&it, tid))
 			return 0;
 		uint64_t found = 0;
-		while (!found && fgets(line, sizeof(line), f)) {
-			uint64_t lo, hi;
-			char perms[5];
-			int name_at = 0;
-			if (sscanf(line, "%" SCNx64 "-%" SCNx64
-				   " %4s %*s %*s %*s %n", &lo, &hi, perms,
-				   &name_at) < 3)
-				continue;
-			const char *name = name_at ? line + name_at : "";
-			bool vdso = !strncmp(name, "[vdso]", 6);
+		while (!found && maps_next(&it, &m)) {
+			bool vdso = !strncmp(m.name, "[vdso]", 6);
 			/* [vsyscall] is execute-only and emulated: a call
 			 * there is no system call. */
 			if (pass == 0 ? !vdso :
-			    strcmp(perms, "r-xp") || vdso ||
-			    !strncmp(name, "[vsyscall]", 10))
+			    strcmp(m.perms, "r-xp") || vdso ||
+			    !strncmp(m.name, "[vsyscall]", 10))
 				continue;
-			found = scan_range(tid, lo, hi);
+			found = scan_range(tid, m.lo, m.hi);
 		}
-		fclose(f);
+		maps_close(&it);
 		if (found)
 			return found;
 	}

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "procmaps.h"
 
 static uint64_t read_auxv_entry(pid_t pid, unsigned long type)
 {
@@ -87,18 +88,17 @@ static int resolve_loc(struct tracer *tr, const char *what, const char *loc,
  * when ADDR is not mapped. */
 static bool mapping_perms(pid_t pid, uint64_t addr, char perms[5])
 {
-	char path[64], line[512];
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
+	struct maps_iter it;
+	struct maps_entry m;
 	bool found = false;
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
-		    addr >= lo && addr < hi)
+	if (!maps_open(&it, pid))
+		return false;
+	while (!found && maps_next(&it, &m))
+		if (addr >= m.lo && addr < m.hi) {
+			memcpy(perms, m.perms, 5);
 			found = true;
-	}
-	if (f)
-		fclose(f);
+		}
+	maps_close(&it);
 	return found;
 }
 

@@ -175,39 +175,28 @@ static void on_trap(int sig, siginfo_t *si, void *uv)
 	g[REG_R11] = (greg_t)ring[ISLOT_XR11 / 8];
 	exits++;
 	uint64_t to = e->target, at;
-	if (e->ret_miss) {
-		/* A return the table does not know: ours to finish, into
-		 * the cache (and its table) when the caller is a function
-		 * under test. */
-		uint64_t ret = *(uint64_t *)g[REG_RSP];
-		g[REG_RSP] += 8;
-		to = ret;
-		at = 0;
-		if (ours(ret)) {
-			returns++;
-			const char *why;
-			const struct iblock *nb = itrans_block(x, dec, ret, 0,
-							       &why);
-			if (nb) {
-				itrans_ret_add(x, (uint8_t *)ring + ISLOT_TBL,
-					       ret, nb);
-				at = itrans_entry(x, nb);
-			}
+	if (e->ret_miss || e->ind_miss) {
+		/* A return or an indirect jmp or call the table does not
+		 * know: ours to finish, into the cache (and its table) when
+		 * it goes to a function under test. */
+		if (e->ret_miss) {
+			to = *(uint64_t *)g[REG_RSP];
+			g[REG_RSP] += 8;
+		} else {
+			to = ring[ISLOT_TGT / 8];
+			indirect++;
 		}
-	} else if (e->ind_miss) {
-		/* An indirect jmp or call: its destination in the slot. */
-		to = ring[ISLOT_TGT / 8];
 		if (b->kind == IEND_ICALL) {
 			const struct insn *call = b->in[b->n - 1];
 			g[REG_RSP] -= 8;
 			*(uint64_t *)g[REG_RSP] = call->pc + call->len;
 		}
 		at = 0;
-		indirect++;
 		if (ours(to)) {
 			const char *why;
 			const struct iblock *nb = itrans_block(x, dec, to, 0,
 							       &why);
+			returns += e->ret_miss;
 			if (nb) {
 				itrans_ret_add(x, (uint8_t *)ring + ISLOT_TBL,
 					       to, nb);

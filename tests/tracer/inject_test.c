@@ -290,6 +290,31 @@ static bool interrupt(pid_t pid)
 	       (unsigned)status >> 16 == PTRACE_EVENT_STOP;
 }
 
+/* Fork CHILD (it writes a byte to the pipe it is given when it is
+ * ready), seize it, let it run MS milliseconds, interrupt it, and make
+ * the tracer tr its: its pid, or -1. */
+static pid_t spawn_interrupted(void (*child)(int ready), int ms)
+{
+	int ready[2];
+	if (pipe(ready) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		child(ready[1]);
+		_exit(127);
+	}
+	if (!CHECK(start(pid, ready[0]) == pid))
+		return -1;
+	if (ms)
+		msleep(ms);
+	if (!CHECK(interrupt(pid)))
+		return -1;
+	memset(&tr, 0, sizeof(tr));
+	tr.target_pid = pid;
+	return pid;
+}
+
 /* Run PID to its end, passing on the signals it stops with; its exit
  * status, or -1 when it died of a signal. */
 static int run_to_exit(pid_t pid, int sig)
@@ -511,21 +536,9 @@ static void test_maps(struct tracee *t)
 
 static void test_mix(void)
 {
-	int ready[2];
-	if (pipe(ready) < 0)
+	pid_t pid = spawn_interrupted(child_mix, 20);
+	if (pid < 0)
 		return;
-	pid_t pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		child_mix(ready[1]);
-	}
-	if (!CHECK(start(pid, ready[0]) == pid))
-		return;
-	msleep(20);
-	if (!CHECK(interrupt(pid)))
-		return;
-	memset(&tr, 0, sizeof(tr));
-	tr.target_pid = pid;
 	struct tracee t = { .tid = pid, .flags = TF_STOPPED };
 	struct user_regs_struct regs;
 	ptrace(PTRACE_GETREGS, pid, NULL, &regs);
@@ -714,21 +727,9 @@ static void test_rseq(void)
 			"rseq not tested\n");
 		return;
 	}
-	int ready[2];
-	if (pipe(ready) < 0)
+	pid_t pid = spawn_interrupted(child_rseq, 10);
+	if (pid < 0)
 		return;
-	pid_t pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		child_rseq(ready[1]);
-	}
-	if (!CHECK(start(pid, ready[0]) == pid))
-		return;
-	msleep(10);
-	if (!CHECK(interrupt(pid)))
-		return;
-	memset(&tr, 0, sizeof(tr));
-	tr.target_pid = pid;
 	struct tracee t = { .tid = pid, .flags = TF_STOPPED };
 	struct user_regs_struct regs;
 	struct __ptrace_rseq_configuration conf;
@@ -772,18 +773,9 @@ static void test_rseq(void)
 
 static void test_seccomp(void)
 {
-	int ready[2];
-	if (pipe(ready) < 0)
+	pid_t pid = spawn_interrupted(child_seccomp, 0);
+	if (pid < 0)
 		return;
-	pid_t pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		child_seccomp(ready[1]);
-	}
-	if (!CHECK(start(pid, ready[0]) == pid) || !CHECK(interrupt(pid)))
-		return;
-	memset(&tr, 0, sizeof(tr));
-	tr.target_pid = pid;
 	struct tracee t = { .tid = pid, .flags = TF_STOPPED };
 	const long args[6] = { 0 };
 	const char *why = NULL;
