@@ -221,6 +221,21 @@ bool decode_step_lean(struct decoder *d, const struct insn *insn,
 		      uint64_t fs, uint64_t rsp, uint64_t next,
 		      struct step_events *ev);
 
+/* Where VEX's superblock stands for the thread whose fs_base is FS, as
+ * a value: from two equal states the same steps go the same way.  For an
+ * engine that accounts a block of lean instructions once and then only
+ * replays it (account.c). */
+struct decode_sbstate {
+	uint64_t w[4];
+};
+/* False when the state is more than a value: the thread's position lost
+ * (the next step reads its stack) or not the one followed last. */
+bool decode_sb_get(struct decoder *d, uint64_t fs,
+		   struct decode_sbstate *s);
+/* Put back a state decode_sb_get gave, for the same thread FS. */
+void decode_sb_set(struct decoder *d, uint64_t fs,
+		   const struct decode_sbstate *s);
+
 /* LANDED is where INSN can take a thread from BEFORE in one step: the
  * fall through, its branch target, the return address, or its own pc
  * (nothing completed).  Indirect jumps and calls, int, iret and the like

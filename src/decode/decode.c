@@ -241,6 +241,7 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 	 * intact without tombstones. */
 	if (d->chase)
 		chase_clear(d->chase);	/* superblocks span many pcs */
+	d->sb_gen++;
 	for (uint32_t i = 0; i < d->n_recs; i++) {
 		struct drec *r = d->recs[i];
 		if (r->insn.pc >= start && r->insn.pc < end)

@@ -787,6 +787,7 @@ struct chase *decode_chase(struct decoder *d)
 
 void decode_set_chase(struct decoder *d, bool on)
 {
+	d->sb_gen++;
 	if (on && !d->chase)
 		d->chase = chase_new();
 	else if (!on && d->chase) {

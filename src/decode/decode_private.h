@@ -376,6 +376,8 @@ struct decoder {
 	uint64_t sb_next;
 	uint32_t sb_insns;
 	bool sb_rcx_const;
+	/* Changes when the superblocks' numbers do (decode_sb_get) */
+	uint32_t sb_gen;
 	bool allow_x87;		/* decode_allow_x87 */
 	/* VEX's superblock chasing (chase.c), NULL when off */
 	struct chase *chase;

@@ -618,6 +618,56 @@ bool decode_step_lean(struct decoder *d, const struct insn *insn,
 	return !ev->n_spec && ev->n_acc == n_acc && ev->n_cond == n_cond;
 }
 
+bool decode_sb_get(struct decoder *d, uint64_t fs,
+		   struct decode_sbstate *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->w[3] = d->sb_gen;
+	if (!d->chase) {
+		/* a step at any pc but sb_next (never 0) starts afresh */
+		if (d->sb_next) {
+			s->w[0] = d->sb_next;
+			s->w[1] = d->sb_insns;
+			s->w[2] = d->sb_rcx_const;
+		}
+		return true;
+	}
+	const struct chase *ch = d->chase;
+	const struct chase_pos *c = &ch->pos[0];
+	if (!ch->n_pos || c->thread != fs || (!c->in_sb && c->lost))
+		return false;
+	s->w[3] |= (uint64_t)1 << 32;
+	if (c->in_sb) {		/* else all is set afresh at the next */
+		s->w[0] = c->expect;
+		s->w[1] = c->cur | (uint64_t)c->count << 32;
+		s->w[2] = 1 | (uint64_t)c->phase << 8 |
+			  (uint64_t)c->rcx_const << 16;
+	}
+	return true;
+}
+
+void decode_sb_set(struct decoder *d, uint64_t fs,
+		   const struct decode_sbstate *s)
+{
+	d->snap_valid = false;
+	if (!d->chase) {
+		d->sb_next = s->w[0];
+		d->sb_insns = (uint32_t)s->w[1];
+		d->sb_rcx_const = s->w[2] != 0;
+		return;
+	}
+	struct chase_pos *c = &d->chase->pos[0];
+	if (!d->chase->n_pos || c->thread != fs)
+		return;		/* not decode_sb_get's: cannot be */
+	c->in_sb = s->w[2] & 1;
+	c->lost = false;
+	c->expect = s->w[0];
+	c->cur = (uint32_t)s->w[1];
+	c->count = (uint32_t)(s->w[1] >> 32);
+	c->phase = (uint8_t)(s->w[2] >> 8);
+	c->rcx_const = (s->w[2] >> 16) & 1;
+}
+
 const struct native_code *decode_native(const struct insn *insn)
 {
 	return insn->native ? &((const struct drec *)insn)->nat : NULL;

@@ -510,20 +510,298 @@ static void account_leans_each(struct engine *e, struct tracee *t,
 	}
 }
 
-void engine_account_leans(struct engine *e, struct tracee *t,
-			  const struct lean_step *s, unsigned n, uint64_t fs)
+/* Can account_leans_runs take the steps? */
+static inline bool leans_runs_ok(const struct engine *e)
 {
-	engine_switch_core(e, t);
-	if (!e->q_on && !e->cs && !e->swatch_hi && !e->trace_mem &&
-	    n <= ENGINE_LEAN_RUN && e->cm->ops->insns &&
-	    (!e->bm || e->bm->ops->conds))
-		account_leans_runs(e, t, s, n, fs);
-	else
-		account_leans_each(e, t, s, n, fs);
+	return !e->q_on && !e->cs && !e->swatch_hi && !e->trace_mem &&
+	       e->cm->ops->insns && (!e->bm || e->bm->ops->conds);
+}
+
+static inline void count_leans(struct engine *e, unsigned n)
+{
 	uint64_t before = e->steps;
 	e->steps += n;
 	if (e->progress && (before >> 12) != (e->steps >> 12))
 		engine_progress(e, false);
+}
+
+void engine_account_leans(struct engine *e, struct tracee *t,
+			  const struct lean_step *s, unsigned n, uint64_t fs)
+{
+	engine_switch_core(e, t);
+	if (leans_runs_ok(e) && n <= ENGINE_LEAN_RUN)
+		account_leans_runs(e, t, s, n, fs);
+	else
+		account_leans_each(e, t, s, n, fs);
+	count_leans(e, n);
+}
+
+
+/* ---- blocks of lean instructions (engine.h) ---- */
+
+/* How block B ended, from one superblock state, going to NEXT: the
+ * state after it and its last instruction's events. */
+struct lean_succ {
+	uint64_t next;
+	struct decode_sbstate exit;
+	uint8_t n_acc;
+	bool cond, taken, indirect;
+};
+
+struct lean_block {
+	unsigned n, n_addr;
+	uint32_t row_gen;	/* of the rows in MI */
+	/* Replays.  MEMO: from VEX's superblock state ENTRY, the steps but
+	 * the last made the events MI says (their n_acc: a dead pop's load
+	 * may go) and left the state MID; from MID, the last one going to
+	 * SUCC[i].next made SUCC[i]'s (n_succ of them, the latest last) */
+	bool memo;
+	uint8_t n_succ;
+	struct decode_sbstate entry, mid;
+	struct lean_succ succ[2];
+	const struct insn **in;
+	const struct decode_lean **l;
+	uint64_t *seg;		/* per address: fs_base's mask, or 0 */
+	struct model_insn *mi;	/* the models' view, rows and sizes set */
+	struct mem_access *acc;
+};
+
+struct lean_block *engine_lean_block(const struct insn *const *in,
+				     unsigned n)
+{
+	struct lean_block *b = xcalloc(1, sizeof(*b));
+	b->n = n;
+	for (unsigned i = 0; i < n; i++)
+		b->n_addr += decode_lean(in[i])->n_acc;
+	b->in = xcalloc(n, sizeof(*b->in));
+	b->l = xcalloc(n, sizeof(*b->l));
+	b->mi = xcalloc(n, sizeof(*b->mi));
+	b->seg = xcalloc(b->n_addr + 1, sizeof(*b->seg));
+	b->acc = xcalloc(b->n_addr + 1, sizeof(*b->acc));
+	unsigned k = 0;
+	for (unsigned i = 0; i < n; i++) {
+		const struct decode_lean *l = decode_lean(in[i]);
+		b->in[i] = in[i];
+		b->l[i] = l;
+		b->mi[i].pc = in[i]->pc;
+		b->mi[i].len = in[i]->len;
+		b->mi[i].n_acc = l->n_acc;
+		b->mi[i].acc = &b->acc[k];
+		for (unsigned j = 0; j < l->n_acc; j++, k++) {
+			b->acc[k].size = l->acc[j].size;
+			b->acc[k].kind = l->acc[j].kind;
+			b->seg[k] = l->acc[j].seg == 1 ? ~0ull : 0;
+		}
+	}
+	return b;
+}
+
+void engine_lean_block_free(struct lean_block *b)
+{
+	if (!b)
+		return;
+	free(b->in);
+	free(b->l);
+	free(b->mi);
+	free(b->seg);
+	free(b->acc);
+	free(b);
+}
+
+/* B's instruction I's addresses, as decode_step_lean takes them. */
+static void block_addrs(const struct lean_block *b, unsigned i, uint64_t *a)
+{
+	const struct mem_access *acc = b->mi[i].acc;
+	for (unsigned j = 0; j < b->l[i]->n_acc; j++)
+		a[j] = acc[j].addr;
+}
+
+/* The branch model's conditional branches held back by R (its state is
+ * its own: the cache model's calls need not wait for it). */
+static void run_conds(struct engine *e, struct lean_run *r)
+{
+	if (r->n_cond)
+		e->bm->ops->conds(e->bm, r->cond, r->n_cond);
+	r->n_cond = 0;
+}
+
+/* The decoder's superblock state made R's again, and R's conds sent:
+ * before anything else uses the decoder or the branch model. */
+static void run_sync(struct engine *e, struct lean_run *r)
+{
+	if (r->sb_ahead)
+		decode_sb_set(e->dec, r->fs, &r->sb);
+	r->sb_ahead = false;
+	if (e->bm)
+		run_conds(e, r);
+}
+
+void engine_lean_run_start(struct engine *e, struct lean_run *r,
+			   uint64_t fs)
+{
+	r->fs = fs;
+	r->sb_ok = decode_sb_get(e->dec, fs, &r->sb);
+	r->sb_ahead = false;
+	r->n_cond = 0;
+}
+
+void engine_lean_run_end(struct engine *e, struct lean_run *r)
+{
+	run_sync(e, r);
+}
+
+/* engine_account_block where account_leans_runs cannot go: the steps one
+ * by one. */
+static void block_each(struct engine *e, struct tracee *t,
+		       const struct lean_block *b, uint64_t next, uint64_t fs,
+		       uint64_t rsp)
+{
+	struct lean_step s[ENGINE_LEAN_RUN];
+	unsigned k = 0;
+	for (unsigned i = 0; i < b->n; i++) {
+		s[k].in = b->in[i];
+		s[k].l = b->l[i];
+		s[k].next = i + 1 < b->n ? b->in[i + 1]->pc : next;
+		s[k].rsp = i ? 0 : rsp;
+		block_addrs(b, i, s[k].addr);
+		if (++k == ENGINE_LEAN_RUN || i + 1 == b->n) {
+			account_leans_each(e, t, s, k, fs);
+			k = 0;
+		}
+	}
+}
+
+/* The steps of B but the last from R's superblock state, through the
+ * decoder: MI's n_acc set, and B's ENTRY and MID recorded when they make
+ * a replay.  Returns the first instruction the models have not had. */
+static unsigned block_prefix(struct engine *e, struct tracee *t,
+			     struct lean_run *r, struct lean_block *b,
+			     uint64_t rsp)
+{
+	struct step_events *ev = &e->ev;
+	struct decoder *d = e->dec;
+	unsigned last = b->n - 1, from = 0;
+	uint64_t a[2];
+	/* With RSP, a first step that lost its superblock reads the stack
+	 * (decode_called_directly): not a replay's */
+	bool memo = !rsp && r->sb_ok;
+	b->entry = r->sb;
+	b->n_succ = 0;
+	for (unsigned i = 0; i < last; i++) {
+		const struct insn *in = b->in[i];
+		block_addrs(b, i, a);
+		decode_step_lean(d, in, b->l[i], a, r->fs, i ? 0 : rsp,
+				 b->in[i + 1]->pc, ev);
+		if (!ev->n_spec && !ev->n_cond && !ev->indirect) {
+			b->mi[i].n_acc = ev->n_acc;
+			continue;
+		}
+		/* not a template's: never seen (they end blocks) */
+		memo = false;
+		if (i > from)
+			e->cm->ops->insns(e->cm, b->mi + from, i - from);
+		account_events(e, t, in, in->len, b->in[i + 1]->pc, ev,
+			       b->mi[i].row);
+		from = i + 1;
+	}
+	b->memo = memo && decode_sb_get(d, r->fs, &b->mid);
+	return from;
+}
+
+void engine_account_block(struct engine *e, struct tracee *t,
+			  struct lean_run *r, struct lean_block *b,
+			  const uint64_t *w, uint64_t next, uint64_t rsp)
+{
+	for (unsigned k = 0; k < b->n_addr; k++)
+		b->acc[k].addr = w[k] + (r->fs & b->seg[k]);
+	engine_switch_core(e, t);
+	if (!leans_runs_ok(e)) {
+		run_sync(e, r);
+		block_each(e, t, b, next, r->fs, rsp);
+		r->sb_ok = decode_sb_get(e->dec, r->fs, &r->sb);
+		count_leans(e, b->n);
+		return;
+	}
+	model_core(e, t->core);
+	if (b->row_gen != e->row_gen) {
+		for (unsigned i = 0; i < b->n; i++)
+			b->mi[i].row = insn_row(e, b->in[i]);
+		b->row_gen = e->row_gen;
+	}
+	unsigned last = b->n - 1, from = 0;
+	struct model_insn *m = &b->mi[last];
+	const struct insn *in = b->in[last];
+	struct branch_model *bm = e->bm;
+	bool hit = b->memo && !rsp && r->sb_ok &&
+		   !memcmp(&r->sb, &b->entry, sizeof(r->sb));
+	if (hit) {
+		for (unsigned i = 0; i < b->n_succ; i++) {
+			const struct lean_succ *sc = &b->succ[i];
+			if (sc->next != next)
+				continue;
+			/* the whole block replayed: the decoder's state
+			 * stays behind R's until run_sync */
+			m->n_acc = sc->n_acc;
+			e->cm->ops->insns(e->cm, b->mi, b->n);
+			if (bm && sc->cond) {
+				if (r->n_cond == ENGINE_LEAN_RUN)
+					run_conds(e, r);
+				struct model_cond *c = &r->cond[r->n_cond++];
+				c->pc = in->pc;
+				c->row = m->row + e->bm_offset;
+				c->taken = sc->taken;
+			}
+			if (bm && sc->indirect) {
+				run_conds(e, r);
+				branch_indirect(bm, in->pc, next,
+						m->row + e->bm_offset);
+			}
+			r->sb = sc->exit;
+			r->sb_ahead = true;
+			count_leans(e, b->n);
+			return;
+		}
+		run_sync(e, r);
+		decode_sb_set(e->dec, r->fs, &b->mid);
+	} else {
+		run_sync(e, r);
+		from = block_prefix(e, t, r, b, rsp);
+	}
+	struct step_events *ev = &e->ev;
+	uint64_t a[2];
+	block_addrs(b, last, a);
+	decode_step_lean(e->dec, in, b->l[last], a, r->fs, last ? 0 : rsp,
+			 next, ev);
+	m->n_acc = ev->n_acc;
+	e->cm->ops->insns(e->cm, b->mi + from, b->n - from);
+	if (bm) {
+		uint64_t *brow = m->row + e->bm_offset;
+		if (ev->n_cond) {
+			struct model_cond mc = { in->pc, brow,
+						 ev->cond_taken[0] };
+			bm->ops->conds(bm, &mc, 1);
+		}
+		if (ev->indirect)
+			branch_indirect(bm, in->pc, ev->ind_target, brow);
+	}
+	if (ev->n_spec)
+		account_vex_speculation(e, ev->spec_pc, ev->spec_len,
+					ev->n_spec, ev->spec_taken);
+	r->sb_ok = decode_sb_get(e->dec, r->fs, &r->sb);
+	if (b->memo && r->sb_ok && !ev->n_spec && ev->n_cond <= 1) {
+		/* the latest successor first: a loop's back edge stays */
+		struct lean_succ *sc = &b->succ[0];
+		if (b->n_succ < 2)
+			b->n_succ++;
+		memmove(&b->succ[1], &b->succ[0], sizeof(b->succ[0]));
+		sc->next = next;
+		sc->exit = r->sb;
+		sc->n_acc = ev->n_acc;
+		sc->cond = ev->n_cond;
+		sc->taken = ev->n_cond && ev->cond_taken[0];
+		sc->indirect = ev->indirect;
+	}
+	count_leans(e, b->n);
 }
 
 unsigned engine_account_lean_rec(struct engine *e, const void *rec)

@@ -19,6 +19,7 @@
 #include <sys/user.h>
 
 #include "decode.h"
+#include "model.h"
 
 struct tracer;
 struct tracee;
@@ -193,6 +194,36 @@ struct lean_step {
  * registers needed.  T's win.steps counted them already. */
 void engine_account_leans(struct engine *e, struct tracee *t,
 			  const struct lean_step *s, unsigned n, uint64_t fs);
+/* A block of N lean instructions IN that run one after the other (an
+ * instrumented block: the instrument engine's), prepared once for the
+ * models. */
+struct lean_block;
+struct lean_block *engine_lean_block(const struct insn *const *in,
+				     unsigned n);
+void engine_lean_block_free(struct lean_block *b);
+/* Blocks accounted one after the other by a thread with fs_base FS, with
+ * nothing else between engine_lean_run_start and engine_lean_run_end:
+ * a block entered in a superblock state seen before, going where it went
+ * before, is replayed (the decoder's state catches up at the end) and
+ * the branch model's calls are gathered. */
+struct lean_run {
+	uint64_t fs;
+	struct decode_sbstate sb;	/* the state the next block sees */
+	bool sb_ok;			/* SB is one (decode_sb_get) */
+	bool sb_ahead;			/* the decoder's is behind SB */
+	unsigned n_cond;
+	struct model_cond cond[ENGINE_LEAN_RUN];
+};
+void engine_lean_run_start(struct engine *e, struct lean_run *r,
+			   uint64_t fs);
+void engine_lean_run_end(struct engine *e, struct lean_run *r);
+/* engine_account_leans for a run of block B by T: its accesses'
+ * addresses W (without fs_base: decode_lean's templates' order), the
+ * last instruction going to NEXT, rsp RSP before the first (0: not
+ * known). */
+void engine_account_block(struct engine *e, struct tracee *t,
+			  struct lean_run *r, struct lean_block *b,
+			  const uint64_t *w, uint64_t next, uint64_t rsp);
 /* What the models make of a lean step's record (REC, its first unit's
  * low bit set: modelq.h); returns its length in units. */
 unsigned engine_account_lean_rec(struct engine *e, const void *rec);

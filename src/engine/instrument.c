@@ -66,6 +66,14 @@ struct inst {
 		struct itrans *x;
 		uint8_t *local;		/* ours */
 		uint64_t at;		/* the target's */
+		/* by block number: its accounting, made at its first
+		 * drain, and what the drain reads of the block */
+		struct plan {
+			struct lean_block *lb;
+			uint64_t pc;
+			uint32_t n, n_addr;
+		} *plans;
+		uint32_t n_plans;
 	} caches[MAX_CACHES];
 	unsigned n_caches;
 	bool ready;			/* the ring is mapped */
@@ -175,6 +183,14 @@ static uint64_t blocks_now(const struct inst *in)
 	return n;
 }
 
+/* C's blocks' accounting goes with its blocks. */
+static void drop_plans(struct icache *c)
+{
+	for (uint32_t i = 0; i < c->n_plans; i++)
+		engine_lean_block_free(c->plans[i].lb);
+	memset(c->plans, 0, c->n_plans * sizeof(*c->plans));
+}
+
 /* The ring and the caches go: our views of them, and through T (when
  * there is one, not exiting) the target's. */
 static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
@@ -188,6 +204,9 @@ static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 		munmap(c->local, CACHE_BYTES);
 		if (t && !(t->flags & TF_EXITING))
 			inject_unmap(tr, t, c->at, CACHE_BYTES, &why);
+		drop_plans(c);
+		free(c->plans);
+		c->plans = NULL;
 		itrans_free(c->x);
 	}
 	in->n_caches = 0;
@@ -272,12 +291,6 @@ static struct itrans *cache_at(const struct inst *in, uint64_t addr)
 	return NULL;
 }
 
-static const struct iblock *block_by_id(const struct inst *in, uint64_t id)
-{
-	unsigned i = (unsigned)(id >> 24);
-	return i < in->n_caches ? itrans_by_id(in->caches[i].x, id) : NULL;
-}
-
 /* The ring in T's process; false (in->off says why) when
  * they cannot be made. */
 static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
@@ -321,9 +334,42 @@ fail:
 /* Every block goes, and the returns' table with them. */
 static void reset(struct inst *in)
 {
-	for (unsigned i = 0; i < in->n_caches; i++)
+	for (unsigned i = 0; i < in->n_caches; i++) {
 		itrans_reset(in->caches[i].x);
+		drop_plans(&in->caches[i]);
+	}
 	memset(in->ring + ISLOT_TBL, 0, 16 * ISLOT_TBL_N);
+}
+
+/* Block number ID's accounting, made at its first drain; NULL if there
+ * is no such block. */
+static const struct plan *plan_of(struct inst *in, uint64_t id)
+{
+	unsigned ci = (unsigned)(id >> 24);
+	if (ci >= in->n_caches)
+		return NULL;
+	struct icache *c = &in->caches[ci];
+	uint32_t i = id & 0xffffff;
+	if (i < c->n_plans && c->plans[i].lb)
+		return &c->plans[i];
+	const struct iblock *b = itrans_by_id(c->x, id);
+	if (!b)
+		return NULL;
+	if (i >= c->n_plans) {
+		uint32_t n = c->n_plans ? c->n_plans : 256;
+		while (n <= i)
+			n *= 2;
+		c->plans = xreallocarray(c->plans, n, sizeof(*c->plans));
+		memset(c->plans + c->n_plans, 0,
+		       (n - c->n_plans) * sizeof(*c->plans));
+		c->n_plans = n;
+	}
+	struct plan *p = &c->plans[i];
+	p->lb = engine_lean_block(b->in, b->n);
+	p->pc = b->pc;
+	p->n = b->n;
+	p->n_addr = b->n_addr;
+	return p;
 }
 
 /* Account the records of the ring from its start up to target address
@@ -333,47 +379,22 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 {
 	const uint64_t *w = (const uint64_t *)(void *)(in->ring + ISLOT_SIZE);
 	size_t n_words = (end - ring_start(in)) / 8, p = 0;
-	struct lean_step s[ENGINE_LEAN_RUN];
-	unsigned n = 0;
-	uint64_t fs = t->regs.fs_base;
-	bool first = true;
-	while (p < n_words) {
-		const struct iblock *b = block_by_id(in, w[p++]);
-		if (!b)
-			break;
-		for (unsigned i = 0; i < b->n; i++) {
-			const struct insn *ins = b->in[i];
-			const struct decode_lean *l = decode_lean(ins);
-			struct lean_step *st = &s[n++];
-			st->in = ins;
-			st->l = l;
-			st->rsp = first ? t->regs.rsp : 0;
-			first = false;
-			for (unsigned j = 0; j < l->n_acc; j++)
-				st->addr[j] = w[p++] +
-					      (l->acc[j].seg == 1 ? fs : 0);
-			if (i + 1 < b->n) {
-				st->next = b->in[i + 1]->pc;
-			} else if (p < n_words) {
-				const struct iblock *nb =
-					block_by_id(in, w[p]);
-				st->next = nb ? nb->pc : last_next;
-			} else {
-				st->next = last_next;
-			}
-			if (n == ENGINE_LEAN_RUN) {
-				in->cached += n;
-				t->win.steps += n;
-				engine_account_leans(&tr->eng, t, s, n, fs);
-				n = 0;
-			}
-		}
+	uint64_t fs = t->regs.fs_base, rsp = t->regs.rsp;
+	struct lean_run run;
+	const struct plan *b = p < n_words ? plan_of(in, w[p]) : NULL;
+	engine_lean_run_start(&tr->eng, &run, fs);
+	while (b && p + 1 + b->n_addr <= n_words) {
+		p += 1 + b->n_addr;
+		const struct plan *nb = p < n_words ? plan_of(in, w[p]) : NULL;
+		engine_account_block(&tr->eng, t, &run, b->lb,
+				     w + p - b->n_addr,
+				     nb ? nb->pc : last_next, rsp);
+		rsp = 0;
+		in->cached += b->n;
+		t->win.steps += b->n;
+		b = nb;
 	}
-	if (n) {
-		in->cached += n;
-		t->win.steps += n;
-		engine_account_leans(&tr->eng, t, s, n, fs);
-	}
+	engine_lean_run_end(&tr->eng, &run);
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
 }
 

@@ -125,12 +125,13 @@ for r in $RUNS; do
 			fail "region: no engine line in the summary"
 		;;
 	models)
-		for e in step emulate; do
+		for e in step emulate instrument; do
 			run $e models --start=$start --model=hier \
 				--branch-model=tage --trace-mem=models.$e.mem
 		done
-		target models step emulate
+		target models step emulate instrument
 		same models cg mem
+		OTHER=instrument; same models cg mem; OTHER=
 		# The thread is used where two CPUs are allowed and it is not
 		# forced off (the suite's second pass forces it off).
 		cpus=$(taskset -c -p $$ | sed 's/.*: //' | tr ',' '\n' |
