@@ -421,6 +421,23 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 	count_step(e, t);
 }
 
+bool engine_account_again(struct engine *e, struct tracee *t, uint64_t n,
+			  int64_t step)
+{
+	const struct insn *in = t->insn;
+	if (e->cs || e->ev.n_spec || e->ev.n_fetch != 1)
+		return false;
+	struct step_events ev = e->ev;
+	uint64_t *row = e->q_on ? NULL : engine_row(e, in);
+	for (uint64_t k = 0; k < n; k++) {
+		for (unsigned j = 0; j < ev.n_acc; j++)
+			ev.acc[j].addr += (uint64_t)step;
+		account_events(e, t, in, in->len, in->pc, &ev, row);
+		count_step(e, t);
+	}
+	return true;
+}
+
 /* A lean step's record (modelq.h): the instruction (its low bit set),
  * the pc after it, then its accesses' addresses when it has some. */
 struct lean_rec {
@@ -550,6 +567,7 @@ struct lean_succ {
 
 struct lean_block {
 	unsigned n, n_addr;
+	bool fs_any;		/* an access through fs */
 	uint32_t row_gen;	/* of the rows in MI */
 	/* Replays.  MEMO: from VEX's superblock state ENTRY, the steps but
 	 * the last made the events MI says (their n_acc: a dead pop's load
@@ -591,6 +609,7 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 			b->acc[k].size = l->acc[j].size;
 			b->acc[k].kind = l->acc[j].kind;
 			b->seg[k] = l->acc[j].seg == 1 ? ~0ull : 0;
+			b->fs_any |= l->acc[j].seg == 1;
 		}
 	}
 	return b;
@@ -712,8 +731,12 @@ void engine_account_block(struct engine *e, struct tracee *t,
 			  struct lean_run *r, struct lean_block *b,
 			  const uint64_t *w, uint64_t next, uint64_t rsp)
 {
-	for (unsigned k = 0; k < b->n_addr; k++)
-		b->acc[k].addr = w[k] + (r->fs & b->seg[k]);
+	if (b->fs_any)
+		for (unsigned k = 0; k < b->n_addr; k++)
+			b->acc[k].addr = w[k] + (r->fs & b->seg[k]);
+	else
+		for (unsigned k = 0; k < b->n_addr; k++)
+			b->acc[k].addr = w[k];
 	engine_switch_core(e, t);
 	if (!leans_runs_ok(e)) {
 		run_sync(e, r);

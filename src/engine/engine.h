@@ -180,6 +180,13 @@ void engine_account(struct engine *e, struct tracee *t,
 void engine_account_regs(struct engine *e, struct tracee *t,
 			 const struct user_regs_struct *before,
 			 const struct user_regs_struct *after);
+/* The step of T's instruction just accounted (engine_account_regs), N
+ * times more, its accesses STEP bytes further each time: a rep string's
+ * iterations in the middle, once its superblock state came back to
+ * itself (decode_sb_get).  False (nothing done) when it cannot be: call
+ * stacks, or not such a step. */
+bool engine_account_again(struct engine *e, struct tracee *t, uint64_t n,
+			  int64_t step);
 /* A lean instruction's step (decode_lean): all its accounting needs. */
 struct lean_step {
 	const struct insn *in;

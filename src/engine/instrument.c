@@ -56,6 +56,9 @@
 #define PAGE 4096u
 #define MAX_CACHES 8
 #define CACHE_REACH (1ull << 30)
+/* Blocks translated ahead at a stop: a stop costs more than a block's
+ * translation (bench/README.md) */
+#define AHEAD 16
 
 struct inst {
 	pid_t pid;
@@ -88,7 +91,6 @@ struct inst {
 	bool said;
 	uint64_t cached, exits, recovered, maps;
 	uint64_t blocks;		/* translated in caches taken out */
-	struct user_regs_struct solo_before;	/* a string instruction's */
 	struct insn_tally *stepped;	/* by mnemonic */
 	/* The target's executable mappings it cannot write, read again
 	 * after each system call that may change them. */
@@ -245,16 +247,19 @@ static const char *cannot(struct tracer *tr, struct tracee *t)
 	return NULL;
 }
 
+static bool in_reach(const struct icache *c, uint64_t pc)
+{
+	return pc - c->at + CACHE_REACH < 2 * CACHE_REACH - CACHE_BYTES;
+}
+
 /* The cache for code at PC, mapped now if there is none in reach (NULL
  * when it cannot be: the instruction is stepped). */
 static struct icache *cache_for(struct tracer *tr, struct tracee *t,
 				struct inst *in, uint64_t pc)
 {
-	for (unsigned i = 0; i < in->n_caches; i++) {
-		struct icache *c = &in->caches[i];
-		if (pc - c->at + CACHE_REACH < 2 * CACHE_REACH - CACHE_BYTES)
-			return c;
-	}
+	for (unsigned i = 0; i < in->n_caches; i++)
+		if (in_reach(&in->caches[i], pc))
+			return &in->caches[i];
 	if (in->n_caches == MAX_CACHES)
 		return NULL;
 	/* Above the code, or below it at the top of the address space
@@ -341,20 +346,22 @@ static void reset(struct inst *in)
 	memset(in->ring + ISLOT_TBL, 0, 16 * ISLOT_TBL_N);
 }
 
-/* Block number ID's accounting, made at its first drain; NULL if there
- * is no such block. */
-static const struct plan *plan_of(struct inst *in, uint64_t id)
+/* Block number ID's accounting (made at its first drain) in *P; false
+ * if there is no such block. */
+static bool plan_of(struct inst *in, uint64_t id, struct plan *out)
 {
 	unsigned ci = (unsigned)(id >> 24);
 	if (ci >= in->n_caches)
-		return NULL;
+		return false;
 	struct icache *c = &in->caches[ci];
 	uint32_t i = id & 0xffffff;
-	if (i < c->n_plans && c->plans[i].lb)
-		return &c->plans[i];
+	if (i < c->n_plans && c->plans[i].lb) {
+		*out = c->plans[i];
+		return true;
+	}
 	const struct iblock *b = itrans_by_id(c->x, id);
 	if (!b)
-		return NULL;
+		return false;
 	if (i >= c->n_plans) {
 		uint32_t n = c->n_plans ? c->n_plans : 256;
 		while (n <= i)
@@ -369,7 +376,8 @@ static const struct plan *plan_of(struct inst *in, uint64_t id)
 	p->pc = b->pc;
 	p->n = b->n;
 	p->n_addr = b->n_addr;
-	return p;
+	*out = *p;
+	return true;
 }
 
 /* Account the records of the ring from its start up to target address
@@ -381,17 +389,18 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	size_t n_words = (end - ring_start(in)) / 8, p = 0;
 	uint64_t fs = t->regs.fs_base, rsp = t->regs.rsp;
 	struct lean_run run;
-	const struct plan *b = p < n_words ? plan_of(in, w[p]) : NULL;
+	/* copies: a plan made for the next block may move the array */
+	struct plan b, nb;
+	bool more = p < n_words && plan_of(in, w[p], &b);
 	engine_lean_run_start(&tr->eng, &run, fs);
-	while (b && p + 1 + b->n_addr <= n_words) {
-		p += 1 + b->n_addr;
-		const struct plan *nb = p < n_words ? plan_of(in, w[p]) : NULL;
-		engine_account_block(&tr->eng, t, &run, b->lb,
-				     w + p - b->n_addr,
-				     nb ? nb->pc : last_next, rsp);
+	while (more && p + 1 + b.n_addr <= n_words) {
+		p += 1 + b.n_addr;
+		more = p < n_words && plan_of(in, w[p], &nb);
+		engine_account_block(&tr->eng, t, &run, b.lb, w + p - b.n_addr,
+				     more ? nb.pc : last_next, rsp);
 		rsp = 0;
-		in->cached += b->n;
-		t->win.steps += b->n;
+		in->cached += b.n;
+		t->win.steps += b.n;
 		b = nb;
 	}
 	engine_lean_run_end(&tr->eng, &run);
@@ -445,7 +454,28 @@ static void account_string(struct tracer *tr, struct tracee *t,
 	}
 	uint64_t n = b0->rcx - a->rcx;
 	ins->cached += n;
+	struct decoder *d = tr->eng.dec;
+	struct decode_sbstate s0, s1;
+	bool s0_ok = false;
 	for (uint64_t k = 0; k < n; k++) {
+		if (k == 1)
+			s0_ok = decode_sb_get(d, bk.fs_base, &s0);
+		if (k == 2 && k + 1 < n && s0_ok &&
+		    decode_sb_get(d, bk.fs_base, &s1) &&
+		    !memcmp(&s0, &s1, sizeof(s0))) {
+			/* the second iteration left the superblock state
+			 * as it found it: the same steps until the last */
+			uint64_t m = n - 1 - k;
+			if (engine_account_again(&tr->eng, t, m,
+						 (int64_t)step)) {
+				bk.rcx -= m;
+				if (si)
+					bk.rsi += m * step;
+				if (di)
+					bk.rdi += m * step;
+				k += m;
+			}
+		}
 		ak = bk;
 		ak.rcx = bk.rcx - 1;
 		if (si)
@@ -460,6 +490,38 @@ static void account_string(struct tracer *tr, struct tracee *t,
 		bk = ak;
 		bk.rip = in->pc;
 	}
+}
+
+/* The registers an exit's stub keeps in the slot, back in R (POS: where
+ * the thread stands in it). */
+static void restore_stub(struct inst *in, const struct ipos *pos,
+			 struct user_regs_struct *r)
+{
+	if (pos->xrax)
+		r->rax = slot(in)[ISLOT_XRAX / 8];
+	if (pos->xrcx)
+		r->rcx = slot(in)[ISLOT_XRCX / 8];
+	if (pos->xr11)
+		r->r11 = slot(in)[ISLOT_XR11 / 8];
+}
+
+/* T left string instruction B (itrans_solo) with registers A: the
+ * blocks' records before it accounted, then its iterations, when BEGUN,
+ * from rcx, rsi and rdi as its prologue kept them (FINISHED: it
+ * completed). */
+static void leave_solo(struct tracer *tr, struct tracee *t, struct inst *in,
+		       const struct iblock *b, const struct user_regs_struct *a,
+		       bool begun, bool finished)
+{
+	drain(tr, t, in, slot(in)[ISLOT_CUR / 8], b->pc);
+	if (!begun)
+		return;
+	struct user_regs_struct b0 = *a;
+	b0.rcx = slot(in)[ISLOT_SRCX / 8];
+	b0.rsi = slot(in)[ISLOT_SRSI / 8];
+	b0.rdi = slot(in)[ISLOT_SRDI / 8];
+	b0.rip = b->pc;
+	account_string(tr, t, b->in[0], &b0, a, finished);
 }
 
 /* T stopped in the cache somewhere else than an exit (a signal, a fault,
@@ -479,10 +541,12 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 	}
 	const struct iblock *b = pos.b;
 	if (b->kind == IEND_SOLO) {
-		/* Inside a string instruction: its iterations so far. */
+		/* Inside a string instruction (its iterations so far), or
+		 * before it, or in the stub after it. */
 		in->recovered++;
-		account_string(tr, t, b->in[0], &in->solo_before, &r, false);
-		r.rip = b->pc;
+		restore_stub(in, &pos, &r);
+		leave_solo(tr, t, in, b, &r, pos.solo_begun, pos.done);
+		r.rip = pos.pc;
 		return back_at(t, &r);
 	}
 	uint64_t rec = 8 * (1 + (uint64_t)b->n_addr);
@@ -503,12 +567,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		r.rcx = slot(in)[ISLOT_RCX / 8];
 	if (pos.rsp_popped)
 		r.rsp -= 8;
-	if (pos.xrax)
-		r.rax = slot(in)[ISLOT_XRAX / 8];
-	if (pos.xrcx)
-		r.rcx = slot(in)[ISLOT_XRCX / 8];
-	if (pos.xr11)
-		r.r11 = slot(in)[ISLOT_XR11 / 8];
+	restore_stub(in, &pos, &r);
 	drain(tr, t, in, base, b->pc);
 
 	/* The block's completed instructions, from its partial record. */
@@ -605,6 +664,45 @@ static enum verdict stepped(struct tracer *tr, struct tracee *t)
 	return step_engine.run(tr, t);
 }
 
+/* The blocks B's direct exits go to, and theirs, translated now (AHEAD
+ * at most, breadth first, in B's cache) and so linked: the thread need
+ * not stop at each for its translation. */
+static void translate_ahead(struct tracer *tr, struct inst *in,
+			    struct icache *c, const struct iblock *b)
+{
+	const struct iblock *q[AHEAD + 1];
+	unsigned head = 0, tail = 0, made = 0;
+	q[tail++] = b;
+	while (head < tail) {
+		const struct iblock *cur = q[head++];
+		if (cur->kind == IEND_SOLO)
+			continue;
+		for (unsigned j = 0; j < cur->n_exit; j++) {
+			const struct iexit *x = &cur->exit[j];
+			const char *why;
+			if (x->linked || x->ret_miss || x->ind_miss ||
+			    x->target == in->stop || !in_reach(c, x->target) ||
+			    breakpoint_at(tr, x->target))
+				continue;
+			const struct insn *first =
+				decode_insn(tr->eng.dec, x->target, &why);
+			if (!first)
+				continue;
+			bool solo = itrans_is_string(first);
+			const struct iblock *nb = solo ?
+				itrans_solo(c->x, first, &why) :
+				itrans_block(c->x, tr->eng.dec, x->target,
+					     in->stop, &why);
+			if (!nb)
+				continue;
+			if (++made == AHEAD)
+				return;
+			if (!solo)
+				q[tail++] = nb;
+		}
+	}
+}
+
 static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
@@ -639,8 +737,6 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 		/* no cache in reach: stepped */
 	} else if (itrans_is_string(first) && t->regs.rip != stop) {
 		b = itrans_solo(c->x, first, &why);
-		if (b)
-			in->solo_before = t->regs;
 	} else {
 		b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop, &why);
 		if (!b && why && strstr(why, "full")) {
@@ -649,6 +745,8 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 					 &why);
 		}
 	}
+	if (b && b->kind != IEND_SOLO)
+		translate_ahead(tr, in, c, b);
 	if (!b || breakpoint_at_pc(tr, t)) {
 		if (first)
 			insn_tally_add(in->stepped, first);
@@ -721,7 +819,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 	uint64_t to = x->target;
 	if (b->kind == IEND_SOLO) {
 		r.rip = to;
-		account_string(tr, t, b->in[0], &in->solo_before, &r, true);
+		leave_solo(tr, t, in, b, &r, true, true);
 		return back_at(t, &r);
 	}
 	if (x->ret_miss || x->ind_miss) {

@@ -139,6 +139,16 @@ static const struct iblock *find_pc(const struct itrans *x, uint64_t pc)
 	return NULL;
 }
 
+static const struct iblock *find_solo(const struct itrans *x, uint64_t pc)
+{
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&x->by_solo, hash_u64(pc), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&x->by_solo, &p))
+		if (x->solos[i]->pc == pc)
+			return x->solos[i];
+	return NULL;
+}
+
 /* The block of ARR (N of them, in cache order) whose code holds cache
  * offset OFF. */
 static const struct iblock *search(struct iblock *const *arr, uint32_t n,
@@ -417,6 +427,9 @@ static void write_header(struct itrans *x, const struct iblock *b)
  * getpid the supervisor stops at and never lets run (PTRACE_SYSEMU), then
  * on to TARGET as they were, which is the way a thread goes when no
  * supervisor is there any more. */
+/* A string instruction's stores of rcx, rsi and rdi before it */
+#define SOLO_PRE 27
+
 static void emit_stub(struct emit *e, uint64_t target)
 {
 	gs_move(e, true, 0, ISLOT_XRAX);
@@ -802,6 +815,19 @@ static const char *translate(struct itrans *x, struct iblock *b)
 	return NULL;
 }
 
+/* The exits waiting for a block at B's pc go to B. */
+static void link_pending(struct itrans *x, const struct iblock *b)
+{
+	struct hashtab_probe q;
+	for (uint32_t i = hashtab_first(&x->by_target, hash_u64(b->pc), &q);
+	     i != HASHTAB_NONE; i = hashtab_next(&x->by_target, &q)) {
+		struct pend *pe = &x->pend[i];
+		struct iblock *from = x->blocks[pe->block - x->id_base];
+		if (pe->target == b->pc && !from->exit[pe->exit].linked)
+			link_exit(x, from, pe->exit, b);
+	}
+}
+
 const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 				  uint64_t pc, uint64_t stop,
 				  const char **why)
@@ -839,21 +865,16 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 	for (unsigned j = 0; j < b->n_exit; j++) {
 		if (b->exit[j].ret_miss || b->exit[j].ind_miss)
 			continue;
-		const struct iblock *to = b->exit[j].target == pc ? b :
-					  find_pc(x, b->exit[j].target);
+		uint64_t to_pc = b->exit[j].target;
+		const struct iblock *to = to_pc == pc ? b : find_pc(x, to_pc);
+		if (!to)
+			to = find_solo(x, to_pc);
 		if (to)
 			link_exit(x, b, j, to);
 		else
-			add_pend(x, b->exit[j].target, b->id, (uint8_t)j);
+			add_pend(x, to_pc, b->id, (uint8_t)j);
 	}
-	struct hashtab_probe q;
-	for (uint32_t i = hashtab_first(&x->by_target, hash_u64(pc), &q);
-	     i != HASHTAB_NONE; i = hashtab_next(&x->by_target, &q)) {
-		struct pend *pe = &x->pend[i];
-		struct iblock *from = x->blocks[pe->block - x->id_base];
-		if (pe->target == pc && !from->exit[pe->exit].linked)
-			link_exit(x, from, pe->exit, b);
-	}
+	link_pending(x, b);
 	return b;
 }
 
@@ -871,6 +892,24 @@ const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
 	return NULL;
 }
 
+/* Inside an exit's stub (its number in POS->stub): at the original state
+ * (but for the three registers it keeps in the slot) on the way to its
+ * target. */
+static bool in_stub(const struct iblock *b, uint64_t off, struct ipos *pos)
+{
+	for (unsigned j = 0; j < b->n_exit; j++) {
+		uint32_t st = b->exit[j].stub;
+		if (off < st || off >= st + ITRANS_STUB)
+			continue;
+		pos->stub = (uint8_t)j;
+		pos->xrax = off > st;
+		pos->xrcx = off > st + 9;
+		pos->xr11 = off > st + 18;
+		return true;
+	}
+	return false;
+}
+
 bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 {
 	uint64_t off = rip - x->base;
@@ -881,7 +920,14 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 	pos->b = b;
 	pos->rs = -1;
 	if (b->kind == IEND_SOLO) {
-		pos->pc = b->pc;	/* the instruction, partly done */
+		/* the instruction, partly done, or in the stub after it */
+		pos->pc = b->pc;
+		pos->solo_begun = off >= b->copy[0];
+		if (off >= b->exit[0].stub) {
+			pos->done = 1;
+			pos->pc = b->exit[0].target;
+			in_stub(b, off, pos);
+		}
 		return true;
 	}
 	/* The prologue: mov gs:[ST], rT (5+4 bytes), mov rT, gs:[CUR]. */
@@ -909,18 +955,8 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 		pos->pc = b->kind == IEND_JCC ? b->exit[1].target :
 			  b->exit[0].target;
 	}
-	/* Inside an exit's stub: at the original state (but for the three
-	 * registers it keeps in the slot) on the way to its target. */
-	for (unsigned j = 0; j < b->n_exit; j++) {
-		uint32_t st = b->exit[j].stub;
-		if (off < st || off >= st + ITRANS_STUB)
-			continue;
-		if (i == b->n)
-			pos->pc = b->exit[j].target;
-		pos->xrax = off > st;
-		pos->xrcx = off > st + 9;
-		pos->xr11 = off > st + 18;
-	}
+	if (in_stub(b, off, pos) && i == b->n)
+		pos->pc = b->exit[pos->stub].target;
 	if (off > b->ep_lea && b->ep_lea) {
 		pos->rt_bumped = off <= b->ep_rest;
 		pos->cur_bumped = off > b->ep_cur;
@@ -952,12 +988,9 @@ bool itrans_is_string(const struct insn *in)
 const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 				 const char **why)
 {
-	struct hashtab_probe p;
-	uint32_t i;
-	for (i = hashtab_first(&x->by_solo, hash_u64(in->pc), &p);
-	     i != HASHTAB_NONE; i = hashtab_next(&x->by_solo, &p))
-		if (x->solos[i]->pc == in->pc)
-			return x->solos[i];
+	const struct iblock *old = find_solo(x, in->pc);
+	if (old)
+		return old;
 
 	const uint8_t *bytes;
 	unsigned disp;
@@ -969,7 +1002,7 @@ const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 		*why = "it uses gs, the slot's segment";
 	else if (x->code_ok && !x->code_ok(x->code_ctx, in->pc, in->len))
 		*why = "code the target can write";
-	else if (x->size - x->used < 64 + ITRANS_HDR + ITRANS_STUB)
+	else if (x->size - x->used < SOLO_PRE + 16 + ITRANS_HDR + ITRANS_STUB)
 		*why = "the code cache is full";
 	if (*why)
 		return NULL;
@@ -981,23 +1014,33 @@ const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 	b->in[0] = in;
 	b->n_exit = 1;
 	b->off = (uint32_t)x->used + ITRANS_HDR;
-	b->copy[0] = b->off;
-	memcpy(x->local + b->off, bytes, in->len);
-	b->exit[0].stub = b->off + in->len;
+	struct emit e = { x->local + b->off, 0, SOLO_PRE, b->off };
+	gs_move(&e, true, 1, ISLOT_SRCX);
+	gs_move(&e, true, 6, ISLOT_SRSI);
+	gs_move(&e, true, 7, ISLOT_SRDI);
+	b->copy[0] = b->off + SOLO_PRE;
+	memcpy(x->local + b->copy[0], bytes, in->len);
+	b->exit[0].stub = b->copy[0] + in->len;
 	b->exit[0].target = in->pc + in->len;
 	b->exit[0].linked = true;	/* never linked: no jump to patch */
-	struct emit e = { x->local + b->exit[0].stub, 0, ITRANS_STUB,
-			  b->exit[0].stub };
+	e = (struct emit){ x->local + b->exit[0].stub, 0, ITRANS_STUB,
+			   b->exit[0].stub };
 	emit_stub(&e, b->exit[0].target);
 	b->end = b->exit[0].stub + ITRANS_STUB;
 	write_header(x, b);
-	x->used += ITRANS_HDR + ((in->len + ITRANS_STUB + 15) & ~15u);
+	x->used += ITRANS_HDR +
+		   ((SOLO_PRE + in->len + ITRANS_STUB + 15) & ~15u);
 	if (x->n_solos == x->cap_solos) {
 		x->cap_solos = x->cap_solos ? 2 * x->cap_solos : 64;
 		x->solos = xreallocarray(x->solos, x->cap_solos,
 					 sizeof(*x->solos));
 	}
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&x->by_solo, hash_u64(in->pc), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&x->by_solo, &p))
+		;
 	x->solos[x->n_solos] = b;
 	hashtab_insert(&x->by_solo, &p, x->n_solos++, solo_hash, x);
+	link_pending(x, b);
 	return b;
 }

@@ -46,6 +46,9 @@
 #define ISLOT_XRAX 48		/* an exit stub's: rax, rcx, r11 */
 #define ISLOT_XRCX 56
 #define ISLOT_XR11 64
+#define ISLOT_SRCX 72		/* a string instruction's rcx, rsi, rdi */
+#define ISLOT_SRSI 80		/* before it (itrans_solo) */
+#define ISLOT_SRDI 88
 /* The returns' table: entry i (16 bytes: the original pc, the cache
  * address) for a return address whose low 16 bits are i. */
 #define ISLOT_TBL 4096
@@ -126,7 +129,11 @@ struct ipos {
 					 * their slots */
 	bool xrax, xrcx, xr11;		/* an exit's stub holds them in
 					 * XRAX, XRCX, XR11 */
+	uint8_t stub;			/* that exit's number */
 	bool probe;		/* at the ring-full probe */
+	bool solo_begun;	/* a string instruction alone has begun: its
+				 * rcx, rsi and rdi before it in the slot
+				 * (done: it completed) */
 };
 
 struct iblock {
@@ -177,9 +184,11 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 				  uint64_t pc, uint64_t stop,
 				  const char **why);
 /* A string instruction (movs, stos, lods, cmps, scas, with or without a
- * rep prefix) alone in the cache, an int3 after it: the supervisor runs
- * it at the CPU's pace and accounts its iterations from the registers
- * before and after.  NULL (*WHY) when IN cannot be copied. */
+ * rep prefix) alone in the cache, after stores of its rcx, rsi and rdi
+ * to the slot (ISLOT_SRCX...) and before an exit: the supervisor
+ * accounts its iterations, run at the CPU's pace, from those and the
+ * registers at the exit.  Blocks' exits to its pc are linked to it.
+ * NULL (*WHY) when IN cannot be copied. */
 const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 				 const char **why);
 /* Is IN a string instruction itrans_solo takes? */

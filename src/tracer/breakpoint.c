@@ -143,11 +143,16 @@ void hwbp_sync(struct tracer *tr, struct tracee *t)
 		t->dr_mask = want;
 }
 
-struct breakpoint *breakpoint_at_pc(struct tracer *tr, const struct tracee *t)
+struct breakpoint *breakpoint_at(struct tracer *tr, uint64_t pc)
 {
-	if (tr->start_bp.inserted && t->regs.rip == tr->start_bp.addr)
+	if (tr->start_bp.inserted && pc == tr->start_bp.addr)
 		return &tr->start_bp;
-	if (tr->dlhook_bp.inserted && t->regs.rip == tr->dlhook_bp.addr)
+	if (tr->dlhook_bp.inserted && pc == tr->dlhook_bp.addr)
 		return &tr->dlhook_bp;	/* a dlopen inside a window */
 	return NULL;
+}
+
+struct breakpoint *breakpoint_at_pc(struct tracer *tr, const struct tracee *t)
+{
+	return breakpoint_at(tr, t->regs.rip);
 }

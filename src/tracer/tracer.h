@@ -445,6 +445,8 @@ int hwbp_program(pid_t tid, const struct hw_slot slots[4],
 int hwbp_clear(pid_t tid);
 /* Our int3 under T's pc (being stepped), or NULL. */
 struct breakpoint *breakpoint_at_pc(struct tracer *tr, const struct tracee *t);
+/* The same for any PC. */
+struct breakpoint *breakpoint_at(struct tracer *tr, uint64_t pc);
 /* Program T's debug registers as the armed start events want (none while
  * T is stepped). */
 void hwbp_sync(struct tracer *tr, struct tracee *t);

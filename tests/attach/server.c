@@ -1,6 +1,7 @@
 /* A target for the attach tests: a server that handles requests.
  *   server            requests from stdin, one a line: "h N" handler(N),
- *                     "s N" spin(N) (long: tens of millions of steps);
+ *                     "s N" spin(N) (long: hundreds of millions of
+ *                     steps, seconds at the fastest engine);
  *                     after each, prints the running checksum
  *   server -t MS N    N requests handler(0..N-1), one every MS ms
  * handler() runs the same instructions for every request: a fixed loop,
@@ -29,7 +30,7 @@ __attribute__((noinline)) unsigned spin(unsigned req)
 {
 	unsigned s = req;
 
-	for (unsigned i = 0; i < 30000000; i++)
+	for (unsigned i = 0; i < 300000000; i++)
 		s = s * 1103515245u + 12345u;
 	return s;
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SIGINT/SIGTERM/SIGHUP to an attached cachetrace: while stepping (spin()
-# runs for tens of millions of steps), while waiting for the start (spin()
+# runs for hundreds of millions of steps), while waiting for the start (spin()
 # never called), and while the stepped thread sleeps in read() of an idle
 # pipe (window opened in report(), which returns to fgets()). Each time:
 # exit 128+signal; the server is left running, not stopped, untraced, its
