@@ -277,6 +277,8 @@ bool decode_copy(const struct insn *insn, const uint8_t **bytes,
  * one with 32-bit addressing. */
 bool decode_string(const struct insn *insn, unsigned *esize, bool *si,
 		   bool *di);
+/* A string instruction whose rep ends on the flags too (cmps, scas). */
+bool decode_string_cond(const struct insn *insn);
 
 /* Where general register NUM (encoding order: 0 rax .. 15 r15) lives in
  * struct user_regs_struct, counted in 64-bit words. */

@@ -765,6 +765,13 @@ bool decode_string(const struct insn *insn, unsigned *esize, bool *si,
 	return true;
 }
 
+bool decode_string_cond(const struct insn *insn)
+{
+	const struct drec *r = (const struct drec *)insn;
+	return r->cls == SC_STR &&
+	       (r->str_op == STR_CMPS || r->str_op == STR_SCAS);
+}
+
 uint64_t decode_branch_target(const struct insn *insn)
 {
 	return ((const struct drec *)insn)->target;

@@ -73,6 +73,7 @@ struct inst {
 		 * drain, and what the drain reads of the block */
 		struct plan {
 			struct lean_block *lb;
+			const struct insn *str;	/* IEND_STR's */
 			uint64_t pc;
 			uint32_t n, n_addr;
 		} *plans;
@@ -190,6 +191,7 @@ static void drop_plans(struct icache *c)
 {
 	for (uint32_t i = 0; i < c->n_plans; i++)
 		engine_lean_block_free(c->plans[i].lb);
+	/* (a plan is made when its pc is set) */
 	memset(c->plans, 0, c->n_plans * sizeof(*c->plans));
 }
 
@@ -355,7 +357,7 @@ static bool plan_of(struct inst *in, uint64_t id, struct plan *out)
 		return false;
 	struct icache *c = &in->caches[ci];
 	uint32_t i = id & 0xffffff;
-	if (i < c->n_plans && c->plans[i].lb) {
+	if (i < c->n_plans && c->plans[i].pc) {
 		*out = c->plans[i];
 		return true;
 	}
@@ -372,13 +374,24 @@ static bool plan_of(struct inst *in, uint64_t id, struct plan *out)
 		c->n_plans = n;
 	}
 	struct plan *p = &c->plans[i];
-	p->lb = engine_lean_block(b->in, b->n);
+	if (b->kind == IEND_STR)
+		p->str = b->in[0];
+	else
+		p->lb = engine_lean_block(b->in, b->n);
 	p->pc = b->pc;
 	p->n = b->n;
 	p->n_addr = b->n_addr;
 	*out = *p;
 	return true;
 }
+
+static void account_string(struct tracer *tr, struct tracee *t,
+			   const struct insn *in,
+			   const struct user_regs_struct *b0,
+			   const struct user_regs_struct *a, bool finished);
+static void str_before(const struct tracee *t, const struct insn *in,
+		       const uint64_t *v, struct user_regs_struct *a,
+		       struct user_regs_struct *b0);
 
 /* Account the records of the ring from its start up to target address
  * END: the last instruction goes on to LAST_NEXT. */
@@ -396,11 +409,27 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	while (more && p + 1 + b.n_addr <= n_words) {
 		p += 1 + b.n_addr;
 		more = p < n_words && plan_of(in, w[p], &nb);
-		engine_account_block(&tr->eng, t, &run, b.lb, w + p - b.n_addr,
-				     more ? nb.pc : last_next, rsp);
+		if (b.str) {
+			/* the decoder's own path: its state caught up */
+			engine_lean_run_end(&tr->eng, &run);
+			const uint64_t *v = w + p - 6;
+			struct user_regs_struct b0, a = t->regs;
+			a.rcx = v[3];
+			a.rsi = v[4];
+			a.rdi = v[5];
+			a.rip = b.str->pc + b.str->len;
+			str_before(t, b.str, v, &a, &b0);
+			b0.rsp = rsp;
+			account_string(tr, t, b.str, &b0, &a, true);
+			engine_lean_run_start(&tr->eng, &run, fs);
+		} else {
+			engine_account_block(&tr->eng, t, &run, b.lb,
+					     w + p - b.n_addr,
+					     more ? nb.pc : last_next, rsp);
+			in->cached += b.n;
+			t->win.steps += b.n;
+		}
 		rsp = 0;
-		in->cached += b.n;
-		t->win.steps += b.n;
 		b = nb;
 	}
 	engine_lean_run_end(&tr->eng, &run);
@@ -492,6 +521,29 @@ static void account_string(struct tracer *tr, struct tracee *t,
 	}
 }
 
+/* B0: the registers before string instruction IN, whose rcx, rsi and rdi
+ * before it are V, from A after it (its direction too: the flag DF in
+ * both, from where rdi or rsi went). */
+static void str_before(const struct tracee *t, const struct insn *in,
+		       const uint64_t *v, struct user_regs_struct *a,
+		       struct user_regs_struct *b0)
+{
+	*b0 = *a;
+	b0->rcx = v[0];
+	b0->rsi = v[1];
+	b0->rdi = v[2];
+	b0->rip = in->pc;
+	b0->fs_base = t->regs.fs_base;
+	bool down = a->rdi != v[2] ? a->rdi < v[2] : a->rsi < v[1];
+	if (down) {
+		a->eflags |= 0x400;
+		b0->eflags |= 0x400;
+	} else {
+		a->eflags &= ~0x400ull;
+		b0->eflags &= ~0x400ull;
+	}
+}
+
 /* The registers an exit's stub keeps in the slot, back in R (POS: where
  * the thread stands in it). */
 static void restore_stub(struct inst *in, const struct ipos *pos,
@@ -575,6 +627,16 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		(in->ring + ISLOT_SIZE + (base - ring_start(in)));
 	struct lean_step s[IBLOCK_MAX];
 	unsigned k = 1;
+	if (b->kind == IEND_STR) {
+		/* its rcx, rsi and rdi before it are in the record once it
+		 * began; after it (or so far), in the registers */
+		if (pos.solo_begun) {
+			struct user_regs_struct b0, a = r;
+			str_before(t, b->in[0], w + 1, &a, &b0);
+			account_string(tr, t, b->in[0], &b0, &a, pos.done);
+		}
+		pos.done = 0;
+	}
 	for (unsigned i = 0; i < pos.done; i++) {
 		const struct decode_lean *l = decode_lean(b->in[i]);
 		s[i].in = b->in[i];
@@ -688,16 +750,15 @@ static void translate_ahead(struct tracer *tr, struct inst *in,
 				decode_insn(tr->eng.dec, x->target, &why);
 			if (!first)
 				continue;
-			bool solo = itrans_is_string(first);
-			const struct iblock *nb = solo ?
-				itrans_solo(c->x, first, &why) :
-				itrans_block(c->x, tr->eng.dec, x->target,
-					     in->stop, &why);
+			const struct iblock *nb = itrans_block(
+				c->x, tr->eng.dec, x->target, in->stop, &why);
+			if (!nb && itrans_is_string(first))
+				nb = itrans_solo(c->x, first, &why);
 			if (!nb)
 				continue;
 			if (++made == AHEAD)
 				return;
-			if (!solo)
+			if (nb->kind != IEND_SOLO)
 				q[tail++] = nb;
 		}
 	}
@@ -735,8 +796,6 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	struct icache *c = first ? cache_for(tr, t, in, t->regs.rip) : NULL;
 	if (!c) {
 		/* no cache in reach: stepped */
-	} else if (itrans_is_string(first) && t->regs.rip != stop) {
-		b = itrans_solo(c->x, first, &why);
 	} else {
 		b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop, &why);
 		if (!b && why && strstr(why, "full")) {
@@ -744,6 +803,9 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop,
 					 &why);
 		}
+		/* cmps and scas: alone, stopping after */
+		if (!b && itrans_is_string(first) && t->regs.rip != stop)
+			b = itrans_solo(c->x, first, &why);
 	}
 	if (b && b->kind != IEND_SOLO)
 		translate_ahead(tr, in, c, b);

@@ -570,6 +570,23 @@ static void link_exit(struct itrans *x, struct iblock *b, unsigned e,
 	b->exit[e].linked = true;
 }
 
+/* Can IN, a movs, stos or lods, be B's one instruction (IEND_STR)?  Its
+ * registers then in *USED. */
+static bool str_ok(struct itrans *x, const struct insn *in, uint16_t *used)
+{
+	const uint8_t *bytes;
+	unsigned disp;
+	uint16_t g;
+	if (!itrans_is_string(in) || decode_string_cond(in) ||
+	    !decode_copy(in, &bytes, &disp, &g) ||
+	    has_gs_prefix(bytes, in->len) ||
+	    (x->code_ok && !x->code_ok(x->code_ctx, in->pc, in->len)) ||
+	    pick_reg(*used | g) < 0)
+		return false;
+	*used |= g;
+	return true;
+}
+
 /* What the block at PC holds: its instructions, how it ends. */
 static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
 			  uint64_t stop, struct iblock *b, uint16_t *used)
@@ -588,6 +605,13 @@ static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
 			return "the window's stop address";
 		const char *err = NULL;
 		const struct insn *in = decode_insn(d, cur, &err);
+		if (in && !b->n && str_ok(x, in, used)) {
+			b->in[b->n++] = in;
+			b->kind = IEND_STR;
+			b->exit[0].target = cur + in->len;
+			b->n_exit = 1;
+			return NULL;
+		}
 		if (!in)
 			why = err ? err : "the instruction cannot be read";
 		else if (!(why = itrans_refuse(in)) && !in_reach(x, in))
@@ -643,6 +667,19 @@ static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
 	return NULL;
 }
 
+/* mov [rT + 8 * K], REG for rcx, rsi, rdi: a string instruction's record
+ * (IEND_STR) */
+static void emit_str_regs(struct emit *e, const struct iblock *b,
+			  unsigned k)
+{
+	static const uint8_t regs[3] = { 1, 6, 7 };
+	for (unsigned i = 0; i < 3; i++) {
+		put8(e, rex(true, regs[i], 0, b->rt));
+		put8(e, 0x89);
+		mem_base(e, regs[i], b->rt, (int32_t)(8 * (k + i)));
+	}
+}
+
 /* The code of instruction I of B (its accesses, then its copy). */
 static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		      unsigned i, unsigned *k)
@@ -656,6 +693,13 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 	decode_copy(in, &bytes, &disp, &g);
 	b->pre[i] = e->off + e->at;
 	b->rs[i] = 16;
+	if (b->kind == IEND_STR) {
+		emit_str_regs(e, b, 1);
+		b->copy[i] = e->off + e->at;
+		emit_copy(x, e, in, bytes, in->len, disp, disp);
+		emit_str_regs(e, b, 4);
+		return;
+	}
 	if (l->n_acc) {
 		int rs = pick_reg(g | (1u << b->rt));
 		b->rs[i] = (uint8_t)rs;
@@ -770,7 +814,9 @@ static const char *translate(struct itrans *x, struct iblock *b)
 	unsigned k = 0;
 
 	b->off = e.off;
-	for (unsigned i = 0; i < b->n; i++)
+	if (b->kind == IEND_STR)
+		b->n_addr = 6;
+	for (unsigned i = 0; b->kind != IEND_STR && i < b->n; i++)
 		b->n_addr = (uint16_t)(b->n_addr + decode_lean(b->in[i])->n_acc);
 	int32_t rec = (int32_t)(8 * (1 + b->n_addr));
 	gs_move(&e, true, b->rt, ISLOT_ST);
@@ -787,7 +833,7 @@ static const char *translate(struct itrans *x, struct iblock *b)
 	put32(&e, b->id);
 	for (unsigned i = 0; i < b->n; i++)
 		emit_insn(x, &e, b, i, &k);
-	if (b->kind == IEND_FALL) {
+	if (b->kind == IEND_FALL || b->kind == IEND_STR) {
 		b->ep_lea = e.off + e.at;
 		lea_self(&e, b->rt, rec);
 		b->ep_cur = e.off + e.at;
@@ -938,9 +984,12 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 	/* I: the first instruction not complete.  The block's branch is
 	 * complete only as a jcc not taken (at the jmp after it). */
 	unsigned i = 0;
-	while (i < b->n && !(i + 1 == b->n && b->kind != IEND_FALL) &&
+	bool falls = b->kind == IEND_FALL || b->kind == IEND_STR;
+	while (i < b->n && !(i + 1 == b->n && !falls) &&
 	       off >= b->copy[i] + b->in[i]->len)
 		i++;
+	if (b->kind == IEND_STR)
+		pos->solo_begun = off >= b->copy[0];
 	if (i + 1 == b->n && b->kind == IEND_JCC && off >= b->copy[i] + 6)
 		i = b->n;
 	pos->done = i;

@@ -13,6 +13,8 @@
  *     translator), and a global's read-modify-write as a read and a
  *     write of its address;
  *   - itrans_locate's answers at each point of a block's code;
+ *   - string instructions run from the cache, their records worked out
+ *     from the source;
  *   - the instructions the cache refuses. */
 #include <asm/prctl.h>
 #include <linux/filter.h>
@@ -131,6 +133,18 @@ NOSAN static int flags_kept(const int *a, int v)
 	return r;
 }
 
+/* A string copy, then a fill after it: a block of its own each
+ * (IEND_STR), whose record is rcx, rsi and rdi before and after. */
+NOSAN static uint64_t copy_fill(uint8_t *dst, const uint8_t *src)
+{
+	uint64_t n = 100, m = 5, v = 0x0101010101010101ull;
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n)
+			 : : "memory");
+	__asm__ volatile("rep stosq" : "+D"(dst), "+c"(m) : "a"(v)
+			 : "memory");
+	return (uint64_t)dst;
+}
+
 /* ---- the supervisor's part ---- */
 
 static ssize_t read_self(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -220,6 +234,10 @@ static uint64_t run(void *fn, uint64_t a0, uint64_t a1)
 	return ((fn2)at)(a0, a1);
 }
 
+/* The string instructions' records ring_addrs met. */
+static uint64_t str_rec[4][6];
+static unsigned n_str;
+
 /* The addresses of the records from the ring's start to the cursor, and
  * the kinds of the accesses they are. */
 static size_t ring_addrs(uint64_t *out, uint8_t *kind, size_t max)
@@ -227,10 +245,17 @@ static size_t ring_addrs(uint64_t *out, uint8_t *kind, size_t max)
 	uint64_t end = ring[ISLOT_CUR / 8];
 	const uint64_t *w = ring + ISLOT_SIZE / 8;
 	size_t nw = (end - (uint64_t)w) / 8, p = 0, n = 0;
+	n_str = 0;
 	while (p < nw) {
 		const struct iblock *b = itrans_by_id(x, w[p++]);
 		if (!b)
 			return n;
+		if (b->kind == IEND_STR) {
+			if (n_str < 4)
+				memcpy(str_rec[n_str++], w + p, 6 * 8);
+			p += 6;
+			continue;
+		}
 		for (unsigned i = 0; i < b->n; i++) {
 			const struct decode_lean *l = decode_lean(b->in[i]);
 			for (unsigned j = 0; j < l->n_acc; j++, p++)
@@ -242,6 +267,9 @@ static size_t ring_addrs(uint64_t *out, uint8_t *kind, size_t max)
 	}
 	return n;
 }
+
+static uint64_t addrs_scratch[1];
+static uint8_t kinds_scratch[1];
 
 static void ring_reset(void)
 {
@@ -411,6 +439,30 @@ int main(void)
 	      indirect - i0);
 
 	test_locate();
+
+	/* String instructions in the cache: the copy and the fill done,
+	 * their records (rcx, rsi, rdi before, then after) as the source
+	 * says: 100 bytes from src to dst, then 5 quadwords after them. */
+	ring_reset();
+	static uint8_t src[100], dst[160];
+	for (unsigned i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	CHECK_U64(run((void *)&copy_fill, (uint64_t)dst, (uint64_t)src),
+		  (uint64_t)(dst + 140));
+	CHECK(!memcmp(dst, src, sizeof(src)));
+	CHECK_U64(dst[139], 1);
+	ring_addrs(addrs_scratch, kinds_scratch, 1);
+	CHECK_U64(n_str, 2);
+	const uint64_t want_mov[6] = { 100, (uint64_t)src, (uint64_t)dst,
+				       0, (uint64_t)(src + 100),
+				       (uint64_t)(dst + 100) };
+	for (unsigned i = 0; i < 6; i++)
+		CHECK_U64(str_rec[0][i], want_mov[i]);
+	CHECK_U64(str_rec[1][0], 5);
+	CHECK_U64(str_rec[1][2], (uint64_t)(dst + 100));
+	CHECK_U64(str_rec[1][3], 0);
+	CHECK_U64(str_rec[1][4], str_rec[1][1]);
+	CHECK_U64(str_rec[1][5], (uint64_t)(dst + 140));
 
 	/* String instructions, by their opcode: Capstone gives SSE2's movsd
 	 * and cmpsd the string instructions' ids (python3.11 failed to
