@@ -566,36 +566,46 @@ struct lean_succ {
 };
 
 struct lean_block {
+	/* what a replay reads, first */
 	unsigned n, n_addr;
 	bool fs_any;		/* an access through fs */
-	uint32_t row_gen;	/* of the rows in MI */
 	/* Replays.  MEMO: from VEX's superblock state ENTRY, the steps but
 	 * the last made the events MI says (their n_acc: a dead pop's load
 	 * may go) and left the state MID; from MID, the last one going to
 	 * SUCC[i].next made SUCC[i]'s (n_succ of them, the latest last) */
 	bool memo;
 	uint8_t n_succ;
-	struct decode_sbstate entry, mid;
-	struct lean_succ succ[2];
-	const struct insn **in;
-	const struct decode_lean **l;
-	uint64_t *seg;		/* per address: fs_base's mask, or 0 */
+	uint32_t row_gen;	/* of the rows in MI */
 	struct model_insn *mi;	/* the models' view, rows and sizes set */
 	struct mem_access *acc;
+	uint64_t *seg;		/* per address: fs_base's mask, or 0 */
+	struct decode_sbstate entry;
+	struct lean_succ succ[2];
+	/* the rest: the decoder's path */
+	struct decode_sbstate mid;
+	const struct insn **in;
+	const struct decode_lean **l;
 };
 
 struct lean_block *engine_lean_block(const struct insn *const *in,
 				     unsigned n)
 {
-	struct lean_block *b = xcalloc(1, sizeof(*b));
-	b->n = n;
+	/* One allocation, what a replay reads first: a block's run should
+	 * touch few lines (python3's runs go through tens of thousands). */
+	unsigned n_addr = 0;
 	for (unsigned i = 0; i < n; i++)
-		b->n_addr += decode_lean(in[i])->n_acc;
-	b->in = xcalloc(n, sizeof(*b->in));
-	b->l = xcalloc(n, sizeof(*b->l));
-	b->mi = xcalloc(n, sizeof(*b->mi));
-	b->seg = xcalloc(b->n_addr + 1, sizeof(*b->seg));
-	b->acc = xcalloc(b->n_addr + 1, sizeof(*b->acc));
+		n_addr += decode_lean(in[i])->n_acc;
+	size_t sz = sizeof(struct lean_block) + n * sizeof(struct model_insn) +
+		    (n_addr + 1) * (sizeof(struct mem_access) + 8) +
+		    n * (sizeof(*in) + sizeof(struct decode_lean *));
+	struct lean_block *b = xcalloc(1, sz);
+	b->n = n;
+	b->n_addr = n_addr;
+	b->mi = (struct model_insn *)(b + 1);
+	b->acc = (struct mem_access *)(b->mi + n);
+	b->seg = (uint64_t *)(b->acc + n_addr + 1);
+	b->in = (const struct insn **)(b->seg + n_addr + 1);
+	b->l = (const struct decode_lean **)(b->in + n);
 	unsigned k = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const struct decode_lean *l = decode_lean(in[i]);
@@ -617,13 +627,6 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 
 void engine_lean_block_free(struct lean_block *b)
 {
-	if (!b)
-		return;
-	free(b->in);
-	free(b->l);
-	free(b->mi);
-	free(b->seg);
-	free(b->acc);
 	free(b);
 }
 
@@ -770,13 +773,13 @@ void engine_account_block(struct engine *e, struct tracee *t,
 				if (r->n_cond == ENGINE_LEAN_RUN)
 					run_conds(e, r);
 				struct model_cond *c = &r->cond[r->n_cond++];
-				c->pc = in->pc;
+				c->pc = m->pc;
 				c->row = m->row + e->bm_offset;
 				c->taken = sc->taken;
 			}
 			if (bm && sc->indirect) {
 				run_conds(e, r);
-				branch_indirect(bm, in->pc, next,
+				branch_indirect(bm, m->pc, next,
 						m->row + e->bm_offset);
 			}
 			r->sb = sc->exit;

@@ -192,7 +192,8 @@ static void drop_plans(struct icache *c)
 	for (uint32_t i = 0; i < c->n_plans; i++)
 		engine_lean_block_free(c->plans[i].lb);
 	/* (a plan is made when its pc is set) */
-	memset(c->plans, 0, c->n_plans * sizeof(*c->plans));
+	if (c->n_plans)
+		memset(c->plans, 0, c->n_plans * sizeof(*c->plans));
 }
 
 /* The ring and the caches go: our views of them, and through T (when
