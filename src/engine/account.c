@@ -566,6 +566,7 @@ struct lean_succ {
 };
 
 struct lean_block {
+	struct lean_head head;	/* its engine's (engine.h) */
 	/* what a replay reads, first */
 	unsigned n, n_addr;
 	bool fs_any;		/* an access through fs */

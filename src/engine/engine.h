@@ -207,6 +207,17 @@ void engine_account_leans(struct engine *e, struct tracee *t,
 struct lean_block;
 struct lean_block *engine_lean_block(const struct insn *const *in,
 				     unsigned n);
+/* A lean block's first members, its engine's to set and read (the
+ * instrument engine's drain reads them where it reads the block). */
+struct lean_head {
+	uint64_t pc;
+	const struct insn *str;
+	uint32_t words, n;
+};
+static inline struct lean_head *engine_lean_head(struct lean_block *b)
+{
+	return (struct lean_head *)(void *)b;
+}
 void engine_lean_block_free(struct lean_block *b);
 /* Blocks accounted one after the other by a thread with fs_base FS, with
  * nothing else between engine_lean_run_start and engine_lean_run_end:

@@ -71,12 +71,7 @@ struct inst {
 		uint64_t at;		/* the target's */
 		/* by block number: its accounting, made at its first
 		 * drain, and what the drain reads of the block */
-		struct plan {
-			struct lean_block *lb;
-			const struct insn *str;	/* IEND_STR's */
-			uint64_t pc;
-			uint32_t n, n_addr;
-		} *plans;
+		struct lean_block **plans;
 		uint32_t n_plans;
 	} caches[MAX_CACHES];
 	unsigned n_caches;
@@ -190,7 +185,7 @@ static uint64_t blocks_now(const struct inst *in)
 static void drop_plans(struct icache *c)
 {
 	for (uint32_t i = 0; i < c->n_plans; i++)
-		engine_lean_block_free(c->plans[i].lb);
+		engine_lean_block_free(c->plans[i]);
 	/* (a plan is made when its pc is set) */
 	if (c->n_plans)
 		memset(c->plans, 0, c->n_plans * sizeof(*c->plans));
@@ -349,22 +344,20 @@ static void reset(struct inst *in)
 	memset(in->ring + ISLOT_TBL, 0, 16 * ISLOT_TBL_N);
 }
 
-/* Block number ID's accounting (made at its first drain) in *P; false
- * if there is no such block. */
-static bool plan_of(struct inst *in, uint64_t id, struct plan *out)
+/* Block number ID's accounting, made at its first drain (its head: its
+ * pc and its record's length); NULL if there is no such block. */
+static struct lean_block *plan_of(struct inst *in, uint64_t id)
 {
 	unsigned ci = (unsigned)(id >> 24);
 	if (ci >= in->n_caches)
-		return false;
+		return NULL;
 	struct icache *c = &in->caches[ci];
 	uint32_t i = id & 0xffffff;
-	if (i < c->n_plans && c->plans[i].pc) {
-		*out = c->plans[i];
-		return true;
-	}
+	if (i < c->n_plans && c->plans[i])
+		return c->plans[i];
 	const struct iblock *b = itrans_by_id(c->x, id);
 	if (!b)
-		return false;
+		return NULL;
 	if (i >= c->n_plans) {
 		uint32_t n = c->n_plans ? c->n_plans : 256;
 		while (n <= i)
@@ -374,16 +367,14 @@ static bool plan_of(struct inst *in, uint64_t id, struct plan *out)
 		       (n - c->n_plans) * sizeof(*c->plans));
 		c->n_plans = n;
 	}
-	struct plan *p = &c->plans[i];
-	if (b->kind == IEND_STR)
-		p->str = b->in[0];
-	else
-		p->lb = engine_lean_block(b->in, b->n);
-	p->pc = b->pc;
-	p->n = b->n;
-	p->n_addr = b->n_addr;
-	*out = *p;
-	return true;
+	bool str = b->kind == IEND_STR;
+	struct lean_block *lb = engine_lean_block(b->in, str ? 0 : b->n);
+	struct lean_head *h = engine_lean_head(lb);
+	h->pc = b->pc;
+	h->str = str ? b->in[0] : NULL;
+	h->words = b->n_addr;
+	h->n = b->n;
+	return c->plans[i] = lb;
 }
 
 static void account_string(struct tracer *tr, struct tracee *t,
@@ -403,14 +394,15 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	size_t n_words = (end - ring_start(in)) / 8, p = 0;
 	uint64_t fs = t->regs.fs_base, rsp = t->regs.rsp;
 	struct lean_run run;
-	/* copies: a plan made for the next block may move the array */
-	struct plan b, nb;
-	bool more = p < n_words && plan_of(in, w[p], &b);
+	struct lean_block *b = p < n_words ? plan_of(in, w[p]) : NULL, *nb;
 	engine_lean_run_start(&tr->eng, &run, fs);
-	while (more && p + 1 + b.n_addr <= n_words) {
-		p += 1 + b.n_addr;
-		more = p < n_words && plan_of(in, w[p], &nb);
-		if (b.str) {
+	while (b && p + 1 + engine_lean_head(b)->words <= n_words) {
+		const struct lean_head *h = engine_lean_head(b);
+		/* the ring was written long ago: its lines from memory */
+		__builtin_prefetch(w + p + 128);
+		p += 1 + h->words;
+		nb = p < n_words ? plan_of(in, w[p]) : NULL;
+		if (h->str) {
 			/* the decoder's own path: its state caught up */
 			engine_lean_run_end(&tr->eng, &run);
 			const uint64_t *v = w + p - 6;
@@ -418,17 +410,18 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 			a.rcx = v[3];
 			a.rsi = v[4];
 			a.rdi = v[5];
-			a.rip = b.str->pc + b.str->len;
-			str_before(t, b.str, v, &a, &b0);
+			a.rip = h->str->pc + h->str->len;
+			str_before(t, h->str, v, &a, &b0);
 			b0.rsp = rsp;
-			account_string(tr, t, b.str, &b0, &a, true);
+			account_string(tr, t, h->str, &b0, &a, true);
 			engine_lean_run_start(&tr->eng, &run, fs);
 		} else {
-			engine_account_block(&tr->eng, t, &run, b.lb,
-					     w + p - b.n_addr,
-					     more ? nb.pc : last_next, rsp);
-			in->cached += b.n;
-			t->win.steps += b.n;
+			engine_account_block(&tr->eng, t, &run, b,
+					     w + p - h->words,
+					     nb ? engine_lean_head(nb)->pc :
+						  last_next, rsp);
+			in->cached += h->n;
+			t->win.steps += h->n;
 		}
 		rsp = 0;
 		b = nb;
