@@ -505,6 +505,7 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 		e->q_on = false;
 	}
 	tr->eng.read_mem = NULL;
+	tracee_mem_changed();	/* the slice wrote through the mirror */
 	emumem_deactivate(em->mem);
 	if (em->lazy)
 		t->regs = *em->cur;

@@ -18,6 +18,7 @@ int breakpoint_insert(pid_t tid, struct breakpoint *bp, uint64_t addr)
 	long patched = (word & ~0xffL) | 0xcc;
 	/* Known to the guardian before it is in the text. */
 	guard_int3(tid, addr, (uint8_t)word, true);
+	tracee_mem_changed();
 	if (ptrace(PTRACE_POKETEXT, tid, (void *)addr, (void *)patched) < 0) {
 		int err = errno;
 		guard_int3(tid, addr, (uint8_t)word, false);
@@ -52,6 +53,7 @@ int breakpoint_remove(pid_t tid, struct breakpoint *bp)
 		return 0;
 	}
 	long restored = (word & ~0xffL) | (bp->orig_word & 0xff);
+	tracee_mem_changed();
 	if (ptrace(PTRACE_POKETEXT, tid, (void *)bp->addr,
 		   (void *)restored) < 0)
 		return -errno;

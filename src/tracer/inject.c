@@ -304,6 +304,7 @@ static int resume_wait(struct run *run, int request,
 		       struct user_regs_struct *r, int *status)
 {
 	pid_t tid = run->t->tid;
+	tracee_mem_changed();	/* a system call may map anything */
 	if (ptrace(request, tid, NULL, NULL) < 0 && errno != ESRCH)
 		return -errno;
 	run->stopped = false;

@@ -207,7 +207,7 @@ static ssize_t read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 					      offsetof(struct tracer, eng));
 	struct engine *e = ctx;
 	ssize_t n = e->read_mem ? e->read_mem(e->read_mem_ctx, addr, buf, len)
-				: tracee_read_mem(decoding_tid(ctx), addr, buf, len);
+				: tracee_read_code(decoding_tid(ctx), addr, buf, len);
 	for (unsigned i = 0; n > 0 && i < N_INT3; i++)
 		breakpoint_shadow(tracer_int3(tr, i), addr, buf, (size_t)n);
 	return n;

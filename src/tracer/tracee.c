@@ -83,14 +83,19 @@ int tracee_event_msg(pid_t tid, unsigned long *msg)
 	return ptrace(PTRACE_GETEVENTMSG, tid, NULL, msg) < 0 ? -errno : 0;
 }
 
+/* Changes when the target's memory may have (tracee_read_code) */
+static uint64_t mem_gen = 1;
+
 int tracee_detach(pid_t tid, int sig)
 {
+	mem_gen++;
 	return ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) < 0 ? -errno
 									: 0;
 }
 
 int tracee_restart_pid(pid_t tid, int request, int sig)
 {
+	mem_gen++;
 	return ptrace(request, tid, NULL, (void *)(long)sig) < 0 ? -errno : 0;
 }
 
@@ -129,8 +134,70 @@ ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return done ? (ssize_t)done : -EFAULT;
 }
 
+/* tracee_read_code's pages, good while no thread was let run and nothing
+ * was written (MEM_GEN): a block's translation reads tens of instructions
+ * of one page, and a read is a system call. */
+static struct code_page {
+	pid_t tid;
+	uint64_t page, gen;
+	uint8_t b[4096];
+} code_pages[2];
+static unsigned code_last;
+
+void tracee_mem_changed(void)
+{
+	mem_gen++;
+}
+
+static const uint8_t *code_page(pid_t tid, uint64_t page)
+{
+	for (unsigned i = 0; i < 2; i++) {
+		struct code_page *p = &code_pages[i];
+		if (p->gen == mem_gen && p->tid == tid && p->page == page) {
+			code_last = i;
+			return p->b;
+		}
+	}
+	code_last ^= 1;		/* the other one: a pair for a straddler */
+	struct code_page *p = &code_pages[code_last];
+	struct iovec local = { p->b, sizeof(p->b) };
+	struct iovec remote = { (void *)(uintptr_t)page, sizeof(p->b) };
+	if (process_vm_readv(tid, &local, 1, &remote, 1, 0) !=
+	    (ssize_t)sizeof(p->b)) {
+		p->gen = 0;
+		return NULL;
+	}
+	p->tid = tid;
+	p->page = page;
+	p->gen = mem_gen;
+	return p->b;
+}
+
+ssize_t tracee_read_code(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		uint64_t a = addr + done, page = a & ~4095ull;
+		const uint8_t *pb = code_page(tid, page);
+		if (!pb)
+			break;
+		size_t k = page + 4096 - a;
+		if (k > len - done)
+			k = len - done;
+		memcpy((char *)buf + done, pb + (a - page), k);
+		done += k;
+	}
+	if (done == len)
+		return (ssize_t)len;
+	/* a page that cannot be read whole: the usual way for the rest */
+	ssize_t n = tracee_read_mem(tid, addr + done, (char *)buf + done,
+				    len - done);
+	return n > 0 ? (ssize_t)done + n : done ? (ssize_t)done : n;
+}
+
 int tracee_write_mem(pid_t tid, uint64_t addr, const void *buf, size_t len)
 {
+	mem_gen++;
 	struct iovec local = { (void *)buf, len };
 	struct iovec remote = { (void *)(uintptr_t)addr, len };
 	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len)
@@ -323,6 +390,7 @@ int tracee_restart(struct tracee *t, int request, int sig)
 		t->has_deferred = false;
 	}
 	t->flags &= ~TF_STOPPED;
+	mem_gen++;		/* it may write anything */
 	if (sig)
 		t->flags |= TF_INJECTED;
 	else
@@ -412,6 +480,7 @@ void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep)
 	for (int tries = 0; tries < 4; tries++) {
 		if (!tracee_trap_queued(t->tid))
 			return;
+		mem_gen++;
 		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
 			return;
 		int status;
@@ -431,6 +500,7 @@ void tracee_detach_all(struct tracer *tr)
 	for (struct tracee *t = tr->tracees; t; t = next) {
 		next = t->next;
 		tracee_drop_queued_traps(tr, t, &t->pending_sig);
+		mem_gen++;
 		ptrace(PTRACE_DETACH, t->tid, NULL,
 		       (void *)(long)t->pending_sig);
 		tracee_remove(tr, t->tid);

@@ -353,6 +353,11 @@ int tracee_detach(pid_t tid, int sig);
 ssize_t tracee_read_xstate(pid_t tid, void *buf, size_t len);
 /* Read target memory (process_vm_readv, PEEKDATA fallback). */
 ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* The same for the decoder: from a copy of the page(s), read again once a
+ * thread was let run or memory written (tracee_mem_changed). */
+ssize_t tracee_read_code(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* The target's memory was written other than by tracee_write_mem. */
+void tracee_mem_changed(void);
 /* Write TID's memory: process_vm_writev, or /proc/TID/mem where that is
  * refused (a seccomp filter around cachetrace).  0 or -errno. */
 int tracee_write_mem(pid_t tid, uint64_t addr, const void *buf, size_t len);
