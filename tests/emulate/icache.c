@@ -7,8 +7,8 @@
  *     push/pop, a read-modify-write of memory;
  *   - a rep stosb (memset of a non-constant size: stepped);
  *   - a signal handler entered while the window runs (SIGALRM from a
- *     timer) and a fault (SIGSEGV on a guard page) recovered by
- *     siglongjmp;
+ *     timer), once in a loop and once inside a long rep movsb, and a
+ *     fault (SIGSEGV on a guard page) recovered by siglongjmp;
  *   - every register a loop keeps live (the cursor's register and the
  *     scratch register must be ones the block does not use).
  * After the window: no "cachetrace" mapping in /proc/self/maps, no gs
@@ -32,6 +32,8 @@ static volatile int alarms;
 static sigjmp_buf jb;
 static char *guard;
 static int with_alarm;
+#define BIG (16u << 20)	/* some milliseconds a copy, natively */
+static char *big_src, *big_dst;
 
 static void on_alarm(int sig)
 {
@@ -105,6 +107,20 @@ __attribute__((noinline)) uint64_t work(unsigned n)
 		setitimer(ITIMER_REAL, &it, NULL);
 		while (!alarms)
 			;
+		/* A signal inside a long string copy, which the cache runs
+		 * as a block of its own (its iterations so far accounted,
+		 * the rest run when the handler returns). */
+		struct itimerval soon = { { 0, 0 }, { 0, 1000 } };
+		setitimer(ITIMER_REAL, &soon, NULL);
+		while (alarms < 2) {
+			char *d = big_dst;
+			const char *from = big_src;
+			size_t len = BIG;
+			__asm__ volatile("rep movsb" : "+D"(d), "+S"(from),
+					 "+c"(len) : : "memory");
+		}
+		if (memcmp(big_dst, big_src, BIG))
+			s += 1;		/* the copy went wrong */
 	}
 	return s + tls_count;
 }
@@ -118,6 +134,12 @@ int main(int argc, char **argv)
 	guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (guard == MAP_FAILED)
 		return 2;
+	big_src = malloc(BIG);
+	big_dst = malloc(BIG);
+	if (!big_src || !big_dst)
+		return 2;
+	for (unsigned i = 0; i < BIG; i++)
+		big_src[i] = (char)(i * 13 + 5);
 	uint64_t r = work(n);
 	/* The window's leftovers. */
 	char line[512];
