@@ -405,11 +405,14 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 		if (h->str) {
 			/* the decoder's own path: its state caught up */
 			engine_lean_run_end(&tr->eng, &run);
-			const uint64_t *v = w + p - 6;
+			const uint64_t *v = w + p - h->words;
 			struct user_regs_struct b0, a = t->regs;
 			a.rcx = v[3];
 			a.rsi = v[4];
 			a.rdi = v[5];
+			if (h->words == 7)	/* cmps, scas: ZF after */
+				a.eflags = (a.eflags & ~0x40ull) |
+					   ((v[6] & 0xff) ? 0x40 : 0);
 			a.rip = h->str->pc + h->str->len;
 			str_before(t, h->str, v, &a, &b0);
 			b0.rsp = rsp;
@@ -797,7 +800,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop,
 					 &why);
 		}
-		/* cmps and scas: alone, stopping after */
+		/* a string instruction no block takes: alone */
 		if (!b && itrans_is_string(first) && t->regs.rip != stop)
 			b = itrans_solo(c->x, first, &why);
 	}

@@ -570,15 +570,14 @@ static void link_exit(struct itrans *x, struct iblock *b, unsigned e,
 	b->exit[e].linked = true;
 }
 
-/* Can IN, a movs, stos or lods, be B's one instruction (IEND_STR)?  Its
+/* Can IN, a string instruction, be B's one instruction (IEND_STR)?  Its
  * registers then in *USED. */
 static bool str_ok(struct itrans *x, const struct insn *in, uint16_t *used)
 {
 	const uint8_t *bytes;
 	unsigned disp;
 	uint16_t g;
-	if (!itrans_is_string(in) || decode_string_cond(in) ||
-	    !decode_copy(in, &bytes, &disp, &g) ||
+	if (!itrans_is_string(in) || !decode_copy(in, &bytes, &disp, &g) ||
 	    has_gs_prefix(bytes, in->len) ||
 	    (x->code_ok && !x->code_ok(x->code_ctx, in->pc, in->len)) ||
 	    pick_reg(*used | g) < 0)
@@ -698,6 +697,14 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		b->copy[i] = e->off + e->at;
 		emit_copy(x, e, in, bytes, in->len, disp, disp);
 		emit_str_regs(e, b, 4);
+		if (decode_string_cond(in)) {
+			/* setz byte [rT + 56]: why a repe/repne ended */
+			if (b->rt >= 8)
+				put8(e, 0x41);
+			put8(e, 0x0f);
+			put8(e, 0x94);
+			mem_base(e, 0, b->rt, 8 * 7);
+		}
 		return;
 	}
 	if (l->n_acc) {
@@ -814,8 +821,8 @@ static const char *translate(struct itrans *x, struct iblock *b)
 	unsigned k = 0;
 
 	b->off = e.off;
-	if (b->kind == IEND_STR)
-		b->n_addr = 6;
+	if (b->kind == IEND_STR)	/* and cmps's and scas's ZF after */
+		b->n_addr = decode_string_cond(b->in[0]) ? 7 : 6;
 	for (unsigned i = 0; b->kind != IEND_STR && i < b->n; i++)
 		b->n_addr = (uint16_t)(b->n_addr + decode_lean(b->in[i])->n_acc);
 	int32_t rec = (int32_t)(8 * (1 + b->n_addr));

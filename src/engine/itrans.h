@@ -88,9 +88,10 @@ struct itrans_hdr {
 enum iend {
 	IEND_FALL,		/* runs on to exit[0] (a cap, or an
 				 * instruction the cache does not run) */
-	IEND_STR,		/* one movs, stos or lods, with or without a
+	IEND_STR,		/* one string instruction, with or without a
 				 * rep prefix, then on to exit[0]: its record
-				 * is rcx, rsi, rdi before it and after it */
+				 * is rcx, rsi, rdi before it and after it,
+				 * and for cmps and scas a byte: ZF after */
 	IEND_JMP,		/* a direct jmp to exit[0] */
 	IEND_JCC,		/* taken: exit[0], else exit[1] */
 	IEND_CALL,		/* a direct call of exit[0] */

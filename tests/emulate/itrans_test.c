@@ -145,6 +145,16 @@ NOSAN static uint64_t copy_fill(uint8_t *dst, const uint8_t *src)
 	return (uint64_t)dst;
 }
 
+/* A compare that stops at the first difference: its record has ZF after
+ * it too. */
+NOSAN static uint64_t cmp_until(const uint8_t *p, const uint8_t *q)
+{
+	uint64_t n = 64;
+	__asm__ volatile("repe cmpsb" : "+D"(p), "+S"(q), "+c"(n)
+			 : : "memory", "cc");
+	return n;
+}
+
 /* ---- the supervisor's part ---- */
 
 static ssize_t read_self(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -235,7 +245,7 @@ static uint64_t run(void *fn, uint64_t a0, uint64_t a1)
 }
 
 /* The string instructions' records ring_addrs met. */
-static uint64_t str_rec[4][6];
+static uint64_t str_rec[4][7];
 static unsigned n_str;
 
 /* The addresses of the records from the ring's start to the cursor, and
@@ -252,8 +262,8 @@ static size_t ring_addrs(uint64_t *out, uint8_t *kind, size_t max)
 			return n;
 		if (b->kind == IEND_STR) {
 			if (n_str < 4)
-				memcpy(str_rec[n_str++], w + p, 6 * 8);
-			p += 6;
+				memcpy(str_rec[n_str++], w + p, b->n_addr * 8);
+			p += b->n_addr;
 			continue;
 		}
 		for (unsigned i = 0; i < b->n; i++) {
@@ -463,6 +473,21 @@ int main(void)
 	CHECK_U64(str_rec[1][3], 0);
 	CHECK_U64(str_rec[1][4], str_rec[1][1]);
 	CHECK_U64(str_rec[1][5], (uint64_t)(dst + 140));
+
+	/* repe cmpsb over 64 bytes that differ first at byte 40: 41
+	 * compared, rcx 23 left, ZF clear (the record's seventh word's low
+	 * byte). */
+	ring_reset();
+	dst[40] ^= 0xff;
+	CHECK_U64(run((void *)&cmp_until, (uint64_t)src, (uint64_t)dst), 23);
+	ring_addrs(addrs_scratch, kinds_scratch, 1);
+	CHECK_U64(n_str, 1);
+	const uint64_t want_cmp[6] = { 64, (uint64_t)dst, (uint64_t)src,
+				       23, (uint64_t)(dst + 41),
+				       (uint64_t)(src + 41) };
+	for (unsigned i = 0; i < 6; i++)
+		CHECK_U64(str_rec[0][i], want_cmp[i]);
+	CHECK_U64(str_rec[0][6] & 0xff, 0);
 
 	/* String instructions, by their opcode: Capstone gives SSE2's movsd
 	 * and cmpsd the string instructions' ids (python3.11 failed to
