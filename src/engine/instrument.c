@@ -736,6 +736,25 @@ static void translate_ahead(struct tracer *tr, struct inst *in,
 		const struct iblock *cur = q[head++];
 		if (cur->kind == IEND_SOLO)
 			continue;
+		if (cur->kind == IEND_CALL || cur->kind == IEND_ICALL) {
+			/* where its callee returns: known to the returns'
+			 * table before the return (a miss is a stop) */
+			const struct insn *call = cur->in[cur->n - 1];
+			uint64_t ret = call->pc + call->len;
+			const char *why;
+			const struct iblock *rb;
+			if (ret != in->stop && in_reach(c, ret) &&
+			    !breakpoint_at(tr, ret) &&
+			    (rb = itrans_block(c->x, tr->eng.dec, ret, in->stop,
+					       &why))) {
+				itrans_ret_add(c->x, in->ring + ISLOT_TBL, ret,
+					       rb);
+				if (++made == AHEAD)
+					return;
+				if (tail <= AHEAD)
+					q[tail++] = rb;
+			}
+		}
 		for (unsigned j = 0; j < cur->n_exit; j++) {
 			const struct iexit *x = &cur->exit[j];
 			const char *why;
@@ -755,7 +774,7 @@ static void translate_ahead(struct tracer *tr, struct inst *in,
 				continue;
 			if (++made == AHEAD)
 				return;
-			if (nb->kind != IEND_SOLO)
+			if (nb->kind != IEND_SOLO && tail <= AHEAD)
 				q[tail++] = nb;
 		}
 	}
