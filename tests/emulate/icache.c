@@ -7,8 +7,9 @@
  *     push/pop, a read-modify-write of memory;
  *   - a rep stosb (memset of a non-constant size: stepped);
  *   - a signal handler entered while the window runs (SIGALRM from a
- *     timer), once in a loop and once inside a long rep movsb, and a
- *     fault (SIGSEGV on a guard page) recovered by siglongjmp;
+ *     timer), once in a loop and once inside a long rep movsb, and
+ *     faults (SIGSEGV on a guard page, and on a page a rep movsb
+ *     reaches half way) recovered by siglongjmp;
  *   - every register a loop keeps live (the cursor's register and the
  *     scratch register must be ones the block does not use).
  * After the window: no "cachetrace" mapping in /proc/self/maps, no gs
@@ -31,6 +32,7 @@ static __thread uint64_t tls_count;
 static volatile int alarms;
 static sigjmp_buf jb;
 static char *guard;
+static char *edge;		/* a page, then one it cannot write */
 static int with_alarm;
 #define BIG (16u << 20)	/* some milliseconds a copy, natively */
 static char *big_src, *big_dst;
@@ -99,6 +101,18 @@ __attribute__((noinline)) uint64_t work(unsigned n)
 		s += (unsigned char)guard[0];
 	else
 		s += 1;
+	/* A fault in the middle of a string copy: 32 bytes copied, the
+	 * 33rd on a page it cannot write. */
+	if (!sigsetjmp(jb, 1)) {
+		char *d = edge + 4096 - 32;
+		const char *from = (const char *)table;
+		size_t len = 64;
+		__asm__ volatile("rep movsb" : "+D"(d), "+S"(from), "+c"(len)
+				 : : "memory");
+		s += 2;
+	} else {
+		s += (unsigned char)edge[4095] + 1;
+	}
 	sink = s;
 	/* A signal while the window spins in one block (with an argument:
 	 * how long the spin lasts depends on the engine's speed). */
@@ -133,6 +147,10 @@ int main(int argc, char **argv)
 	signal(SIGSEGV, on_segv);
 	guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (guard == MAP_FAILED)
+		return 2;
+	edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (edge == MAP_FAILED || mprotect(edge + 4096, 4096, PROT_READ))
 		return 2;
 	big_src = malloc(BIG);
 	big_dst = malloc(BIG);
