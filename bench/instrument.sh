@@ -11,7 +11,8 @@
 #   cpython      bench/cpython/window.sh: an attached python3 loop, a 2 s
 #                toggle window, each engine
 # Pinned to one CPU but the attached one.  Wall times of the whole
-# command; "x" is the ratio to Cachegrind's time in the same round.
+# command, then its user+sys time; "x" is the ratio to Cachegrind's time
+# in the same round.
 #   sh bench/instrument.sh [BUILDDIR] [ROUNDS]
 set -eu
 B=$(realpath "${1:-build}"); N=${2:-2}
@@ -28,6 +29,18 @@ print(len(json.loads(json.dumps(d))))
 EOF
 now() { date +%s.%N; }
 secs() { echo "$2 - $1" | bc; }
+# timed CMD...: run it, its user+sys seconds in $W/cpu (this host's
+# noise moves wall times more than CPU times); 0 without /usr/bin/time
+timed() {
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -o "$W/cpu.t" -f "%U %S" "$@"
+		rc=$?
+		tail -n 1 "$W/cpu.t" | awk '{ print $1 + $2 }' >"$W/cpu"
+		return $rc
+	fi
+	echo 0 >"$W/cpu"
+	"$@"
+}
 ir() { sed -n 's/^summary: \([0-9]*\).*/\1/p' "$1"; }
 # run LABEL CT-OPTIONS -- PROG ARGS: Cachegrind, then each engine
 run() {
@@ -37,21 +50,26 @@ run() {
 	for i in $(seq "$N"); do
 		t0=$(now)
 		# shellcheck disable=SC2086
-		env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 taskset -c 0 \
+		timed env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 taskset -c 0 \
 			valgrind --tool=cachegrind $G --cache-sim=yes \
 			--cachegrind-out-file="$W/vg.out" $prog >/dev/null 2>&1
 		vg=$(secs "$t0" "$(now)")
+		vgc=$(cat "$W/cpu")
 		printf "%s: Cachegrind %.2f s (%s Ir)" "$label" "$vg" "$(ir "$W/vg.out")"
+		cpus="Cachegrind $vgc s"
 		for e in emulate instrument; do
 			t0=$(now)
-			env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 taskset -c 0 \
-				"$B/cachetrace" --engine=$e $G -o "$W/$e.out" \
-				"$@" >/dev/null 2>"$W/$e.err"
+			timed env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 \
+				taskset -c 0 "$B/cachetrace" --engine=$e $G \
+				-o "$W/$e.out" "$@" >/dev/null 2>"$W/$e.err"
 			t=$(secs "$t0" "$(now)")
+			c=$(cat "$W/cpu")
 			printf ", %s %.2f s (%sx)" "$e" "$t" \
 				"$(echo "scale=1; $t / $vg" | bc)"
+			cpus="$cpus, $e $c s ($(echo "scale=1; $c / ($vgc + 0.001)" | bc)x)"
 		done
 		echo
+		echo "  CPU time: $cpus"
 		if ! cmp -s "$W/emulate.out" "$W/instrument.out"; then
 			grep -v '^desc: Engine' "$W/emulate.out" >"$W/a"
 			grep -v '^desc: Engine' "$W/instrument.out" >"$W/b"
