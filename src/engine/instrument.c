@@ -652,8 +652,10 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 				     t->regs.fs_base);
 	}
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
-	if (pos.probe && t->inject == SIGSEGV)
+	if (pos.probe && t->inject == SIGSEGV) {
 		t->inject = 0;		/* the ring's guard: ours */
+		guard_signal(t, 0);	/* not one to send if we die */
+	}
 	r.rip = pos.pc;
 	return back_at(t, &r);
 }

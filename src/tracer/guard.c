@@ -64,6 +64,7 @@ struct journal *guard_journal;
 struct gthread {
 	pid_t tid;
 	bool stopped;
+	bool ring_fault;	/* its SIGSEGV was the ring's guard: ours */
 };
 
 /* Is any thread of PID still traced (TracerPid in its status)? */
@@ -108,7 +109,7 @@ static bool list_threads(pid_t pid, struct gthread *th, int *n, int max)
 			for (int i = 0; i < *n && !known; i++)
 				known = th[i].tid == tid || th[i].tid == -tid;
 			if (!known && *n < max)
-				th[(*n)++] = (struct gthread){ tid, false };
+				th[(*n)++] = (struct gthread){ .tid = tid };
 		}
 	}
 	close(fd);
@@ -350,7 +351,7 @@ static bool in_cache(const struct journal *j, uint64_t addr)
  * the engine: after three the thread is left as it stands.  True when it
  * is on its way out. */
 static bool run_out_of_cache(const struct journal *j, pid_t tid, int *sigs,
-			     unsigned *n_sigs, unsigned max)
+			     unsigned *n_sigs, unsigned max, bool *ring_fault)
 {
 	int sig = 0;
 	unsigned faults = 0;
@@ -374,6 +375,9 @@ static bool run_out_of_cache(const struct journal *j, pid_t tid, int *sigs,
 					[decode_gpr_slot(h.rt)] = st;
 				r.rip = h.pc;
 				r.gs_base = 0;
+				/* a SIGSEGV cachetrace held for it was this
+				 * one (the thread stood at the probe) */
+				*ring_fault = true;
 				return ptrace(PTRACE_SETREGS, tid, NULL, &r) == 0;
 			}
 			if (++faults >= 3)
@@ -440,7 +444,7 @@ static void rescue(struct journal *j, bool in_process)
 			continue;
 		unsigned before = n_cache_sigs;
 		if (run_out_of_cache(j, th[i].tid, cache_sigs, &n_cache_sigs,
-				     64))
+				     64, &th[i].ring_fault))
 			left++;
 		for (unsigned k = before; k < n_cache_sigs; k++)
 			cache_sig_tids[k] = th[i].tid;
@@ -461,7 +465,10 @@ static void rescue(struct journal *j, bool in_process)
 			sigs++;
 	for (unsigned i = 0; i < JOURNAL_SIGS; i++) {
 		const struct journal_sig *e = &j->h->sig[i];
-		if (e->tid && e->sig &&
+		bool ring = false;
+		for (int k = 0; k < n && e->sig == SIGSEGV; k++)
+			ring |= th[k].tid == e->tid && th[k].ring_fault;
+		if (e->tid && e->sig && !ring &&
 		    syscall(SYS_tgkill, pid, e->tid, e->sig) == 0)
 			sigs++;
 	}
