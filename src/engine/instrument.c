@@ -565,12 +565,9 @@ static void leave_solo(struct tracer *tr, struct tracee *t, struct inst *in,
 	drain(tr, t, in, slot(in)[ISLOT_CUR / 8], b->pc);
 	if (!begun)
 		return;
-	struct user_regs_struct b0 = *a;
-	b0.rcx = slot(in)[ISLOT_SRCX / 8];
-	b0.rsi = slot(in)[ISLOT_SRSI / 8];
-	b0.rdi = slot(in)[ISLOT_SRDI / 8];
-	b0.rip = b->pc;
-	account_string(tr, t, b->in[0], &b0, a, finished);
+	struct user_regs_struct b0, after = *a;
+	str_before(t, b->in[0], slot(in) + ISLOT_SRCX / 8, &after, &b0);
+	account_string(tr, t, b->in[0], &b0, &after, finished);
 }
 
 /* T stopped in the cache somewhere else than an exit (a signal, a fault,
@@ -725,9 +722,29 @@ static enum verdict stepped(struct tracer *tr, struct tracee *t)
 	return step_engine.run(tr, t);
 }
 
+/* The block at PC for translate_ahead: NULL where the thread must stop
+ * first (the stop address, a breakpoint, out of C's reach) or none can
+ * be made. */
+static const struct iblock *ahead_block(struct tracer *tr, struct inst *in,
+					struct icache *c, uint64_t pc)
+{
+	const char *why;
+	if (pc == in->stop || !in_reach(c, pc) || breakpoint_at(tr, pc))
+		return NULL;
+	const struct insn *first = decode_insn(tr->eng.dec, pc, &why);
+	if (!first)
+		return NULL;
+	const struct iblock *b = itrans_block(c->x, tr->eng.dec, pc, in->stop,
+					      &why);
+	if (!b && itrans_is_string(first))
+		b = itrans_solo(c->x, first, &why);
+	return b;
+}
+
 /* The blocks B's direct exits go to, and theirs, translated now (AHEAD
- * at most, breadth first, in B's cache) and so linked: the thread need
- * not stop at each for its translation. */
+ * at most, breadth first, in B's cache) and so linked, and the return
+ * sites of its calls put in the returns' table: the thread need not
+ * stop at each for its translation. */
 static void translate_ahead(struct tracer *tr, struct inst *in,
 			    struct icache *c, const struct iblock *b)
 {
@@ -736,43 +753,26 @@ static void translate_ahead(struct tracer *tr, struct inst *in,
 	q[tail++] = b;
 	while (head < tail) {
 		const struct iblock *cur = q[head++];
+		const struct iblock *nb;
 		if (cur->kind == IEND_SOLO)
 			continue;
-		if (cur->kind == IEND_CALL || cur->kind == IEND_ICALL) {
+		const struct insn *last = cur->in[cur->n - 1];
+		uint64_t ret = last->pc + last->len;
+		if ((cur->kind == IEND_CALL || cur->kind == IEND_ICALL) &&
+		    (nb = ahead_block(tr, in, c, ret)) &&
+		    nb->kind != IEND_SOLO) {
 			/* where its callee returns: known to the returns'
 			 * table before the return (a miss is a stop) */
-			const struct insn *call = cur->in[cur->n - 1];
-			uint64_t ret = call->pc + call->len;
-			const char *why;
-			const struct iblock *rb;
-			if (ret != in->stop && in_reach(c, ret) &&
-			    !breakpoint_at(tr, ret) &&
-			    (rb = itrans_block(c->x, tr->eng.dec, ret, in->stop,
-					       &why))) {
-				itrans_ret_add(c->x, in->ring + ISLOT_TBL, ret,
-					       rb);
-				if (++made == AHEAD)
-					return;
-				if (tail <= AHEAD)
-					q[tail++] = rb;
-			}
+			itrans_ret_add(c->x, in->ring + ISLOT_TBL, ret, nb);
+			if (++made == AHEAD)
+				return;
+			if (tail <= AHEAD)
+				q[tail++] = nb;
 		}
 		for (unsigned j = 0; j < cur->n_exit; j++) {
 			const struct iexit *x = &cur->exit[j];
-			const char *why;
 			if (x->linked || x->ret_miss || x->ind_miss ||
-			    x->target == in->stop || !in_reach(c, x->target) ||
-			    breakpoint_at(tr, x->target))
-				continue;
-			const struct insn *first =
-				decode_insn(tr->eng.dec, x->target, &why);
-			if (!first)
-				continue;
-			const struct iblock *nb = itrans_block(
-				c->x, tr->eng.dec, x->target, in->stop, &why);
-			if (!nb && itrans_is_string(first))
-				nb = itrans_solo(c->x, first, &why);
-			if (!nb)
+			    !(nb = ahead_block(tr, in, c, x->target)))
 				continue;
 			if (++made == AHEAD)
 				return;

@@ -129,24 +129,29 @@ const struct iblock *itrans_by_id(const struct itrans *x, uint64_t id)
 	return id < x->n_blocks ? x->blocks[id] : NULL;
 }
 
+/* The block of ARR at PC, through H (pc -> index in ARR), or NULL; *P
+ * is then where one goes in H. */
+static const struct iblock *find_in(const struct hashtab *h,
+				    struct iblock *const *arr, uint64_t pc,
+				    struct hashtab_probe *p)
+{
+	for (uint32_t i = hashtab_first(h, hash_u64(pc), p);
+	     i != HASHTAB_NONE; i = hashtab_next(h, p))
+		if (arr[i]->pc == pc)
+			return arr[i];
+	return NULL;
+}
+
 static const struct iblock *find_pc(const struct itrans *x, uint64_t pc)
 {
 	struct hashtab_probe p;
-	for (uint32_t i = hashtab_first(&x->by_pc, hash_u64(pc), &p);
-	     i != HASHTAB_NONE; i = hashtab_next(&x->by_pc, &p))
-		if (x->blocks[i]->pc == pc)
-			return x->blocks[i];
-	return NULL;
+	return find_in(&x->by_pc, x->blocks, pc, &p);
 }
 
 static const struct iblock *find_solo(const struct itrans *x, uint64_t pc)
 {
 	struct hashtab_probe p;
-	for (uint32_t i = hashtab_first(&x->by_solo, hash_u64(pc), &p);
-	     i != HASHTAB_NONE; i = hashtab_next(&x->by_solo, &p))
-		if (x->solos[i]->pc == pc)
-			return x->solos[i];
-	return NULL;
+	return find_in(&x->by_solo, x->solos, pc, &p);
 }
 
 /* The block of ARR (N of them, in cache order) whose code holds cache
@@ -908,9 +913,7 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 					  sizeof(*x->blocks));
 	}
 	struct hashtab_probe p;
-	for (uint32_t i = hashtab_first(&x->by_pc, hash_u64(pc), &p);
-	     i != HASHTAB_NONE; i = hashtab_next(&x->by_pc, &p))
-		;
+	find_in(&x->by_pc, x->blocks, pc, &p);		/* none: where it goes */
 	x->blocks[x->n_blocks] = b;
 	hashtab_insert(&x->by_pc, &p, x->n_blocks++, block_hash, x);
 
@@ -1092,9 +1095,7 @@ const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 					 sizeof(*x->solos));
 	}
 	struct hashtab_probe p;
-	for (uint32_t i = hashtab_first(&x->by_solo, hash_u64(in->pc), &p);
-	     i != HASHTAB_NONE; i = hashtab_next(&x->by_solo, &p))
-		;
+	find_in(&x->by_solo, x->solos, in->pc, &p);	/* none: where it goes */
 	x->solos[x->n_solos] = b;
 	hashtab_insert(&x->by_solo, &p, x->n_solos++, solo_hash, x);
 	link_pending(x, b);

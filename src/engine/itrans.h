@@ -47,8 +47,8 @@
 #define ISLOT_XRCX 56
 #define ISLOT_XR11 64
 #define ISLOT_SRCX 72		/* a string instruction's rcx, rsi, rdi */
-#define ISLOT_SRSI 80		/* before it (itrans_solo) */
-#define ISLOT_SRDI 88
+#define ISLOT_SRSI 80		/* before it (itrans_solo), in that */
+#define ISLOT_SRDI 88		/* order: a record's first three words */
 /* The returns' table: entry i (16 bytes: the original pc, the cache
  * address) for a return address whose low 16 bits are i. */
 #define ISLOT_TBL 4096

@@ -304,9 +304,9 @@ static int resume_wait(struct run *run, int request,
 		       struct user_regs_struct *r, int *status)
 {
 	pid_t tid = run->t->tid;
-	tracee_mem_changed();	/* a system call may map anything */
-	if (ptrace(request, tid, NULL, NULL) < 0 && errno != ESRCH)
-		return -errno;
+	int rc = tracee_restart_pid(tid, request, 0);
+	if (rc < 0 && rc != -ESRCH)
+		return rc;
 	run->stopped = false;
 	if (tracee_wait(tid, status) < 0) {
 		run->gone = run->ended = true;	/* dead: no status */

@@ -95,7 +95,7 @@ int tracee_detach(pid_t tid, int sig)
 
 int tracee_restart_pid(pid_t tid, int request, int sig)
 {
-	mem_gen++;
+	mem_gen++;		/* it may write anything */
 	return ptrace(request, tid, NULL, (void *)(long)sig) < 0 ? -errno : 0;
 }
 
@@ -390,17 +390,12 @@ int tracee_restart(struct tracee *t, int request, int sig)
 		t->has_deferred = false;
 	}
 	t->flags &= ~TF_STOPPED;
-	mem_gen++;		/* it may write anything */
 	if (sig)
 		t->flags |= TF_INJECTED;
 	else
 		t->flags &= ~TF_INJECTED;
-	if (ptrace(request, t->tid, NULL, (void *)(long)sig) < 0) {
-		if (errno == ESRCH)
-			return 0;
-		return -errno;
-	}
-	return 0;
+	int rc = tracee_restart_pid(t->tid, request, sig);
+	return rc == -ESRCH ? 0 : rc;
 }
 
 void tracee_stop_all(struct tracer *tr)
@@ -480,8 +475,7 @@ void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep)
 	for (int tries = 0; tries < 4; tries++) {
 		if (!tracee_trap_queued(t->tid))
 			return;
-		mem_gen++;
-		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
+		if (tracee_restart_pid(t->tid, PTRACE_CONT, 0) < 0)
 			return;
 		int status;
 		if (tracee_wait(t->tid, &status) < 0 || !WIFSTOPPED(status))
@@ -500,9 +494,7 @@ void tracee_detach_all(struct tracer *tr)
 	for (struct tracee *t = tr->tracees; t; t = next) {
 		next = t->next;
 		tracee_drop_queued_traps(tr, t, &t->pending_sig);
-		mem_gen++;
-		ptrace(PTRACE_DETACH, t->tid, NULL,
-		       (void *)(long)t->pending_sig);
+		tracee_detach(t->tid, t->pending_sig);
 		tracee_remove(tr, t->tid);
 	}
 }

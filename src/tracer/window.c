@@ -185,8 +185,7 @@ void window_stop_others(struct tracer *tr, struct tracee *t)
 			 * (attach/verify-threads, emulate: a thread's rdtsc
 			 * on the CPU while another began its slice). */
 			int st;
-			tracee_mem_changed();
-			if (ptrace(PTRACE_CONT, o->tid, NULL, NULL) == 0 &&
+			if (tracee_restart_pid(o->tid, PTRACE_CONT, 0) == 0 &&
 			    tracee_wait(o->tid, &st) >= 0)
 				status = st;
 		}

@@ -278,6 +278,13 @@ static size_t ring_addrs(uint64_t *out, uint8_t *kind, size_t max)
 	return n;
 }
 
+/* String record K is WANT: rcx, rsi and rdi before, then after. */
+static void check_str_rec(unsigned k, const uint64_t *want)
+{
+	for (unsigned i = 0; i < 6; i++)
+		CHECK_U64(str_rec[k][i], want[i]);
+}
+
 static uint64_t addrs_scratch[1];
 static uint8_t kinds_scratch[1];
 
@@ -466,8 +473,7 @@ int main(void)
 	const uint64_t want_mov[6] = { 100, (uint64_t)src, (uint64_t)dst,
 				       0, (uint64_t)(src + 100),
 				       (uint64_t)(dst + 100) };
-	for (unsigned i = 0; i < 6; i++)
-		CHECK_U64(str_rec[0][i], want_mov[i]);
+	check_str_rec(0, want_mov);
 	CHECK_U64(str_rec[1][0], 5);
 	CHECK_U64(str_rec[1][2], (uint64_t)(dst + 100));
 	CHECK_U64(str_rec[1][3], 0);
@@ -485,8 +491,7 @@ int main(void)
 	const uint64_t want_cmp[6] = { 64, (uint64_t)dst, (uint64_t)src,
 				       23, (uint64_t)(dst + 41),
 				       (uint64_t)(src + 41) };
-	for (unsigned i = 0; i < 6; i++)
-		CHECK_U64(str_rec[0][i], want_cmp[i]);
+	check_str_rec(0, want_cmp);
 	CHECK_U64(str_rec[0][6] & 0xff, 0);
 
 	/* String instructions, by their opcode: Capstone gives SSE2's movsd
