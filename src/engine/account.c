@@ -81,6 +81,8 @@ int engine_prepare_at(struct engine *e, struct tracee *t, uint64_t pc)
 	 * read before the step.  A no-op for other instructions; on failure
 	 * decode_step reads the state after the step. */
 	(void)decode_prepare(e->dec, t->insn);
+	if (e->proof)
+		proof_prepare(e, pc);
 	return 0;
 }
 
@@ -845,6 +847,8 @@ unsigned engine_account_lean_rec(struct engine *e, const void *rec)
 void engine_account(struct engine *e, struct tracee *t,
 		    const struct user_regs_struct *after)
 {
+	if (e->proof)
+		proof_step(e, t, &t->regs, after);
 	engine_account_regs(e, t, &t->regs, after);
 	t->regs = *after;
 }
@@ -861,6 +865,8 @@ void engine_moved(struct engine *e, struct tracee *t,
 void engine_account_fetch_only(struct engine *e, struct tracee *t)
 {
 	const struct insn *in = t->insn;
+	if (e->proof)
+		proof_fetch(e, t, in->pc, in->len ? in->len : 1);
 	engine_models_sync(e);
 	engine_switch_core(e, t);
 	model_core(e, t->core);

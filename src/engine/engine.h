@@ -85,6 +85,9 @@ struct engine {
 	 * replayed). */
 	void (*others_stop)(struct tracer *tr, struct tracee *t);
 	void (*others_run)(struct tracer *tr);
+
+	/* --engine=lockstep:instrument (proof.c), else NULL */
+	struct proof *proof;
 };
 
 /* What an engine's run left T in.  The engine never ends a window or
@@ -276,5 +279,26 @@ void engine_clear_progress(struct engine *e);
 void engine_free(struct engine *e);
 /* A new, empty cost table (an exec: the next image's profile). */
 void engine_new_costs(struct engine *e);
+
+/* ---- proof.c: --engine=lockstep:instrument ----
+ * The models wrapped, each event that reaches them compared with the
+ * step engine's for the same instruction: proof_step queues what
+ * account.c feeds the models for one step of T (registers BEFORE and
+ * AFTER, at the original code), proof_fetch a fetch alone; the
+ * instrument engine's events are compared with those as they come. */
+void proof_start(struct tracer *tr, const struct decode_target *target,
+		 bool chase);
+void proof_invalidate(struct engine *e, uint64_t start, uint64_t end);
+void proof_prepare(struct engine *e, uint64_t pc);
+void proof_step(struct engine *e, struct tracee *t,
+		const struct user_regs_struct *before,
+		const struct user_regs_struct *after);
+void proof_fetch(struct engine *e, struct tracee *t, uint64_t pc,
+		 uint32_t len);
+/* At a window's end: what is left on either side is a divergence. */
+void proof_window_end(struct engine *e);
+bool proof_diverged(const struct engine *e);
+void proof_describe(const struct engine *e, FILE *f, const char *prefix);
+void proof_free(struct engine *e);
 
 #endif

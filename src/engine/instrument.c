@@ -39,6 +39,7 @@
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -93,6 +94,12 @@ struct inst {
 	struct { uint64_t lo, hi; } *code;
 	size_t n_code, cap_code;
 	bool maps_stale;
+	/* --engine=lockstep:instrument: the thread runs in the cache a
+	 * machine instruction at a time (stepping, between two of its
+	 * steps), its registers at the original code as they were after
+	 * its last instruction that completed */
+	struct user_regs_struct pr;
+	bool stepping;
 };
 
 /* Read the ranges of IN's code that the cache may copy. */
@@ -385,6 +392,20 @@ static void str_before(const struct tracee *t, const struct insn *in,
 		       const uint64_t *v, struct user_regs_struct *a,
 		       struct user_regs_struct *b0);
 
+/* Tests only (tests/emulate/engines.sh, lockstep-instrument-selftest):
+ * CACHETRACE_TEST_RING_SKEW moves the first address a drain reads from
+ * the ring by 64 bytes, once, for the proof to catch. */
+static bool ring_skew(void)
+{
+	static int skew = -1;
+	if (skew < 0)
+		skew = getenv("CACHETRACE_TEST_RING_SKEW") != NULL;
+	if (!skew)
+		return false;
+	skew = 0;
+	return true;
+}
+
 /* Account the records of the ring from its start up to target address
  * END: the last instruction goes on to LAST_NEXT. */
 static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
@@ -419,6 +440,9 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 			account_string(tr, t, h->str, &b0, &a, true);
 			engine_lean_run_start(&tr->eng, &run, fs);
 		} else {
+			if (h->words && ring_skew())
+				((uint64_t *)(void *)in->ring)[ISLOT_SIZE / 8 +
+							p - h->words] += 64;
 			engine_account_block(&tr->eng, t, &run, b,
 					     w + p - h->words,
 					     nb ? engine_lean_head(nb)->pc :
@@ -570,6 +594,104 @@ static void leave_solo(struct tracer *tr, struct tracee *t, struct inst *in,
 	account_string(tr, t, b->in[0], &b0, &after, finished);
 }
 
+/* T's registers R, where it stands in the cache (*POS, located from R's
+ * pc; false when in no block), put back as they are at the original
+ * instruction POS->pc: the scratch registers from the slot, a call's
+ * half-done push undone.  *BASE: where its block's record begins (a
+ * string instruction alone has none). */
+static bool put_back(struct tracee *t, struct inst *in,
+		     struct user_regs_struct *r, struct ipos *pos,
+		     uint64_t *base)
+{
+	struct itrans *cx = cache_at(in, r->rip);
+	if (!cx || !itrans_locate(cx, r->rip, pos)) {
+		error_msg("error: thread %d stopped at 0x%llx, in the code "
+			  "cache but in no block", t->tid, r->rip);
+		return false;
+	}
+	const struct iblock *b = pos->b;
+	*base = 0;
+	if (b->kind != IEND_SOLO) {
+		uint64_t rec = 8 * (1 + (uint64_t)b->n_addr);
+		uint64_t *rt = gpr(r, b->rt);
+		*base = pos->rt_live ? *rt :
+			pos->rt_bumped ? *rt - rec :
+			pos->cur_bumped ? slot(in)[ISLOT_CUR / 8] - rec :
+			slot(in)[ISLOT_CUR / 8];
+		if (pos->rt_spilled)
+			*rt = slot(in)[ISLOT_ST / 8];
+		if (pos->rs_spilled && pos->rs >= 0)
+			*gpr(r, (unsigned)pos->rs) = slot(in)[ISLOT_SS / 8];
+		if (pos->rsp_pushed)
+			r->rsp += 8;
+		if (pos->rax_spilled)
+			r->rax = slot(in)[ISLOT_RAX / 8];
+		if (pos->rcx_spilled)
+			r->rcx = slot(in)[ISLOT_RCX / 8];
+		if (pos->rsp_popped)
+			r->rsp -= 8;
+	}
+	restore_stub(in, pos, r);
+	return true;
+}
+
+/* ---- --engine=lockstep:instrument (proof.c) ----
+ * The thread in the cache is stepped one machine instruction at a time
+ * (PTRACE_SYSEMU_SINGLESTEP: an exit's system call still stops it).  At
+ * each step its registers are put back as at the original code; where
+ * they moved, an original instruction (or a rep string's iteration)
+ * completed: from the registers before it to these, it is the step
+ * engine's step.  A step inside a block's own code moves nothing. */
+
+static bool moved(const struct user_regs_struct *a,
+		  const struct user_regs_struct *b)
+{
+	/* r15 .. rdi, then rip and rsp */
+	return memcmp(a, b, offsetof(struct user_regs_struct, orig_rax)) ||
+	       a->rip != b->rip || a->rsp != b->rsp;
+}
+
+/* T stands at original registers NOW (its pc put back), in the cache or
+ * leaving it. */
+static void proof_at(struct tracer *tr, struct tracee *t, struct inst *in,
+		     const struct user_regs_struct *now)
+{
+	if (!tr->eng.proof)
+		return;
+	struct user_regs_struct r = *now;
+	r.gs_base = t->regs.gs_base;
+	r.orig_rax = (unsigned long long)-1;
+	if (moved(&in->pr, &r)) {
+		proof_step(&tr->eng, t, &in->pr, &r);
+		in->pr = r;
+	}
+}
+
+/* Is T at an exit's system call (its PTRACE_SYSEMU stop)? */
+static bool at_exit(struct inst *in, struct tracee *t)
+{
+	struct user_regs_struct r;
+	const struct iblock *b;
+	struct itrans *cx;
+	return tracee_getregs(t->tid, &r) == 0 &&
+	       r.orig_rax == ITRANS_STUB_NR && (cx = cache_at(in, r.rip)) &&
+	       itrans_exit_at(cx, r.rip, &b);
+}
+
+/* A step's trap in the cache: false when T's registers cannot be had. */
+static bool proof_trap(struct tracer *tr, struct tracee *t, struct inst *in)
+{
+	struct user_regs_struct r;
+	struct ipos pos;
+	uint64_t base;
+	if (tracee_getregs(t->tid, &r) < 0 || !put_back(t, in, &r, &pos, &base))
+		return false;
+	r.rip = pos.pc;
+	proof_at(tr, t, in, &r);
+	in->stepping = true;
+	return true;
+}
+
 /* T stopped in the cache somewhere else than an exit (a signal, a fault,
  * the ring's guard): put its state back at the original instruction and
  * account what completed.  False when the pc is not in a block. */
@@ -577,43 +699,22 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 {
 	struct user_regs_struct r;
 	struct ipos pos;
-	if (tracee_getregs(t->tid, &r) < 0)
+	uint64_t base;
+	if (tracee_getregs(t->tid, &r) < 0 || !put_back(t, in, &r, &pos, &base))
 		return false;
-	struct itrans *cx = cache_at(in, r.rip);
-	if (!cx || !itrans_locate(cx, r.rip, &pos)) {
-		error_msg("error: thread %d stopped at 0x%llx, in the code "
-			  "cache but in no block", t->tid, r.rip);
-		return false;
-	}
 	const struct iblock *b = pos.b;
+	in->stepping = false;
+	struct user_regs_struct at = r;
+	at.rip = pos.pc;
+	proof_at(tr, t, in, &at);
 	if (b->kind == IEND_SOLO) {
 		/* Inside a string instruction (its iterations so far), or
 		 * before it, or in the stub after it. */
 		in->recovered++;
-		restore_stub(in, &pos, &r);
 		leave_solo(tr, t, in, b, &r, pos.solo_begun, pos.done);
 		r.rip = pos.pc;
 		return back_at(t, &r);
 	}
-	uint64_t rec = 8 * (1 + (uint64_t)b->n_addr);
-	uint64_t *rt = gpr(&r, b->rt);
-	uint64_t base = pos.rt_live ? *rt :
-			pos.rt_bumped ? *rt - rec :
-			pos.cur_bumped ? slot(in)[ISLOT_CUR / 8] - rec :
-			slot(in)[ISLOT_CUR / 8];
-	if (pos.rt_spilled)
-		*rt = slot(in)[ISLOT_ST / 8];
-	if (pos.rs_spilled && pos.rs >= 0)
-		*gpr(&r, (unsigned)pos.rs) = slot(in)[ISLOT_SS / 8];
-	if (pos.rsp_pushed)
-		r.rsp += 8;
-	if (pos.rax_spilled)
-		r.rax = slot(in)[ISLOT_RAX / 8];
-	if (pos.rcx_spilled)
-		r.rcx = slot(in)[ISLOT_RCX / 8];
-	if (pos.rsp_popped)
-		r.rsp -= 8;
-	restore_stub(in, &pos, &r);
 	drain(tr, t, in, base, b->pc);
 
 	/* The block's completed instructions, from its partial record. */
@@ -785,6 +886,13 @@ static void translate_ahead(struct tracer *tr, struct inst *in,
 static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
+	if (t->in_cache && in->stepping && !t->inject) {
+		/* --engine=lockstep:instrument: the next step in the cache */
+		in->stepping = false;
+		if (tracee_restart(t, PTRACE_SYSEMU_SINGLESTEP, 0) < 0)
+			error_msg("cannot step thread %d", t->tid);
+		return VERDICT_RUNNING;
+	}
 	if (t->in_cache && !leave_cache(tr, t, in, false)) {
 		t->win.fail = "its state in the code cache could not be "
 			      "recovered";
@@ -835,6 +943,13 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	struct user_regs_struct r = t->regs;
 	r.rip = itrans_entry(c->x, b);
 	r.gs_base = in->ring_at;
+	if (tr->eng.proof) {
+		/* stepped from here: no report of an exit's end first */
+		if (!flush_sysemu(t))
+			return VERDICT_DONE;
+		in->pr = t->regs;
+		in->pr.orig_rax = (unsigned long long)-1;
+	}
 	if (tracee_setregs(t->tid, &r) < 0)
 		return stepped(tr, t);
 	t->in_cache = true;
@@ -843,7 +958,8 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	tracee_pin(tr, t);
 	t->sysemu = false;	/* from an exit's stop: no report of its end */
 	in->owner = t->tid;
-	if (tracee_restart(t, PTRACE_SYSEMU, 0) < 0)
+	if (tracee_restart(t, tr->eng.proof ? PTRACE_SYSEMU_SINGLESTEP :
+			   PTRACE_SYSEMU, 0) < 0)
 		error_msg("cannot run thread %d", t->tid);
 	return VERDICT_RUNNING;
 }
@@ -868,6 +984,8 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 		t->inject = SIGTRAP;
 		return true;
 	}
+	if (tr->eng.proof && !at_exit(in, t))
+		return proof_trap(tr, t, in);
 	return leave_cache(tr, t, in, true);
 }
 
@@ -896,9 +1014,11 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 	r.orig_rax = (unsigned long long)-1;
 	t->sysemu = true;
 	in->exits++;
+	in->stepping = false;
 	uint64_t to = x->target;
 	if (b->kind == IEND_SOLO) {
 		r.rip = to;
+		proof_at(tr, t, in, &r);
 		leave_solo(tr, t, in, b, &r, true, true);
 		return back_at(t, &r);
 	}
@@ -920,6 +1040,8 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 			if (tracee_write_mem(t->tid, r.rsp, &ret, 8) < 0)
 				return false;
 		}
+		r.rip = to;
+		proof_at(tr, t, in, &r);
 		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
 		const char *why;
 		const struct iblock *nb;
@@ -931,6 +1053,8 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 				       &why)))
 			itrans_ret_add(c->x, in->ring + ISLOT_TBL, to, nb);
 	} else {
+		r.rip = to;
+		proof_at(tr, t, in, &r);
 		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
 	}
 	r.rip = to;
@@ -948,6 +1072,10 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 	t->sysemu = false;
 	if (in && in->owner == t->tid)
 		in->owner = 0;
+	if (in)
+		in->stepping = false;
+	if (tracee_leads(t))
+		proof_window_end(&tr->eng);
 	if (in && !tr->n_active)
 		in->off = NULL;		/* probed again at the next window */
 	step_engine.end_window(tr, t);

@@ -204,6 +204,7 @@ enum restart children_on_exec(struct tracer *tr, struct tracee *t)
 	for (struct tracee *o = tr->tracees; o; o = o->next)
 		o->dr_mask = 0;		/* exec clears the debug registers */
 	decode_invalidate(tr->eng.dec, 0, UINT64_MAX);
+	proof_invalidate(&tr->eng, 0, UINT64_MAX);
 	if (!tr->eng.windows && window_has_start_event(tr) &&
 	    !tr->partial_reason)
 		tr->partial_reason = "the target called exec before the start "

@@ -308,6 +308,9 @@ static int resume_wait(struct run *run, int request,
 	if (rc < 0 && rc != -ESRCH)
 		return rc;
 	run->stopped = false;
+	/* out of any PTRACE_SYSEMU stop (instrument.c's flush_sysemu would
+	 * run the thread on to its next system call) */
+	run->t->sysemu = false;
 	if (tracee_wait(tid, status) < 0) {
 		run->gone = run->ended = true;	/* dead: no status */
 		return -ESRCH;

@@ -331,6 +331,7 @@ static void tracer_free(struct tracer *tr)
 	if (tr->eng.cs)
 		callstack_free(tr->eng.cs);
 	engine_free(&tr->eng);
+	proof_free(&tr->eng);
 	if (tr->eng.dec)
 		decode_free(tr->eng.dec);
 	if (tr->syms)
@@ -394,12 +395,13 @@ int main(int argc, char **argv)
 			  getenv("CACHETRACE_ENGINE");
 	if (!eng)
 		eng = "emulate";
-	if (strcmp(eng, "step") && strcmp(eng, "emulate") &&
-	    strcmp(eng, "lockstep") && strcmp(eng, "instrument")) {
-		error_msg("CACHETRACE_ENGINE: emulate, step, lockstep or "
-			  "instrument, not '%s'", eng);
+	if (!engine_known(eng)) {
+		error_msg("CACHETRACE_ENGINE: %s, not '%s'", ENGINE_NAMES, eng);
 		return 2;
 	}
+	bool proof = !strcmp(eng, "lockstep:instrument");
+	if (proof)
+		eng = "instrument";
 	if (strcmp(eng, "step") && !hostcaps_vm_rw()) {
 		/* The emulator mirrors the target's memory with these. */
 		if (tr->opt.engine) {
@@ -432,6 +434,8 @@ int main(int argc, char **argv)
 	if (getenv("CACHETRACE_EMULATE_X87"))
 		decode_allow_x87(tr->eng.dec, true);
 	decode_set_chase(tr->eng.dec, tr->opt.vex_chase);
+	if (proof)
+		proof_start(tr, &target, tr->opt.vex_chase);
 	if (output_check(tr) < 0)
 		return 1;
 	if (tr->opt.trace_mem) {
@@ -465,7 +469,7 @@ int main(int argc, char **argv)
 	 * the target did. */
 	if (!tr->failed && (!finish_trace_mem(tr) || tr->had_error))
 		status = 1;
-	if (emu_diverged(tr))
+	if (emu_diverged(tr) || proof_diverged(&tr->eng))
 		status = 1;	/* lockstep: the emulator is wrong somewhere */
 	tracer_free(tr);
 	return status;

@@ -40,13 +40,15 @@ static void usage(void)
 "                          [1]; 0: until interrupted or the target ends\n"
 "  --threads=hit|all       trace only the thread that hit the start event\n"
 "                          [hit], or every thread of the target\n"
-"  --engine=emulate|step|lockstep|instrument\n"
+"  --engine=emulate|step|lockstep|instrument|lockstep:instrument\n"
 "                          run the window in the emulator, falling back to\n"
 "                          the CPU for what it must not emulate [emulate];\n"
 "                          single-step every instruction on the CPU; both,\n"
 "                          comparing each emulated instruction with the CPU;\n"
-"                          or run it on the CPU from a code cache in the\n"
-"                          target, instrumented (new: see the man page)\n"
+"                          run it on the CPU from a code cache in the\n"
+"                          target, instrumented (new: see the man page); or\n"
+"                          that, stepped, each instruction's events compared\n"
+"                          with the step engine's\n"
 "  --mirror-budget=SIZE    the target's memory the emulator holds at most\n"
 "                          (k, M, G; 0: no bound) [512M]: past it, pages\n"
 "                          read first are dropped and read again if used\n"
@@ -359,11 +361,9 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		return parse_choice("--threads", v, "hit", "all",
 				    &o->threads_all);
 	case OPT_ENGINE:
-		if (strcmp(v, "step") && strcmp(v, "emulate") &&
-		    strcmp(v, "lockstep") && strcmp(v, "instrument"))
-			return error_usage("--engine: emulate, step, "
-					   "lockstep or instrument, not '%s'",
-					   v);
+		if (!engine_known(v))
+			return error_usage("--engine: %s, not '%s'",
+					   ENGINE_NAMES, v);
 		o->engine = v;
 		return 0;
 	case 'p':
@@ -497,6 +497,16 @@ static int check_options(const struct options *o, int argc, int first)
 	if (model_check(o->model, &o->cfg, err, sizeof(err)) < 0)
 		return error_usage("%s", err);
 	return 0;
+}
+
+bool engine_known(const char *name)
+{
+	static const char *const names[] = { "emulate", "step", "lockstep",
+		"instrument", "lockstep:instrument" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
 }
 
 int options_parse(struct options *o, int argc, char **argv)

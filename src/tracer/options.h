@@ -71,6 +71,10 @@ struct options {
 
 /* Parse ARGV into O.  Returns 0 to run, 1 when --help or --version was
  * printed (exit 0), -1 after a usage message (exit 2). */
+/* --engine's and CACHETRACE_ENGINE's names, as said in an error. */
+#define ENGINE_NAMES "emulate, step, lockstep, instrument or " \
+		     "lockstep:instrument"
+bool engine_known(const char *name);
 int options_parse(struct options *o, int argc, char **argv);
 
 #endif

@@ -409,6 +409,7 @@ void output_print_summary(struct tracer *tr)
 	fputc('\n', stderr);
 	emu_describe(tr, stderr, prefix);
 	inst_describe(tr, stderr, prefix);
+	proof_describe(&tr->eng, stderr, prefix);
 	int st = tr->target_status;
 	if (st >= 0 && WIFEXITED(st))
 		fprintf(stderr, "%sThe target exited with status %d.\n", prefix,

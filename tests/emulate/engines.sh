@@ -31,6 +31,13 @@
 #             (tests/emulate/icache.c: a timer's signal while it spins in
 #             one block of the cache): its output and exit status as
 #             natively, and at least one stop inside the cache recovered
+#   lockstep-instrument  --engine=lockstep:instrument over the region: the
+#             instrument engine's events compared with the step engine's,
+#             none differing; its profile the step engine's, the program
+#             as natively
+#   lockstep-instrument-selftest  the same must fail where the instrument
+#             engine is wrong: the ring's first address of a window moved
+#             by a line (CACHETRACE_TEST_RING_SKEW)
 #   lockstep-selftest  lockstep must fail where the emulator is wrong: with
 #             x87 arithmetic emulated (CACHETRACE_EMULATE_X87), which
 #             QEMU gets wrong (the status word's precision flag)
@@ -260,6 +267,38 @@ for r in $RUNS; do
 			pass "threads: $(grep -o 'Lockstep: .*' threads.lockstep.err)" ||
 			{ fail "threads: $(grep -o 'Lockstep: .*' threads.lockstep.err)"
 			  grep 'lockstep: divergence' threads.lockstep.err | head -n 3; }
+		;;
+	lockstep-instrument)
+		run step li --start=$start
+		run lockstep:instrument li --start=$start
+		target li lockstep:instrument
+		OTHER=lockstep:instrument same li cg
+		if grep -q 'Lockstep: [1-9][0-9]* events .* compared with the step engine.s, 0 windows diverged' \
+			li.lockstep:instrument.err; then
+			pass "li: $(grep -o 'Lockstep: .*' li.lockstep:instrument.err)"
+		else
+			fail "li: $(grep -o 'Lockstep: .*' li.lockstep:instrument.err)"
+			grep 'lockstep: divergence' li.lockstep:instrument.err | head -n 3
+		fi
+		grep -Eq 'Engine: instrument: [1-9][0-9]* instructions from the code cache' \
+			li.lockstep:instrument.err && pass "li: instructions ran from the cache" ||
+			fail "li: nothing ran from the code cache"
+		;;
+	lockstep-instrument-selftest)
+		CACHETRACE_TEST_RING_SKEW=1 run lockstep:instrument lis --start=$start
+		rc=$(cat lis.lockstep:instrument.rc)
+		[ "$rc" = 1 ] && pass "li selftest: exit 1" ||
+			fail "li selftest: exit $rc, expected 1"
+		grep -Eq 'lockstep: divergence at 0x[0-9a-f]+ in .*the step engine: (load|store|modify) of [0-9]+ bytes at 0x[0-9a-f]+ by 0x[0-9a-f]+; the instrument engine: (load|store|modify) ' \
+			lis.lockstep:instrument.err &&
+			pass "li selftest: $(grep -o 'divergence at .*' lis.lockstep:instrument.err | head -n 1)" ||
+			fail "li selftest: no divergence of an access reported"
+		grep -Eq 'Lockstep: [0-9]+ events .*, 1 window diverged' \
+			lis.lockstep:instrument.err && pass "li selftest: counted" ||
+			fail "li selftest: the summary counts no divergence"
+		cmp -s native.out lis.lockstep:instrument.out &&
+			pass "li selftest: the program ran as natively" ||
+			fail "li selftest: the program printed something else"
 		;;
 	lockstep-selftest)
 		CACHETRACE_EMULATE_X87=1 run lockstep selftest --start=$start
