@@ -27,8 +27,9 @@ setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
 status=0
 meson test -C build --logbase main --print-errorlogs --no-suite fuzz || status=1
 # The sanitizer pass also runs the tracer, attach and call-stack suites on
-# the other engine (step; the plain pass runs them on the default,
-# emulate): every run-time test of the tracer meets both.  The kill -9
+# the step engine (the plain pass runs them on the default, instrument,
+# and the pass without debug registers on emulate, its fallback): every
+# run-time test of the tracer meets all three.  The kill -9
 # test's 108 kills are the plain pass's; the others kill 24 times.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 CACHETRACE_KILLS=24 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CACHETRACE_ENGINE=step \
@@ -36,14 +37,15 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CACHETRACE_ENGINE=step \
 	--suite annotate --suite tracer --suite attach --suite callstack \
 	--suite emuasan || status=1
 # The host probes' other answers: no debug register fires (the fallbacks:
-# int3 start events, data watches refused), on every host (issue 17),
-# Unicorn's registers read through its API rather than in place, its own
-# page collection on every guest store, the vDSO's clock data not shared
-# with the emulator, and no shared memory for the guardian of attached
-# targets (issue 28).  Where
+# int3 start events, data watches refused), on every host (issue 17), no
+# system call injected into a target (the default engine, instrument,
+# falls back to emulate), Unicorn's registers read through its API rather
+# than in place, its own page collection on every guest store, the vDSO's
+# clock data not shared with the emulator, and no shared memory for the
+# guardian of attached targets (issue 28).  Where
 # the debug registers do not fire anyway, the emulate suite takes the pass.
 if build/cachetrace --check | grep -q '^hardware breakpoints: *fire'; then
-	CACHETRACE_HOST=hwbp=no,uc-regs=api,memfd=no,model-thread=no,uc-pages=qemu,vvar=no CACHETRACE_KILLS=24 \
+	CACHETRACE_HOST=hwbp=no,inject=no,uc-regs=api,memfd=no,model-thread=no,uc-pages=qemu,vvar=no CACHETRACE_KILLS=24 \
 		meson test -C build --logbase nohw --print-errorlogs \
 		--suite tracer --suite attach --suite faults || status=1
 else

@@ -780,6 +780,19 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 		in->off = cannot(tr, t);
 	if (!in->off && !in->ready)
 		setup(tr, t, in);
+	if (in->off && tr->engine_else && !in->cached && !in->said) {
+		/* The default engine: the other one for this run (the
+		 * options it was given need it, or the host refused the
+		 * cache); a note for the host's reason. */
+		if (!cannot(tr, t) && !tr->opt.quiet)
+			error_msg("note: the instrument engine cannot run "
+				  "here: %s; the %s engine runs the windows",
+				  in->off, tr->engine_else->name);
+		tr->engine = tr->engine_else;
+		tr->engine_else = NULL;
+		step_engine.end_window(tr, t);
+		return tr->engine->begin_window(tr, t);
+	}
 	if (in->off && !in->said && !tr->opt.quiet) {
 		error_msg("note: --engine=instrument: %s; the window is "
 			  "single-stepped", in->off);

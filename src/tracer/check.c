@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -131,6 +132,29 @@ static void check_guard(void)
 	     "process; but a trap taken in its last microseconds)");
 }
 
+/* The default engine's code cache (instrument.c): memfds shared with the
+ * target, mapped there by system calls injected into it. */
+static void check_cache(void)
+{
+	int fd = -1;
+	if (host_forced("inject", "no")) {
+		line("code cache:", "(forced) no system call is injected into "
+		     "a target: the emulate engine runs the windows");
+		return;
+	}
+	fd = (int)syscall(SYS_memfd_create, "cachetrace-check", 0u);
+	if (fd < 0) {
+		line("code cache:", "no memfd here (%s): the emulate engine "
+		     "runs the windows", strerror(errno));
+		return;
+	}
+	close(fd);
+	line("code cache:", "the instrument engine maps its ring and caches "
+	     "into the target at its first window, by system calls it "
+	     "injects; a target under a seccomp filter gets the emulate "
+	     "engine, with a note");
+}
+
 static void check_geometry(void)
 {
 	struct cache_geom i1, d1, ll;
@@ -216,6 +240,7 @@ int check_host(struct tracer *tr)
 		     hc->hwbp_forced ? " (forced)" : "");
 		check_steps(hc);
 		check_guard();
+		check_cache();
 	}
 	check_geometry();
 	if (emu_selftest(buf, sizeof(buf)) == 0)

@@ -393,8 +393,9 @@ int main(int argc, char **argv)
 	 * suites under both). */
 	const char *eng = tr->opt.engine ? tr->opt.engine :
 			  getenv("CACHETRACE_ENGINE");
+	bool named = eng != NULL;
 	if (!eng)
-		eng = "emulate";
+		eng = "instrument";
 	if (!engine_known(eng)) {
 		error_msg("CACHETRACE_ENGINE: %s, not '%s'", ENGINE_NAMES, eng);
 		return 2;
@@ -420,6 +421,8 @@ int main(int argc, char **argv)
 		     !strcmp(eng, "instrument") ? &instrument_engine :
 		     !strcmp(eng, "lockstep") ? &lockstep_engine :
 						&emulate_engine;
+	if (!named && tr->engine == &instrument_engine)
+		tr->engine_else = &emulate_engine;
 	static const struct decode_target target = {
 		.ctx = &tracer.eng,
 		.read_mem = read_mem_cb,

@@ -239,6 +239,11 @@ struct tracer {
 	struct symbols *syms;
 	struct engine eng;
 	const struct engine_ops *engine;
+	/* The default engine (instrument) runs the windows in this one
+	 * instead where it cannot run them from its cache: what the first
+	 * window needs (call stacks...) or the host refuses; NULL when the
+	 * engine was named. */
+	const struct engine_ops *engine_else;
 	struct emu *emu;		/* the emulate/lockstep engines' state */
 	struct inst *inst;		/* the instrument engine's */
 	const char **event_names;

@@ -44,6 +44,7 @@ forced hwbp=yes '^hardware breakpoints: *fire (forced): --start uses the debug'
 forced cpuid-step=late '^single steps: *cpuid one instruction late (forced)'
 forced cpuid-step=precise '^single steps: *.*cpuid precise\|^single steps: *precise over cpuid'
 forced native=no '^vector code: *(forced) each VEX, EVEX and BMI instruction is a real step'
+forced inject=no '^code cache: *(forced) no system call is injected into a target: the emulate engine'
 forced uc-regs=api '^emulator: *Unicorn .* runs the self-test program; its registers are read through its API (CACHETRACE_HOST=uc-regs=api)'
 # The natural answer on Debian's Unicorn 2.0.1: QEMU's register array
 # found in place (the layout this build of cachetrace was proven on; the
@@ -127,6 +128,43 @@ rc=$?
 [ $rc = 1 ] && grep -q "engine=emulate: process_vm_readv/writev are refused" pe.err &&
 	pass "process_vm refused: --engine=emulate: $(cat pe.err)" ||
 	{ fail "process_vm refused: --engine=emulate: exit $rc"; cat pe.err; }
+
+# The default engine (no --engine, no CACHETRACE_ENGINE): instrument, or
+# emulate for a run it cannot take from its cache (a note when the host
+# or the target is why), the same profile either way.
+dflt() {	# dflt TAG [command prefix...] -- [cachetrace options...]
+	tag=$1; shift
+	pre=
+	while [ "$1" != -- ]; do pre="$pre $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	env -u CACHETRACE_ENGINE -u CACHETRACE_HOST $pre "$CT" $G --start=work -o "$tag.cg" "$@" \
+		-- ./cpuid >"$tag.run" 2>"$tag.err"
+	echo $? >"$tag.rc"
+}
+engine_of() { sed -n 's/^desc: Engine: *//p' "$1.cg"; }
+dflt d0 --
+dflt d1 CACHETRACE_HOST=inject=no --
+dflt d2 ./seccomp-deny none --
+dflt d3 -- --call-stacks=yes --callgrind-out-file=d3.callgrind
+[ "$(cat d0.rc) $(engine_of d0)" = "0 instrument" ] &&
+	! grep -q "note:" d0.err && pass "default: the instrument engine, no note" ||
+	{ fail "default: exit $(cat d0.rc), engine '$(engine_of d0)'"; cat d0.err; }
+grep -v '^desc: Engine' d0.cg >d0.tmp
+for t in d1 d2 d3; do
+	grep -v '^desc: Engine' $t.cg >$t.tmp
+	[ "$(cat $t.rc) $(engine_of $t)" = "0 emulate" ] && cmp -s d0.tmp $t.tmp &&
+		pass "default $t: the emulate engine, the same profile" ||
+		{ fail "default $t: exit $(cat $t.rc), engine '$(engine_of $t)'"; tail -n 3 $t.err; }
+done
+grep -q "^cachetrace: note: the instrument engine cannot run here: system calls are not injected: forced by CACHETRACE_HOST; the emulate engine runs the windows$" d1.err &&
+	pass "default, no injection: $(grep note: d1.err)" ||
+	{ fail "default, no injection: no note"; cat d1.err; }
+grep -q "^cachetrace: note: the instrument engine cannot run here: the target has a seccomp filter.*; the emulate engine runs the windows$" d2.err &&
+	pass "default, a seccomp filter: the note" ||
+	{ fail "default, a seccomp filter: no note"; cat d2.err; }
+! grep -q "note:" d3.err && pass "default, call stacks: no note" ||
+	{ fail "default, call stacks: a note"; cat d3.err; }
 
 # No debug registers (forced): int3 with a note; explicit hw and data
 # watches refused at once.

@@ -36,7 +36,8 @@ def fail(what):
 
 subprocess.run(['cc', '-O2', '-g', '-fno-pie', '-no-pie', '-o', 'rounds',
                 os.path.join(srcdir, 'tests/tracer/rounds.c')], check=True)
-step = os.environ.get('CACHETRACE_ENGINE') == 'step'
+engine = os.environ.get('CACHETRACE_ENGINE', 'instrument')
+step = engine == 'step'
 
 
 class Term:
@@ -99,7 +100,9 @@ def screen(text):
 
 
 # 1. The progress line and the target's output on one terminal.
-n = '10000' if step else '3000000'
+# work(N) is ~4N instructions: 4 rounds of a few tenths of a second each,
+# so that the progress line (every 0.25 s) is drawn
+n = {'step': '10000', 'instrument': '40000000'}.get(engine, '3000000')
 t = Term([ct, '--start=main', '-o', 'p.cg', '--', './rounds', n, '4'])
 rc = t.wait(300)
 out = t.text()
