@@ -407,7 +407,8 @@ static bool ring_skew(void)
 }
 
 /* Account the records of the ring from its start up to target address
- * END: the last instruction goes on to LAST_NEXT. */
+ * END: the last instruction goes on to LAST_NEXT (0: unknown, the last
+ * record is left out). */
 static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 		  uint64_t end, uint64_t last_next)
 {
@@ -423,6 +424,8 @@ static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 		__builtin_prefetch(w + p + 128);
 		p += 1 + h->words;
 		nb = p < n_words ? plan_of(in, w[p]) : NULL;
+		if (!nb && !last_next)
+			break;		/* where the last went is unknown */
 		if (h->str) {
 			/* the decoder's own path: its state caught up */
 			engine_lean_run_end(&tr->eng, &run);
@@ -1079,6 +1082,11 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 	struct inst *in = inst_of(tr);
 	if (in && t->in_cache && !(t->flags & TF_EXITING))
 		leave_cache(tr, t, in, tracee_trapped(t));
+	else if (in && t->in_cache)
+		/* It died in the cache (a SIGKILL): its registers are gone,
+		 * the ring (ours too) is not: the blocks it completed but
+		 * the last, whose successor is unknown. */
+		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], 0);
 	t->in_cache = false;
 	if (!(t->flags & TF_EXITING))
 		flush_sysemu(t);

@@ -387,35 +387,48 @@ void output_print_summary(struct tracer *tr)
 	if (tr->summary_printed || !tr->totals || tr->opt.quiet)
 		return;
 	tr->summary_printed = true;
+	/* In one write: a --trace-children helper's summary and another
+	 * process's note on the same stderr must not cut into each other's
+	 * lines. */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	if (!out)
+		out = stderr;
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "==%d== ", tr->target_pid);
-	fprintf(stderr, "%s\n", prefix);
-	cgout_print_summary(stderr, prefix, tr->n_events, tr->event_names,
+	fprintf(out, "%s\n", prefix);
+	cgout_print_summary(out, prefix, tr->n_events, tr->event_names,
 			    tr->totals);
 	const struct model_resolver res = resolver(tr);
-	cache_report(e->cm, stderr, prefix, &res);
+	cache_report(e->cm, out, prefix, &res);
 	if (window_cores(tr) > 1 && tr->n_core_log)
-		fprintf(stderr, "%s\n", prefix);
-	describe_cores(tr, stderr, prefix);
+		fprintf(out, "%s\n", prefix);
+	describe_cores(tr, out, prefix);
 	double t = e->t_stepping;
-	fprintf(stderr, "%s\n%sTraced %" PRIu64 " instructions in %.2f s "
+	fprintf(out, "%s\n%sTraced %" PRIu64 " instructions in %.2f s "
 		"(%.1fk/s) by the %s engine", prefix, prefix, e->steps, t,
 		t > 0 ? e->steps / t / 1000 : 0.0, tr->engine->name);
 	if (window_has_start_event(tr))
-		fprintf(stderr, ", %u window%s", tr->windows_done,
+		fprintf(out, ", %u window%s", tr->windows_done,
 			tr->windows_done == 1 ? "" : "s");
 	if (tr->partial_reason)
-		fprintf(stderr, "; partial profile: %s", tr->partial_reason);
-	fputc('\n', stderr);
-	emu_describe(tr, stderr, prefix);
-	inst_describe(tr, stderr, prefix);
-	proof_describe(&tr->eng, stderr, prefix);
+		fprintf(out, "; partial profile: %s", tr->partial_reason);
+	fputc('\n', out);
+	emu_describe(tr, out, prefix);
+	inst_describe(tr, out, prefix);
+	proof_describe(&tr->eng, out, prefix);
 	int st = tr->target_status;
 	if (st >= 0 && WIFEXITED(st))
-		fprintf(stderr, "%sThe target exited with status %d.\n", prefix,
+		fprintf(out, "%sThe target exited with status %d.\n", prefix,
 			WEXITSTATUS(st));
 	else if (st >= 0 && WIFSIGNALED(st))
-		fprintf(stderr, "%sThe target was killed by signal %d (%s)%s.\n",
+		fprintf(out, "%sThe target was killed by signal %d (%s)%s.\n",
 			prefix, WTERMSIG(st), strsignal(WTERMSIG(st)),
 			WCOREDUMP(st) ? ", core dumped" : "");
+	if (out != stderr && fclose(out) == 0) {
+		fwrite(text, 1, len, stderr);
+		fflush(stderr);
+	}
+	free(text);
 }
