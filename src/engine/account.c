@@ -125,6 +125,11 @@ static uint64_t *flat_row(struct engine *e, uint64_t pc)
 	return e->row_cache[i].row;
 }
 
+uint64_t *engine_pc_row(struct engine *e, uint64_t pc)
+{
+	return flat_row(e, pc);
+}
+
 void engine_new_costs(struct engine *e)
 {
 	if (e->costs)

@@ -130,12 +130,16 @@ struct engine_ops {
 	/* The target is about to be let go (detached), its threads
 	 * stopped: take out of it what the engine put in (NULL: nothing). */
 	void (*release)(struct tracer *tr);
+	/* Its windows run natively (the native engine): no instruction is
+	 * accounted, not even one stepped over an int3 of ours. */
+	bool unstepped;
 };
 
 extern const struct engine_ops step_engine;
 extern const struct engine_ops emulate_engine;
 extern const struct engine_ops lockstep_engine;
 extern const struct engine_ops instrument_engine;
+extern const struct engine_ops native_engine;
 
 /* step.c, also the other engines' way to the real CPU. */
 /* T joins a window as the step engine's begin_window does, but for the
@@ -279,6 +283,9 @@ void engine_clear_progress(struct engine *e);
 void engine_free(struct engine *e);
 /* A new, empty cost table (an exec: the next image's profile). */
 void engine_new_costs(struct engine *e);
+
+/* The pc's row of the flat cost table. */
+uint64_t *engine_pc_row(struct engine *e, uint64_t pc);
 
 /* ---- proof.c: --engine=lockstep:instrument ----
  * The models wrapped, each event that reaches them compared with the

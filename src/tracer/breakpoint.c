@@ -151,6 +151,8 @@ struct breakpoint *breakpoint_at(struct tracer *tr, uint64_t pc)
 		return &tr->start_bp;
 	if (tr->dlhook_bp.inserted && pc == tr->dlhook_bp.addr)
 		return &tr->dlhook_bp;	/* a dlopen inside a window */
+	if (tr->stop_bp.inserted && pc == tr->stop_bp.addr)
+		return &tr->stop_bp;	/* the native engine's */
 	return NULL;
 }
 

@@ -3,6 +3,7 @@
  *
  * Exit status 0 when tracing works here (with the fallbacks named), 1 when
  * it cannot (ptrace refused).  README's troubleshooting starts here. */
+#include "counters.h"
 #include "native.h"
 #include "tracer.h"
 
@@ -155,6 +156,40 @@ static void check_cache(void)
 	     "engine, with a note");
 }
 
+/* The native engine's counters (gate.c, counters.c). */
+static void check_counters(void)
+{
+	const char *why = NULL;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int paranoid = 99;
+	if (f) {
+		if (fscanf(f, "%d", &paranoid) != 1)
+			paranoid = 99;
+		fclose(f);
+	}
+	struct counter_spec sw[COUNTERS_MAX];
+	unsigned n;
+	counters_default(sw, &n, false);
+	int rc = counters_try(&sw[0], 0);
+	if (rc < 0) {
+		line("counters:", "perf_event_open refused (%s; "
+		     "perf_event_paranoid %d): --engine=native cannot count",
+		     strerror(-rc), paranoid);
+		return;
+	}
+	if (counters_pmu(&why))
+		line("counters:", "a hardware PMU (perf_event_paranoid %d): "
+		     "--engine=native counts cycles, instructions, branches, "
+		     "branch-misses, cache-references, cache-misses and the "
+		     "software events, user space only unless :k", paranoid);
+	else
+		line("counters:", "%s (perf_event_paranoid %d): "
+		     "--engine=native counts the software events (task-clock, "
+		     "page-faults, context-switches...) and samples cpu-clock",
+		     host_forced("pmu", "no") ? "(forced) no hardware PMU" :
+		     why, paranoid);
+}
+
 static void check_geometry(void)
 {
 	struct cache_geom i1, d1, ll;
@@ -241,6 +276,7 @@ int check_host(struct tracer *tr)
 		check_steps(hc);
 		check_guard();
 		check_cache();
+		check_counters();
 	}
 	check_geometry();
 	if (emu_selftest(buf, sizeof(buf)) == 0)

@@ -213,6 +213,7 @@ static enum restart dispatch_stepping(struct tracer *tr, struct tracee *t,
 {
 	bool ending = tracee_ending(t);
 	t->flags |= TF_STOPPED;
+	gate_stop(tr, t);	/* the native engine's counters off */
 	switch (ei->ev) {
 	case TE_TRAP:
 		return stepped_trap(tr, t, ending);

@@ -344,6 +344,7 @@ static void tracer_free(struct tracer *tr)
 		tracee_remove(tr, tr->tracees->tid);
 	emu_free(tr);
 	inst_free(tr);
+	gate_free(tr);
 	free(tr->event_names);
 	free(tr->totals);
 	free(tr->core_log);
@@ -403,7 +404,8 @@ int main(int argc, char **argv)
 	bool proof = !strcmp(eng, "lockstep:instrument");
 	if (proof)
 		eng = "instrument";
-	if (strcmp(eng, "step") && !hostcaps_vm_rw()) {
+	if (strcmp(eng, "step") && strcmp(eng, "native") &&
+	    !hostcaps_vm_rw()) {
 		/* The emulator mirrors the target's memory with these. */
 		if (tr->opt.engine) {
 			error_msg("--engine=%s: process_vm_readv/writev are "
@@ -418,11 +420,33 @@ int main(int argc, char **argv)
 		eng = "step";
 	}
 	tr->engine = !strcmp(eng, "step") ? &step_engine :
+		     !strcmp(eng, "native") ? &native_engine :
 		     !strcmp(eng, "instrument") ? &instrument_engine :
 		     !strcmp(eng, "lockstep") ? &lockstep_engine :
 						&emulate_engine;
 	if (!named && tr->engine == &instrument_engine)
 		tr->engine_else = &emulate_engine;
+	if ((tr->opt.counters || tr->opt.counter_sample) &&
+	    tr->engine != &native_engine) {
+		error_usage("%s needs --engine=native", tr->opt.counters ?
+			    "--counters" : "--counter-sample");
+		return 2;
+	}
+	if (tr->engine == &native_engine) {
+		const struct options *o = &tr->opt;
+		const char *no = o->call_stacks ? "--call-stacks" :
+				 o->trace_mem ? "--trace-mem" :
+				 o->max_insns ? "--max-instructions" :
+				 o->stop_watch ? "--stop-watch" : NULL;
+		if (no) {
+			error_usage("--engine=native: %s needs the window's "
+				    "instructions, which it does not see (use "
+				    "another engine)", no);
+			return 2;
+		}
+		if ((rc = gate_setup(tr)))
+			return rc;
+	}
 	static const struct decode_target target = {
 		.ctx = &tracer.eng,
 		.read_mem = read_mem_cb,

@@ -40,7 +40,7 @@ static void usage(void)
 "                          [1]; 0: until interrupted or the target ends\n"
 "  --threads=hit|all       trace only the thread that hit the start event\n"
 "                          [hit], or every thread of the target\n"
-"  --engine=emulate|step|lockstep|instrument|lockstep:instrument\n"
+"  --engine=instrument|emulate|step|lockstep|lockstep:instrument|native\n"
 "                          run the window in the emulator, falling back to\n"
 "                          the CPU for what it must not emulate;\n"
 "                          single-step every instruction on the CPU; both,\n"
@@ -49,7 +49,17 @@ static void usage(void)
 "                          target, instrumented [instrument; emulate where\n"
 "                          it cannot: see the man page]; or that, stepped,\n"
 "                          each instruction's events compared with the step\n"
-"                          engine's\n"
+"                          engine's; or natively at full speed, the host's\n"
+"                          counters gated by the start and stop events\n"
+"  --counters=LIST         --engine=native: perf's event names (cycles,\n"
+"                          instructions, cache-misses, page-faults,\n"
+"                          task-clock, ...; :k the kernel too) [the PMU's\n"
+"                          usual ones where there is one, and the software\n"
+"                          ones]\n"
+"  --counter-sample=EVENT:PERIOD\n"
+"                          --engine=native: also sample EVENT every PERIOD\n"
+"                          (cpu-clock:100000: every 0.1 ms of CPU) in the\n"
+"                          window, each sample's line estimated\n"
 "  --mirror-budget=SIZE    the target's memory the emulator holds at most\n"
 "                          (k, M, G; 0: no bound) [512M]: past it, pages\n"
 "                          read first are dropped and read again if used\n"
@@ -231,6 +241,7 @@ enum {
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
 	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
 	OPT_CHECK, OPT_HELP, OPT_VERSION, OPT_CACHE_STATE, OPT_MIRROR_BUDGET,
+	OPT_COUNTERS, OPT_COUNTER_SAMPLE,
 };
 
 static const struct option longopts[] = {
@@ -250,6 +261,8 @@ static const struct option longopts[] = {
 	{ "cores", required_argument, NULL, OPT_CORES },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
+	{ "counters", required_argument, NULL, OPT_COUNTERS },
+	{ "counter-sample", required_argument, NULL, OPT_COUNTER_SAMPLE },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "breakpoints", required_argument, NULL, OPT_BREAKPOINTS },
 	{ "start-watch", required_argument, NULL, OPT_START_WATCH },
@@ -398,6 +411,8 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->intervals = (unsigned)n;
 		return 0;
 	case OPT_CORE_MAP: return parse_core_map(o, v);
+	case OPT_COUNTERS: o->counters = v; return 0;
+	case OPT_COUNTER_SAMPLE: o->counter_sample = v; return 0;
 	case OPT_MIRROR_BUDGET:
 		if (parse_size(v, strlen(v), &o->mirror_budget) < 0)
 			return error_usage("--mirror-budget: '%s' is not a size "
@@ -503,7 +518,7 @@ static int check_options(const struct options *o, int argc, int first)
 bool engine_known(const char *name)
 {
 	static const char *const names[] = { "emulate", "step", "lockstep",
-		"instrument", "lockstep:instrument" };
+		"instrument", "lockstep:instrument", "native" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i]))
 			return true;

@@ -29,6 +29,8 @@ struct options {
 	bool vex_chase;			/* --vex-chase: count as VEX's
 					 * superblock chasing does [yes] */
 	const char *engine;		/* --engine: step, emulate, lockstep */
+	const char *counters;		/* --counters: the native engine's */
+	const char *counter_sample;	/* --counter-sample=EVENT:PERIOD */
 	uint64_t mirror_budget;		/* --mirror-budget: bytes of the
 					 * target the emulator holds; 0: no
 					 * bound */
@@ -72,8 +74,8 @@ struct options {
 /* Parse ARGV into O.  Returns 0 to run, 1 when --help or --version was
  * printed (exit 0), -1 after a usage message (exit 2). */
 /* --engine's and CACHETRACE_ENGINE's names, as said in an error. */
-#define ENGINE_NAMES "emulate, step, lockstep, instrument or " \
-		     "lockstep:instrument"
+#define ENGINE_NAMES "instrument, emulate, step, lockstep, " \
+		     "lockstep:instrument or native"
 bool engine_known(const char *name);
 int options_parse(struct options *o, int argc, char **argv);
 

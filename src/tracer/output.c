@@ -211,17 +211,23 @@ static void collect_desc(struct tracer *tr)
 	FILE *m = open_memstream(&tr->desc_buf, &len);
 	if (!m)
 		error_msg_and_die("out of memory");
-	cache_describe(tr->eng.cm, m);
-	/* After the cache lines, which stay Cachegrind's own. */
-	if (cache_geom_source(tr->eng.cm)[0])
-		desc_line(m, "Geometry:", "%s", cache_geom_source(tr->eng.cm));
+	bool native = tr->engine == &native_engine;
+	if (native) {
+		gate_describe(tr, m, "desc: ");
+	} else {
+		cache_describe(tr->eng.cm, m);
+		/* After the cache lines, which stay Cachegrind's own. */
+		if (cache_geom_source(tr->eng.cm)[0])
+			desc_line(m, "Geometry:", "%s",
+				  cache_geom_source(tr->eng.cm));
+	}
 	describe_region(tr, m);
 	if (o->max_insns)
 		desc_line(m, "Window limit:", "%" PRIu64 " instructions",
 			  o->max_insns);
 	if (window_has_start_event(tr))
 		desc_line(m, "Windows:", "%u", tr->windows_done);
-	if (o->cache_state_given || tr->windows_done > 1)
+	if (!native && (o->cache_state_given || tr->windows_done > 1))
 		desc_line(m, "Cache state:", "%s", o->cold_windows ?
 			  "cold at every window (--cache-state=cold)" :
 			  "cold at the first window, then kept "
@@ -237,8 +243,10 @@ static void collect_desc(struct tracer *tr)
 	 * place for, as "desc: Report: " lines: cg_annotate shows desc: text
 	 * as it is, the HTML report reads the coherence lines back. */
 	const struct model_resolver res = resolver(tr);
-	cache_report(tr->eng.cm, m, "desc: Report: ", &res);
-	describe_cores(tr, m, "desc: Report: ");
+	if (!native) {
+		cache_report(tr->eng.cm, m, "desc: Report: ", &res);
+		describe_cores(tr, m, "desc: Report: ");
+	}
 	/* Every line above starts with "desc: ", which cgout_write adds. */
 	fclose(m);
 	size_t n = 0;
@@ -398,17 +406,23 @@ void output_print_summary(struct tracer *tr)
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "==%d== ", tr->target_pid);
 	fprintf(out, "%s\n", prefix);
-	cgout_print_summary(out, prefix, tr->n_events, tr->event_names,
-			    tr->totals);
-	const struct model_resolver res = resolver(tr);
-	cache_report(e->cm, out, prefix, &res);
-	if (window_cores(tr) > 1 && tr->n_core_log)
-		fprintf(out, "%s\n", prefix);
-	describe_cores(tr, out, prefix);
 	double t = e->t_stepping;
-	fprintf(out, "%s\n%sTraced %" PRIu64 " instructions in %.2f s "
-		"(%.1fk/s) by the %s engine", prefix, prefix, e->steps, t,
-		t > 0 ? e->steps / t / 1000 : 0.0, tr->engine->name);
+	if (tr->engine == &native_engine) {
+		gate_print_summary(tr, out, prefix);
+		fprintf(out, "%s\n%sCounted natively in %.2f s by the native "
+			"engine", prefix, prefix, t);
+	} else {
+		cgout_print_summary(out, prefix, tr->n_events,
+				    tr->event_names, tr->totals);
+		const struct model_resolver res = resolver(tr);
+		cache_report(e->cm, out, prefix, &res);
+		if (window_cores(tr) > 1 && tr->n_core_log)
+			fprintf(out, "%s\n", prefix);
+		describe_cores(tr, out, prefix);
+		fprintf(out, "%s\n%sTraced %" PRIu64 " instructions in %.2f s "
+			"(%.1fk/s) by the %s engine", prefix, prefix, e->steps,
+			t, t > 0 ? e->steps / t / 1000 : 0.0, tr->engine->name);
+	}
 	if (window_has_start_event(tr))
 		fprintf(out, ", %u window%s", tr->windows_done,
 			tr->windows_done == 1 ? "" : "s");

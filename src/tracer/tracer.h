@@ -246,6 +246,7 @@ struct tracer {
 	const struct engine_ops *engine_else;
 	struct emu *emu;		/* the emulate/lockstep engines' state */
 	struct inst *inst;		/* the instrument engine's */
+	struct gate *gate;		/* the native engine's */
 	const char **event_names;
 	unsigned n_events;
 	uint64_t n_cpuid;		/* cpuids executed for the target */
@@ -257,6 +258,7 @@ struct tracer {
 
 	/* Start and stop events. */
 	struct breakpoint start_bp, entry_bp;
+	struct breakpoint stop_bp;	/* the native engine's stop event */
 	struct breakpoint dlhook_bp;	/* --breakpoints=sw: the loader hook;
 					 * its addr is kept after removal to
 					 * recognise a hit reported late */
@@ -317,11 +319,11 @@ struct tracer {
 /* Our int3s, for the code that must see every one (release, forks, the
  * decoder's view of the text): 0 the start, 1 the entry point, 2 the
  * dynamic loader's hook.  tr->vfork_bps is indexed the same way. */
-#define N_INT3 3
+#define N_INT3 4
 static inline struct breakpoint *tracer_int3(struct tracer *tr, unsigned i)
 {
 	struct breakpoint *bps[N_INT3] = { &tr->start_bp, &tr->entry_bp,
-					   &tr->dlhook_bp };
+					   &tr->dlhook_bp, &tr->stop_bp };
 	return bps[i];
 }
 
@@ -610,6 +612,13 @@ void emu_describe(const struct tracer *tr, FILE *f, const char *prefix);
 /* The same of the instrument engine (instrument.c). */
 void inst_describe(const struct tracer *tr, FILE *f, const char *prefix);
 void inst_free(struct tracer *tr);
+/* gate.c: the native engine's counters (--counters) and report. */
+int gate_setup(struct tracer *tr);
+void gate_stop(struct tracer *tr, struct tracee *t);
+void gate_describe(const struct tracer *tr, FILE *f, const char *prefix);
+void gate_print_summary(const struct tracer *tr, FILE *f,
+			const char *prefix);
+void gate_free(struct tracer *tr);
 /* Lockstep found the emulator and the CPU disagreeing. */
 bool emu_diverged(const struct tracer *tr);
 uint64_t emu_emulated(const struct tracer *tr);

@@ -124,6 +124,7 @@ void window_release(struct tracer *tr)
 		if (tracee_getregs(t->tid, &r) == 0 &&
 		    ((tr->start_bp.inserted && r.rip == tr->start_bp.addr + 1) ||
 		     (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1) ||
+		     (tr->stop_bp.inserted && r.rip == tr->stop_bp.addr + 1) ||
 		     window_dlhook_int3_hit(tr, t, r.rip))) {
 			r.rip--;
 			tracee_setregs(t->tid, &r);
@@ -259,7 +260,7 @@ static int int3_step_done(struct tracer *tr, struct tracee *t, int status,
 		bool moved = sig && tracee_si_code(t->tid) == SIGTRAP;
 		if (tracee_getregs(t->tid, &after) < 0)
 			return -1;
-		if (!tracee_stepping(t))
+		if (!tracee_stepping(t) || tr->engine->unstepped)
 			t->regs = after;
 		else if (moved)
 			engine_moved(&tr->eng, t, &after);

@@ -28,6 +28,7 @@ static const struct {
 						   * not shared: real steps */
 	{ "inject", { "no" } },			  /* no system calls injected
 						   * into the target */
+	{ "pmu", { "no" } },			  /* no hardware counters */
 };
 
 const char *hostenv_get(const char *key, char *buf, size_t len)

@@ -1,0 +1,432 @@
+/* The native engine (--engine=native): the patent's own method.  The
+ * window runs on the real CPU at full speed; the start event enables the
+ * host's counters on the window's threads (perf_event_open, counters.c)
+ * and the stop event disables them, so that only the window is counted,
+ * callees, other libraries and the kernel's work for it (:k) included.
+ *
+ * - A thread joins the window stopped (the start event, or --threads=all
+ *   bringing it in): its counters are opened, disabled, on it alone.
+ *   They are enabled just before it is let run (PTRACE_CONT) and
+ *   disabled once it stopped at the window's end: what the gate itself
+ *   adds is the kernel's return to user space and entry from it, nothing
+ *   of the thread's own code (user-space counts: none of it at all).
+ * - The stop event is an int3 of ours at the stop pc (the return address
+ *   of the start function, or --stop), journaled like every int3 so that
+ *   a guardian takes it out if cachetrace dies; a hit that is not the
+ *   stop (a deeper frame's return of a recursive start function) is
+ *   stepped over and the thread runs on.  A longjmp or exception past the
+ *   start function's frame is seen at the next stop of the thread (a
+ *   signal, its exit, the end of the run), not where it happened.
+ * - Signals, system calls, forks and threads run natively; a signal is
+ *   delivered with the next PTRACE_CONT.
+ * - No instruction is decoded and no model is fed: each thread's counts
+ *   go, when it leaves the window, into the row of the window's start pc
+ *   (the profile's lines are the start events), and into the window's
+ *   total for the summary (each counter per window, min/median/max over
+ *   the windows). */
+#include "engine.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "counters.h"
+#include "error.h"
+#include "tracer.h"
+
+/* A thread's counters in the window, and its sampler. */
+struct gthread_counters {
+	struct counter_set c;
+	struct counter_sampler smp;
+};
+
+struct gate {
+	struct counter_spec spec[COUNTERS_MAX];
+	unsigned n;			/* counted events */
+	bool scaled;			/* the kernel multiplexed some */
+	/* --counter-sample: the event sampled, every PERIOD, its
+	 * estimate in column N (n_ev: n + 1) */
+	struct counter_spec sample;
+	uint64_t period, samples, lost;
+	unsigned n_ev;
+	struct gthread_counters *sets;	/* one per thread in the window */
+	size_t n_sets;
+	uint64_t start_pc;		/* of the window under way */
+	uint64_t *per_win;		/* n counts per window */
+	unsigned n_win;
+	const char **names;		/* the events' names (with :k) */
+};
+
+static struct gate *gate_of(struct tracer *tr)
+{
+	return tr->gate;
+}
+
+/* --counter-sample=EVENT:PERIOD into G: 0, or -1 said. */
+static int parse_sample(struct tracer *tr, struct gate *g)
+{
+	const char *v = tr->opt.counter_sample, *colon = strrchr(v, ':');
+	char *end, err[256], ev[64];
+	unsigned n;
+	if (!colon || colon == v || (size_t)(colon - v) >= sizeof(ev)) {
+		error_usage("--counter-sample: EVENT:PERIOD (cpu-clock:100000, "
+			    "cycles:100003), not '%s'", v);
+		return -1;
+	}
+	snprintf(ev, sizeof(ev), "%.*s", (int)(colon - v), v);
+	errno = 0;
+	unsigned long long period = strtoull(colon + 1, &end, 10);
+	if (errno || *end || !period || colon[1] == '-') {
+		error_usage("--counter-sample: the period of '%s' is not a "
+			    "count above 0", v);
+		return -1;
+	}
+	struct counter_spec one[COUNTERS_MAX];
+	if (counters_parse(ev, one, &n, err, sizeof(err)) < 0 || n != 1) {
+		error_usage("--counter-sample: %s", n != 1 && !strchr(err, ':')
+			    ? "one event" : strchr(err, ':') + 2);
+		return -1;
+	}
+	int rc = counters_try(&one[0], 0);
+	if (rc < 0) {
+		error_msg("--counter-sample: %s cannot be sampled here (%s)",
+			  one[0].name, one[0].hardware ?
+			  "no hardware PMU for us" : strerror(-rc));
+		return -1;
+	}
+	g->sample = one[0];
+	g->period = period;
+	g->n_ev = g->n + 1;
+	return 0;
+}
+
+int gate_setup(struct tracer *tr)
+{
+	struct gate *g = xcalloc(1, sizeof(*g));
+	tr->gate = g;
+	const char *why = NULL;
+	bool pmu = counters_pmu(&why);
+	char err[256];
+	if (tr->opt.counters) {
+		if (counters_parse(tr->opt.counters, g->spec, &g->n, err,
+				   sizeof(err)) < 0) {
+			error_usage("%s", err);
+			return 2;
+		}
+		/* what the host cannot give: a note, or an error when
+		 * nothing would be left */
+		unsigned k = 0;
+		for (unsigned i = 0; i < g->n; i++) {
+			int rc = counters_try(&g->spec[i], 0);
+			if (rc == 0) {
+				g->spec[k++] = g->spec[i];
+				continue;
+			}
+			if (!tr->opt.quiet)
+				error_msg("note: --counters: %s%s cannot be "
+					  "counted here (%s)", g->spec[i].name,
+					  g->spec[i].kernel ? ":k" : "",
+					  g->spec[i].hardware && !pmu ? why :
+					  strerror(-rc));
+		}
+		if (!k) {
+			error_msg("--counters: none of the events can be "
+				  "counted here");
+			return 1;
+		}
+		g->n = k;
+	} else {
+		counters_default(g->spec, &g->n, pmu);
+		if (!pmu && !tr->opt.quiet)
+			error_msg("note: the native engine counts software "
+				  "events only: %s", why);
+	}
+	g->n_ev = g->n;
+	if (tr->opt.counter_sample && parse_sample(tr, g) < 0)
+		return 2;
+	g->names = xcalloc(g->n_ev, sizeof(*g->names));
+	if (g->period) {
+		char *s = xmalloc(strlen(g->sample.name) + 8);
+		sprintf(s, "%s%s.est", g->sample.name,
+			g->sample.kernel ? ":k" : "");
+		g->names[g->n] = s;
+	}
+	for (unsigned i = 0; i < g->n; i++) {
+		if (g->spec[i].kernel) {
+			char *s = xmalloc(strlen(g->spec[i].name) + 3);
+			sprintf(s, "%s:k", g->spec[i].name);
+			g->names[i] = s;
+		} else {
+			g->names[i] = g->spec[i].name;
+		}
+	}
+	free(tr->event_names);
+	tr->event_names = xcalloc(g->n_ev, sizeof(char *));
+	for (unsigned i = 0; i < g->n_ev; i++)
+		tr->event_names[i] = g->names[i];
+	tr->n_events = tr->eng.n_events = g->n_ev;
+	tr->eng.bm_offset = g->n_ev;
+	engine_new_costs(&tr->eng);
+	return 0;
+}
+
+static struct gthread_counters *set_of(struct gate *g, pid_t tid)
+{
+	for (size_t i = 0; i < g->n_sets; i++)
+		if (g->sets[i].c.tid == tid)
+			return &g->sets[i];
+	return NULL;
+}
+
+/* One sample at IP: its estimate (the period) into IP's row. */
+static void sample_at(void *ctx, uint64_t ip)
+{
+	struct tracer *tr = ctx;
+	struct gate *g = tr->gate;
+	engine_pc_row(&tr->eng, ip)[g->n] += g->period;
+}
+
+static void read_samples(struct tracer *tr, struct gthread_counters *s)
+{
+	struct gate *g = tr->gate;
+	if (!g->period)
+		return;
+	g->samples += counters_sampler_read(&s->smp, sample_at, tr);
+}
+
+static int gate_begin_window(struct tracer *tr, struct tracee *t)
+{
+	struct gate *g = gate_of(tr);
+	int rc = step_join(tr, t);
+	if (rc < 0)
+		return rc;
+	if (!tr->n_active || !set_of(g, t->tid)) {
+		if (!g->n_sets)
+			g->start_pc = t->regs.rip;
+		g->sets = xreallocarray(g->sets, g->n_sets + 1,
+					sizeof(*g->sets));
+		struct gthread_counters *s = &g->sets[g->n_sets];
+		const char *which = "?";
+		rc = counters_open(&s->c, t->tid, g->spec, g->n, &which);
+		s->smp.fd = -1;
+		s->smp.map = NULL;
+		if (rc == 0 && g->period) {
+			which = g->sample.name;
+			rc = counters_sampler_open(&s->smp, t->tid, &g->sample,
+						   g->period);
+			if (rc < 0)
+				counters_close(&s->c);
+		}
+		if (rc < 0) {
+			errno = -rc;
+			perror_msg("cannot count %s on thread %d", which,
+				   t->tid);
+			return rc;
+		}
+		g->n_sets++;
+	}
+	if (g->n_win < tr->eng.windows) {
+		g->per_win = xreallocarray(g->per_win, tr->eng.windows,
+					   g->n * sizeof(uint64_t));
+		memset(g->per_win + (size_t)g->n_win * g->n, 0,
+		       (tr->eng.windows - g->n_win) * g->n *
+		       sizeof(uint64_t));
+		g->n_win = tr->eng.windows;
+	}
+	return 0;
+}
+
+static enum verdict gate_run(struct tracer *tr, struct tracee *t)
+{
+	struct gate *g = gate_of(tr);
+	/* the stop event: our int3 there, once per window */
+	if (tracee_leads(t) && t->win.stop_pc && !tr->stop_bp.inserted &&
+	    breakpoint_insert(t->tid, &tr->stop_bp, t->win.stop_pc) < 0) {
+		t->win.fail = "the stop event's breakpoint cannot be set";
+		return VERDICT_FAILED;
+	}
+	t->win.int3 = breakpoint_at_pc(tr, t);
+	if (t->win.int3)
+		return VERDICT_INT3;	/* stepped over, then here again */
+	struct gthread_counters *s = set_of(g, t->tid);
+	int sig = t->inject;
+	t->inject = 0;
+	hwbp_sync(tr, t);		/* none of ours in the window */
+	if (s) {
+		counters_enable(&s->c, true);
+		counters_sampler_enable(&s->smp, true);
+	}
+	if (tracee_restart(t, PTRACE_CONT, sig) < 0)
+		error_msg("cannot run thread %d", t->tid);
+	return VERDICT_RUNNING;
+}
+
+/* T stopped in the window (any event): its counters off until it runs
+ * again, so that the supervisor's time is not the window's. */
+static void gate_stopped(struct tracer *tr, struct tracee *t)
+{
+	struct gthread_counters *s = set_of(tr->gate, t->tid);
+	if (s) {
+		counters_enable(&s->c, false);
+		counters_sampler_enable(&s->smp, false);
+		read_samples(tr, s);
+	}
+}
+
+static bool gate_trap(struct tracer *tr, struct tracee *t)
+{
+	gate_stopped(tr, t);
+	if (si_code_is_sent(tracee_si_code(t->tid))) {
+		t->inject = SIGTRAP;	/* the target's own: delivered */
+		return tracee_getregs(t->tid, &t->regs) == 0;
+	}
+	struct user_regs_struct r;
+	if (tracee_getregs(t->tid, &r) < 0)
+		return false;
+	/* one byte past an int3 of ours: back on it */
+	struct breakpoint *bp = breakpoint_at(tr, r.rip - 1);
+	if (bp) {
+		r.rip--;
+		if (tracee_setregs(t->tid, &r) < 0)
+			return false;
+	}
+	t->regs = r;
+	return true;
+}
+
+static void gate_end_window(struct tracer *tr, struct tracee *t)
+{
+	struct gate *g = gate_of(tr);
+	struct gthread_counters *s = set_of(g, t->tid);
+	if (s) {
+		uint64_t v[COUNTERS_MAX];
+		gate_stopped(tr, t);
+		counters_read(&s->c, v, &g->scaled);
+		g->lost += s->smp.lost;
+		uint64_t *row = engine_pc_row(&tr->eng, g->start_pc);
+		uint64_t *w = g->per_win + (size_t)(g->n_win - 1) * g->n;
+		for (unsigned i = 0; i < g->n; i++) {
+			row[i] += v[i];
+			w[i] += v[i];
+		}
+		counters_close(&s->c);
+		counters_sampler_close(&s->smp);
+		*s = g->sets[--g->n_sets];
+	}
+	/* the window is over (its lead left first, TF_LEAD cleared) */
+	if (!tr->n_active && tr->stop_bp.inserted &&
+	    breakpoint_remove(t->tid, &tr->stop_bp) < 0)
+		error_msg("cannot remove the stop event's breakpoint at 0x%"
+			  PRIx64, tr->stop_bp.addr);
+	step_engine.end_window(tr, t);
+}
+
+const struct engine_ops native_engine = {
+	.name = "native",
+	.unstepped = true,
+	.begin_window = gate_begin_window,
+	.run = gate_run,
+	.trap = gate_trap,
+	.end_window = gate_end_window,
+};
+
+void gate_stop(struct tracer *tr, struct tracee *t)
+{
+	if (tr->gate && tr->engine == &native_engine && tracee_stepping(t))
+		gate_stopped(tr, t);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void gate_describe(const struct tracer *tr, FILE *f, const char *prefix)
+{
+	const struct gate *g = tr->gate;
+	if (!g)
+		return;
+	fprintf(f, "%sCounters: ", prefix);
+	for (unsigned i = 0; i < g->n; i++)
+		fprintf(f, "%s%s", i ? "," : "", g->names[i]);
+	fprintf(f, " (perf_event_open, %s, gated by the start and stop "
+		"events%s)\n", "user space unless :k", g->scaled ?
+		"; multiplexed by the kernel: scaled" : "");
+	if (g->period)
+		fprintf(f, "%sSampled: %s%s every %" PRIu64 "%s, %" PRIu64
+			" samples%s; %s per line is an estimate (samples x "
+			"period)\n", prefix, g->sample.name,
+			g->sample.kernel ? ":k" : "", g->period,
+			/* cpu-clock, task-clock */
+			!g->sample.hardware && g->sample.config <= 1 ? " ns" :
+			"",
+			g->samples, g->lost ? " (more lost: the kernel's ring "
+			"was full)" : "", g->names[g->n]);
+	for (unsigned w = 0; g->n_win > 1 && w < g->n_win; w++) {
+		fprintf(f, "%sWindow %u:", prefix, w + 1);
+		for (unsigned i = 0; i < g->n; i++)
+			fprintf(f, " %s %" PRIu64, g->names[i],
+				g->per_win[(size_t)w * g->n + i]);
+		fputc('\n', f);
+	}
+}
+
+void gate_print_summary(const struct tracer *tr, FILE *f,
+			const char *prefix)
+{
+	const struct gate *g = tr->gate;
+	if (!g)
+		return;
+	size_t width = 0;
+	for (unsigned i = 0; i < g->n_ev; i++)
+		if (strlen(g->names[i]) > width)
+			width = strlen(g->names[i]);
+	uint64_t *v = xcalloc(g->n_win ? g->n_win : 1, sizeof(*v));
+	for (unsigned i = 0; i < g->n; i++) {
+		uint64_t total = tr->totals ? tr->totals[i] : 0;
+		fprintf(f, "%s%-*s %15" PRIu64, prefix, (int)width + 1,
+			g->names[i], total);
+		if (g->n_win > 1) {
+			for (unsigned w = 0; w < g->n_win; w++)
+				v[w] = g->per_win[(size_t)w * g->n + i];
+			qsort(v, g->n_win, sizeof(*v), cmp_u64);
+			fprintf(f, "   per window: min %" PRIu64 ", median %"
+				PRIu64 ", max %" PRIu64, v[0],
+				v[g->n_win / 2], v[g->n_win - 1]);
+		}
+		fputc('\n', f);
+	}
+	free(v);
+	if (g->period)
+		fprintf(f, "%s%-*s %15" PRIu64 "   %" PRIu64 " samples of %"
+			PRIu64 "%s\n", prefix, (int)width + 1, g->names[g->n],
+			tr->totals ? tr->totals[g->n] : 0, g->samples,
+			g->period, g->lost ? ", more lost" : "");
+	if (g->scaled)
+		fprintf(f, "%s(multiplexed by the kernel: counts scaled by the "
+			"time each was counted)\n", prefix);
+}
+
+void gate_free(struct tracer *tr)
+{
+	struct gate *g = tr->gate;
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->n_sets; i++) {
+		counters_close(&g->sets[i].c);
+		counters_sampler_close(&g->sets[i].smp);
+	}
+	if (g->period)
+		free((char *)g->names[g->n]);
+	for (unsigned i = 0; i < g->n; i++)
+		if (g->spec[i].kernel)
+			free((char *)g->names[i]);
+	free(g->names);
+	free(g->sets);
+	free(g->per_win);
+	free(g);
+	tr->gate = NULL;
+}
