@@ -139,13 +139,13 @@ int gate_setup(struct tracer *tr)
 		g->n = k;
 	} else {
 		counters_default(g->spec, &g->n, pmu);
-		if (!pmu && !tr->opt.quiet)
-			error_msg("note: the native engine counts software "
-				  "events only: %s", why);
 	}
 	g->n_ev = g->n;
 	if (tr->opt.counter_sample && parse_sample(tr, g) < 0)
 		return 2;
+	if (!tr->opt.counters && !pmu && !tr->opt.quiet)
+		error_msg("note: the native engine counts software events "
+			  "only: %s", why);
 	g->names = xcalloc(g->n_ev, sizeof(*g->names));
 	if (g->period) {
 		char *s = xmalloc(strlen(g->sample.name) + 8);

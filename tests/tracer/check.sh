@@ -45,6 +45,7 @@ forced cpuid-step=late '^single steps: *cpuid one instruction late (forced)'
 forced cpuid-step=precise '^single steps: *.*cpuid precise\|^single steps: *precise over cpuid'
 forced native=no '^vector code: *(forced) each VEX, EVEX and BMI instruction is a real step'
 forced inject=no '^code cache: *(forced) no system call is injected into a target: the emulate engine'
+forced pmu=no '^counters: *(forced) no hardware PMU (perf_event_paranoid [-0-9]*): --engine=native counts the software events'
 forced uc-regs=api '^emulator: *Unicorn .* runs the self-test program; its registers are read through its API (CACHETRACE_HOST=uc-regs=api)'
 # The natural answer on Debian's Unicorn 2.0.1: QEMU's register array
 # found in place (the layout this build of cachetrace was proven on; the
