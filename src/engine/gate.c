@@ -196,37 +196,63 @@ static void read_samples(struct tracer *tr, struct gthread_counters *s)
 	g->samples += counters_sampler_read(&s->smp, sample_at, tr);
 }
 
+/* Counters (and the sampler) for thread TID, opened disabled: 0 or
+ * -errno, said. */
+static int open_set(struct gate *g, pid_t tid)
+{
+	if (set_of(g, tid))
+		return 0;
+	g->sets = xreallocarray(g->sets, g->n_sets + 1, sizeof(*g->sets));
+	struct gthread_counters *s = &g->sets[g->n_sets];
+	const char *which = "?";
+	int rc = counters_open(&s->c, tid, g->spec, g->n, &which);
+	s->smp.fd = -1;
+	s->smp.map = NULL;
+	if (rc == 0 && g->period) {
+		which = g->sample.name;
+		rc = counters_sampler_open(&s->smp, tid, &g->sample, g->period);
+		if (rc < 0)
+			counters_close(&s->c);
+	}
+	if (rc < 0) {
+		errno = -rc;
+		perror_msg("cannot count %s on thread %d", which, tid);
+		return rc;
+	}
+	g->n_sets++;
+	return 0;
+}
+
+static void enable_set(struct gthread_counters *s, bool on)
+{
+	counters_enable(&s->c, on);
+	counters_sampler_enable(&s->smp, on);
+}
+
+void gate_count_thread(struct tracer *tr, pid_t tid)
+{
+	struct gate *g = gate_of(tr);
+	if (tr->engine != &native_engine || !g || open_set(g, tid) < 0)
+		return;
+	enable_set(set_of(g, tid), true);
+}
+
 static int gate_begin_window(struct tracer *tr, struct tracee *t)
 {
 	struct gate *g = gate_of(tr);
 	int rc = step_join(tr, t);
 	if (rc < 0)
 		return rc;
-	if (!tr->n_active || !set_of(g, t->tid)) {
-		if (!g->n_sets)
-			g->start_pc = t->regs.rip;
-		g->sets = xreallocarray(g->sets, g->n_sets + 1,
-					sizeof(*g->sets));
-		struct gthread_counters *s = &g->sets[g->n_sets];
-		const char *which = "?";
-		rc = counters_open(&s->c, t->tid, g->spec, g->n, &which);
-		s->smp.fd = -1;
-		s->smp.map = NULL;
-		if (rc == 0 && g->period) {
-			which = g->sample.name;
-			rc = counters_sampler_open(&s->smp, t->tid, &g->sample,
-						   g->period);
-			if (rc < 0)
-				counters_close(&s->c);
-		}
-		if (rc < 0) {
-			errno = -rc;
-			perror_msg("cannot count %s on thread %d", which,
-				   t->tid);
-			return rc;
-		}
-		g->n_sets++;
-	}
+	/* one window at a time (window_can_begin): T leads it */
+	g->start_pc = t->regs.rip;
+	if ((rc = open_set(g, t->tid)) < 0)
+		return rc;
+	/* --threads=all: the others counted as they run (not stopped: a
+	 * thread that runs natively in a window is not ours to step) */
+	for (struct tracee *o = tr->tracees; tr->opt.threads_all && o;
+	     o = o->next)
+		if (o != t)
+			gate_count_thread(tr, o->tid);
 	if (g->n_win < tr->eng.windows) {
 		g->per_win = xreallocarray(g->per_win, tr->eng.windows,
 					   g->n * sizeof(uint64_t));
@@ -254,10 +280,8 @@ static enum verdict gate_run(struct tracer *tr, struct tracee *t)
 	int sig = t->inject;
 	t->inject = 0;
 	hwbp_sync(tr, t);		/* none of ours in the window */
-	if (s) {
-		counters_enable(&s->c, true);
-		counters_sampler_enable(&s->smp, true);
-	}
+	if (s)
+		enable_set(s, true);
 	if (tracee_restart(t, PTRACE_CONT, sig) < 0)
 		error_msg("cannot run thread %d", t->tid);
 	return VERDICT_RUNNING;
@@ -269,8 +293,7 @@ static void gate_stopped(struct tracer *tr, struct tracee *t)
 {
 	struct gthread_counters *s = set_of(tr->gate, t->tid);
 	if (s) {
-		counters_enable(&s->c, false);
-		counters_sampler_enable(&s->smp, false);
+		enable_set(s, false);
 		read_samples(tr, s);
 	}
 }
@@ -283,10 +306,15 @@ static bool gate_trap(struct tracer *tr, struct tracee *t)
 		return tracee_getregs(t->tid, &t->regs) == 0;
 	}
 	struct user_regs_struct r;
+	int code = tracee_si_code(t->tid);
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
-	/* one byte past an int3 of ours: back on it */
-	struct breakpoint *bp = breakpoint_at(tr, r.rip - 1);
+	/* one byte past an int3 of ours (an int3's trap, not a step's that
+	 * ran a one-byte instruction there), even one taken out since the
+	 * trap (the window ended meanwhile; left there, the thread ran on
+	 * from the middle of the instruction): back on it */
+	struct breakpoint *bp = code == SI_KERNEL ?
+				breakpoint_trapped(tr, r.rip) : NULL;
 	if (bp) {
 		r.rip--;
 		if (tracee_setregs(t->tid, &r) < 0)
@@ -296,25 +324,35 @@ static bool gate_trap(struct tracer *tr, struct tracee *t)
 	return true;
 }
 
+/* Thread set S's counts into the window's row and total: closed. */
+static void close_set(struct tracer *tr, struct gthread_counters *s)
+{
+	struct gate *g = gate_of(tr);
+	uint64_t v[COUNTERS_MAX];
+	enable_set(s, false);
+	read_samples(tr, s);
+	counters_read(&s->c, v, &g->scaled);
+	g->lost += s->smp.lost;
+	uint64_t *row = engine_pc_row(&tr->eng, g->start_pc);
+	uint64_t *w = g->per_win + (size_t)(g->n_win - 1) * g->n;
+	for (unsigned i = 0; i < g->n; i++) {
+		row[i] += v[i];
+		w[i] += v[i];
+	}
+	counters_close(&s->c);
+	counters_sampler_close(&s->smp);
+	*s = g->sets[--g->n_sets];
+}
+
 static void gate_end_window(struct tracer *tr, struct tracee *t)
 {
 	struct gate *g = gate_of(tr);
 	struct gthread_counters *s = set_of(g, t->tid);
-	if (s) {
-		uint64_t v[COUNTERS_MAX];
-		gate_stopped(tr, t);
-		counters_read(&s->c, v, &g->scaled);
-		g->lost += s->smp.lost;
-		uint64_t *row = engine_pc_row(&tr->eng, g->start_pc);
-		uint64_t *w = g->per_win + (size_t)(g->n_win - 1) * g->n;
-		for (unsigned i = 0; i < g->n; i++) {
-			row[i] += v[i];
-			w[i] += v[i];
-		}
-		counters_close(&s->c);
-		counters_sampler_close(&s->smp);
-		*s = g->sets[--g->n_sets];
-	}
+	if (s)
+		close_set(tr, s);
+	/* the lead's end is the window's: the other threads' too */
+	while (!tr->n_active && g->n_sets)
+		close_set(tr, &g->sets[g->n_sets - 1]);
 	/* the window is over (its lead left first, TF_LEAD cleared) */
 	if (!tr->n_active && tr->stop_bp.inserted &&
 	    breakpoint_remove(t->tid, &tr->stop_bp) < 0)

@@ -156,6 +156,17 @@ struct breakpoint *breakpoint_at(struct tracer *tr, uint64_t pc)
 	return NULL;
 }
 
+struct breakpoint *breakpoint_trapped(struct tracer *tr, uint64_t rip)
+{
+	for (unsigned i = 0; i < N_INT3; i++) {
+		struct breakpoint *bp = tracer_int3(tr, i);
+		if (bp->addr && rip == bp->addr + 1 &&
+		    (bp->orig_word & 0xff) != 0xcc)
+			return bp;
+	}
+	return NULL;
+}
+
 struct breakpoint *breakpoint_at_pc(struct tracer *tr, const struct tracee *t)
 {
 	return breakpoint_at(tr, t->regs.rip);

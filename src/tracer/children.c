@@ -158,8 +158,7 @@ void children_new(struct tracer *tr, struct tracee *t, struct event_info *ei)
 	}
 	struct tracee *c = tracee_add(tr, (pid_t)child);
 	window_assign_core(tr, c);
-	if (tr->opt.threads_all && tr->n_active)
-		c->flags |= TF_WANT_STEP;
+	window_thread_born(tr, c);
 }
 
 /* The accounting of the old image starts again for the new one, into

@@ -105,8 +105,7 @@ static enum restart dispatch_other(struct tracer *tr, struct event_info *ei)
 	if (!t) {
 		t = tracee_add(tr, ei->tid);	/* a new thread's first stop */
 		window_assign_core(tr, t);
-		if (tr->opt.threads_all && tr->n_active)
-			t->flags |= TF_WANT_STEP;
+		window_thread_born(tr, t);
 	}
 	if (ei->ev == TE_EXITED) {
 		if (ei->tid == tr->target_pid)

@@ -505,6 +505,21 @@ bool window_on_trap(struct tracer *tr, struct tracee *t, enum restart *how)
 		*how = at_entry_point(tr, t);
 		return true;
 	}
+	if (tr->stop_bp.addr && r.rip == tr->stop_bp.addr + 1 &&
+	    tracee_si_code(t->tid) == SI_KERNEL &&
+	    (tr->stop_bp.orig_word & 0xff) != 0xcc) {
+		/* The native engine's stop event, met by a thread outside
+		 * the window (or taken out as its trap was on its way):
+		 * back on it, and the original instruction run with the
+		 * others stopped. */
+		r.rip = tr->stop_bp.addr;
+		tracee_setregs(t->tid, &r);
+		t->regs.rip = r.rip;
+		*how = !tr->stop_bp.inserted ||
+		       window_step_over_int3(tr, t, &tr->stop_bp) == 0 ?
+		       RESTART_CONT : RESTART_NONE;
+		return true;
+	}
 	if (window_dlhook_int3_hit(tr, t, r.rip)) {
 		r.rip = tr->dlhook_bp.addr;
 		tracee_setregs(t->tid, &r);

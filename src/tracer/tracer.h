@@ -459,6 +459,10 @@ int hwbp_clear(pid_t tid);
 struct breakpoint *breakpoint_at_pc(struct tracer *tr, const struct tracee *t);
 /* The same for any PC. */
 struct breakpoint *breakpoint_at(struct tracer *tr, uint64_t pc);
+/* The int3 of ours a thread whose int3 trap left it at RIP hit, inserted
+ * or taken out since (not where the target had its own int3); NULL if
+ * none. */
+struct breakpoint *breakpoint_trapped(struct tracer *tr, uint64_t rip);
 /* Program T's debug registers as the armed start events want (none while
  * T is stepped). */
 void hwbp_sync(struct tracer *tr, struct tracee *t);
@@ -512,6 +516,9 @@ bool window_has_start_event(const struct tracer *tr);
 const char *window_start_event(const struct tracer *tr);
 bool window_all_done(const struct tracer *tr);
 bool window_can_begin(const struct tracer *tr);
+/* Thread T was just born (a clone, or its first stop): with
+ * --threads=all during a window, it joins it. */
+void window_thread_born(struct tracer *tr, struct tracee *t);
 /* start.c: resolve and arm the start events at the beginning of the run
  * (or again after an exec); -1 after a message. */
 int window_setup(struct tracer *tr);
@@ -615,6 +622,9 @@ void inst_free(struct tracer *tr);
 /* gate.c: the native engine's counters (--counters) and report. */
 int gate_setup(struct tracer *tr);
 void gate_stop(struct tracer *tr, struct tracee *t);
+/* --threads=all: thread TID (not the window's lead) counted as it runs,
+ * from now to the window's end. */
+void gate_count_thread(struct tracer *tr, pid_t tid);
 void gate_describe(const struct tracer *tr, FILE *f, const char *prefix);
 void gate_print_summary(const struct tracer *tr, FILE *f,
 			const char *prefix);

@@ -60,7 +60,20 @@ bool window_can_begin(const struct tracer *tr)
 {
 	if (tr->opt.intervals && tr->eng.windows >= tr->opt.intervals)
 		return false;
-	return !(tr->opt.threads_all && tr->n_active);
+	/* The native engine's windows are one at a time: one stop event,
+	 * and the other threads are counted, not stepped. */
+	return !((tr->opt.threads_all || tr->engine->unstepped) &&
+		 tr->n_active);
+}
+
+void window_thread_born(struct tracer *tr, struct tracee *t)
+{
+	if (!tr->opt.threads_all || !tr->n_active)
+		return;
+	if (tr->engine->unstepped)
+		gate_count_thread(tr, t->tid);	/* counted as it runs */
+	else
+		t->flags |= TF_WANT_STEP;	/* joins at its next stop */
 }
 
 void tracer_fail(struct tracer *tr)
@@ -121,10 +134,13 @@ void window_release(struct tracer *tr)
 		 * someone sent is delivered at the detach; any other (a
 		 * debug-register hit, a step) was ours. */
 		struct user_regs_struct r;
+		int code = tracee_si_code(t->tid);
 		if (tracee_getregs(t->tid, &r) == 0 &&
 		    ((tr->start_bp.inserted && r.rip == tr->start_bp.addr + 1) ||
 		     (tr->entry_bp.inserted && r.rip == tr->entry_bp.addr + 1) ||
-		     (tr->stop_bp.inserted && r.rip == tr->stop_bp.addr + 1) ||
+		     /* (an int3's trap: also one taken out since, as the
+		      * native engine's stop event is at each window's end) */
+		     (code == SI_KERNEL && breakpoint_trapped(tr, r.rip)) ||
 		     window_dlhook_int3_hit(tr, t, r.rip))) {
 			r.rip--;
 			tracee_setregs(t->tid, &r);
@@ -451,7 +467,7 @@ enum restart window_begin_thread(struct tracer *tr, struct tracee *t)
 		debug_msg("no initial call stack for thread %d", t->tid);
 	debug_msg("window %u begins at 0x%llx in thread %d", e->windows,
 		  t->regs.rip, t->tid);
-	if (tr->opt.threads_all)
+	if (tr->opt.threads_all && !tr->engine->unstepped)
 		join_others(tr, t);
 	return RESTART_STEP;
 }

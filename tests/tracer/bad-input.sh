@@ -33,10 +33,10 @@ expect_error "not executable" "noexec.sh.*not executable" \
 expect_error "directory" "is a directory" "$CT" -q -- /tmp
 expect_error "no program" "no program" "$CT" -q
 expect_error "unknown option" "unknown option" "$CT" --frobnicate -- ./$P
-expect_error "unknown engine" "engine: emulate, step, lockstep, instrument or lockstep:instrument, not 'fast'" \
+expect_error "unknown engine" "engine: instrument, emulate, step, lockstep, lockstep:instrument or native, not 'fast'" \
 	"$CT" -q --engine=fast -- ./$P 1
 expect_error "unknown CACHETRACE_ENGINE" \
-	"CACHETRACE_ENGINE: emulate, step, lockstep, instrument or lockstep:instrument, not 'fast'" \
+	"CACHETRACE_ENGINE: instrument, emulate, step, lockstep, lockstep:instrument or native, not 'fast'" \
 	env CACHETRACE_ENGINE=fast "$CT" -q -- ./$P 1
 expect_error "unknown start symbol" \
 	"'wrok' not found in $P.*did you mean 'work'" \
