@@ -270,6 +270,7 @@ static void finish_interrupted(struct tracer *tr)
 		window_end_all(tr, tr->interrupt_reason);
 	else if (!tr->partial_reason)
 		tr->partial_reason = tr->interrupt_reason;
+	window_finish_parts(tr);
 	output_write_profile(tr);
 	window_release(tr);
 	output_commit(tr);
@@ -457,6 +458,7 @@ void tracer_run(struct tracer *tr)
 		return;
 	note_how_it_ended(tr);
 	if (tr->tracees) {
+		window_finish_parts(tr);
 		output_write_profile(tr);
 		window_release(tr);
 	}

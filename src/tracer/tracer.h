@@ -519,6 +519,10 @@ bool window_can_begin(const struct tracer *tr);
 /* Thread T was just born (a clone, or its first stop): with
  * --threads=all during a window, it joins it. */
 void window_thread_born(struct tracer *tr, struct tracee *t);
+/* Before the profile is written at the end: the threads whose part of a
+ * window is not accounted yet (running free when it ended) stopped, and
+ * their part accounted. */
+void window_finish_parts(struct tracer *tr);
 /* start.c: resolve and arm the start events at the beginning of the run
  * (or again after an exec); -1 after a message. */
 int window_setup(struct tracer *tr);

@@ -115,6 +115,25 @@ static void settle_deferred(struct tracer *tr)
 	}
 }
 
+void window_finish_parts(struct tracer *tr)
+{
+	settle_deferred(tr);
+	tracee_stop_all(tr);
+	for (struct tracee *t = tr->tracees; t; t = t->next) {
+		if (!tracee_stepping(t) || !tracee_stopped(t) ||
+		    (!t->in_cache && !tr->engine->unstepped))
+			continue;
+		/* In the instrument engine's code cache (its window ended
+		 * as it ran there): back at its original instruction, its
+		 * part accounted.  Running natively (the native engine):
+		 * its counters read.  A trap it took stays for the release
+		 * to rewind, but in the cache, where its state is put back. */
+		bool cache = t->in_cache;
+		tr->engine->end_window(tr, t);
+		t->flags &= ~(cache ? TF_TRAPPED | TF_ENDING : TF_ENDING);
+	}
+}
+
 void window_release(struct tracer *tr)
 {
 	settle_deferred(tr);
@@ -521,7 +540,8 @@ void window_end(struct tracer *tr, struct tracee *lead, const char *reason)
 	struct engine *e = &tr->eng;
 	if (!tracee_leads(lead))
 		return;
-	if (lead->in_syscall && !lead->win.steps && !tr->opt.quiet) {
+	if (lead->in_syscall && !lead->win.steps && !tr->opt.quiet &&
+	    !tr->engine->unstepped) {
 		/* No progress: say why rather than show an empty window. */
 		const char *name = syscall_name(lead->syscall_at_start);
 		char nr[32];
@@ -555,10 +575,10 @@ void window_end(struct tracer *tr, struct tracee *lead, const char *reason)
 		tr->engine->end_window(tr, lead);
 	} else {
 		lead->flags |= TF_ENDING;
-		/* Running free in the instrument engine's code cache, it
-		 * may not stop on its own for long: its next stop ends its
-		 * part (dispatch_stepping). */
-		if (lead->in_cache)
+		/* Running free in the instrument engine's code cache, or
+		 * natively (the native engine), it may not stop on its own
+		 * for long: its next stop ends its part (dispatch_stepping). */
+		if (lead->in_cache || tr->engine->unstepped)
 			tracee_interrupt(lead->tid);
 	}
 	if (!tr->n_active)

@@ -115,6 +115,35 @@ trc=$?
 	pass "attached: 77 page-faults, the target went on to its end" ||
 	{ fail "attached: exit $rc, target $trc, page-faults $(field att.cg page-faults)"; cat att.err; }
 
+# 6b. A toggle window (--toggle-signal) of a spinning thread: its
+# task-clock is CPU time inside the two signals (at most their distance
+# in wall time), and not nothing (the thread's part is read when the
+# window ends as it runs natively).
+./gated spin 2000 >tg.out 2>&1 &
+tpid=$!
+sleep 0.2
+"$CT" $N -p $tpid --toggle-signal=SIGUSR2 -o tg.cg 2>tg.err &
+cpid=$!
+i=0
+# attached (cachetrace's handler of the signal is in place before that)
+while [ $i -lt 200 ] && ! grep -q 'TracerPid:.*[1-9]' /proc/$tpid/status; do
+	sleep 0.05; i=$((i + 1))
+done
+sleep 0.2
+t0=$(date +%s%N)
+kill -USR2 $cpid
+sleep 0.8
+kill -USR2 $cpid
+t1=$(date +%s%N)
+wait $cpid
+rc=$?
+kill $tpid 2>/dev/null
+wait $tpid 2>/dev/null
+tc=$(field tg.cg task-clock)
+[ $rc = 0 ] && [ -n "$tc" ] && [ "$tc" -gt 100000000 ] && [ "$tc" -le $((t1 - t0 + 50000000)) ] &&
+	pass "toggle: task-clock $tc ns between two signals $((t1 - t0)) ns apart" ||
+	{ fail "toggle: exit $rc, task-clock '$tc', signals $((t1 - t0)) ns apart"; cat tg.err; }
+
 # 7. Threads: the window starts a thread that writes 200 pages; with
 # --threads=all its counters are the window's too.  The thread's stack
 # and its start add a few faults of their own (<= 24).
