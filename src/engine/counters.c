@@ -335,6 +335,8 @@ uint64_t counters_sampler_read(struct counter_sampler *s,
 			n++;
 		} else if (h.type == PERF_RECORD_LOST) {
 			s->lost += v[1];
+		} else if (h.type == PERF_RECORD_THROTTLE) {
+			s->throttled++;
 		}
 		tail += h.size;
 	}

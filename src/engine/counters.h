@@ -57,6 +57,7 @@ struct counter_sampler {
 	void *map;
 	size_t map_len;
 	uint64_t lost;		/* samples the ring had no room for */
+	uint64_t throttled;	/* times the kernel slowed the sampling */
 };
 
 /* 0, or -errno. */

@@ -49,7 +49,7 @@ struct gate {
 	/* --counter-sample: the event sampled, every PERIOD, its
 	 * estimate in column N (n_ev: n + 1) */
 	struct counter_spec sample;
-	uint64_t period, samples, lost;
+	uint64_t period, samples, lost, throttled;
 	unsigned n_ev;
 	struct gthread_counters *sets;	/* one per thread in the window */
 	size_t n_sets;
@@ -333,6 +333,7 @@ static void close_set(struct tracer *tr, struct gthread_counters *s)
 	read_samples(tr, s);
 	counters_read(&s->c, v, &g->scaled);
 	g->lost += s->smp.lost;
+	g->throttled += s->smp.throttled;
 	uint64_t *row = engine_pc_row(&tr->eng, g->start_pc);
 	uint64_t *w = g->per_win + (size_t)(g->n_win - 1) * g->n;
 	for (unsigned i = 0; i < g->n; i++) {
@@ -370,6 +371,19 @@ const struct engine_ops native_engine = {
 	.end_window = gate_end_window,
 };
 
+bool gate_sampling(const struct tracer *tr)
+{
+	return tr->gate && tr->gate->period && tr->n_active &&
+	       tr->engine == &native_engine;
+}
+
+void gate_poll(struct tracer *tr)
+{
+	struct gate *g = tr->gate;
+	for (size_t i = 0; g && i < g->n_sets; i++)
+		read_samples(tr, &g->sets[i]);
+}
+
 void gate_stop(struct tracer *tr, struct tracee *t)
 {
 	if (tr->gate && tr->engine == &native_engine && tracee_stepping(t))
@@ -402,7 +416,9 @@ void gate_describe(const struct tracer *tr, FILE *f, const char *prefix)
 			!g->sample.hardware && g->sample.config <= 1 ? " ns" :
 			"",
 			g->samples, g->lost ? " (more lost: the kernel's ring "
-			"was full)" : "", g->names[g->n]);
+			"was full)" : g->throttled ? " (the kernel throttled "
+			"the sampling: fewer than the period says)" : "",
+			g->names[g->n]);
 	for (unsigned w = 0; g->n_win > 1 && w < g->n_win; w++) {
 		fprintf(f, "%sWindow %u:", prefix, w + 1);
 		for (unsigned i = 0; i < g->n; i++)
@@ -442,7 +458,8 @@ void gate_print_summary(const struct tracer *tr, FILE *f,
 		fprintf(f, "%s%-*s %15" PRIu64 "   %" PRIu64 " samples of %"
 			PRIu64 "%s\n", prefix, (int)width + 1, g->names[g->n],
 			tr->totals ? tr->totals[g->n] : 0, g->samples,
-			g->period, g->lost ? ", more lost" : "");
+			g->period, g->lost ? ", more lost" : g->throttled ?
+			", throttled by the kernel" : "");
 	if (g->scaled)
 		fprintf(f, "%s(multiplexed by the kernel: counts scaled by the "
 			"time each was counted)\n", prefix);

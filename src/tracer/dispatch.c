@@ -449,7 +449,14 @@ void tracer_run(struct tracer *tr)
 				window_take_turn(tr, turn);
 			continue;
 		}
-		tracee_next_event(&ei);
+		if (gate_sampling(tr)) {
+			/* a thread that runs natively for long would fill
+			 * its ring of samples: they are read every 20 ms */
+			tracee_next_event_within(&ei, 20);
+			gate_poll(tr);
+		} else {
+			tracee_next_event(&ei);
+		}
 		if (ei.ev == TE_NONE && errno == ECHILD)
 			break;
 		go = dispatch(tr, &ei);

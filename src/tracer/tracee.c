@@ -315,6 +315,36 @@ void tracee_next_event(struct event_info *ei)
 	tracee_decode_status(tid, status, ei);
 }
 
+void tracee_next_event_within(struct event_info *ei, long ms)
+{
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	/* blocked from before the look to the wait: a state change after
+	 * the look stays pending for sigtimedwait */
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	int status, err = 0;
+	pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+	if (tid == 0) {
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+		if (sigtimedwait(&chld, NULL, &ts) < 0)
+			err = errno;		/* EAGAIN: the time is up */
+		else
+			tid = waitpid(-1, &status, __WALL | WNOHANG);
+	} else if (tid < 0) {
+		err = errno;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (tid <= 0) {
+		memset(ei, 0, sizeof(*ei));
+		ei->ev = err == EINTR && interrupted_by ? TE_INTERRUPTED
+							: TE_NONE;
+		errno = err ? err : EAGAIN;
+		return;
+	}
+	tracee_decode_status(tid, status, ei);
+}
+
 bool tracee_poll_event(struct event_info *ei)
 {
 	int status;

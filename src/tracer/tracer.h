@@ -392,6 +392,9 @@ void tracee_decode_status(pid_t tid, int status, struct event_info *ei);
 void tracee_next_event(struct event_info *ei);
 /* The next wait event if one is there, without waiting. */
 bool tracee_poll_event(struct event_info *ei);
+/* tracee_next_event, for MS milliseconds at most (then TE_NONE, errno
+ * EAGAIN). */
+void tracee_next_event_within(struct event_info *ei, long ms);
 /* Detach every thread, restarting it with no signal.  The threads must be
  * stopped (interrupt them first with tracee_stop_all). */
 void tracee_detach_all(struct tracer *tr);
@@ -629,6 +632,10 @@ void gate_stop(struct tracer *tr, struct tracee *t);
 /* --threads=all: thread TID (not the window's lead) counted as it runs,
  * from now to the window's end. */
 void gate_count_thread(struct tracer *tr, pid_t tid);
+/* --counter-sample: true while samples are taken (the loop then reads
+ * the kernel's rings with gate_poll every few milliseconds). */
+bool gate_sampling(const struct tracer *tr);
+void gate_poll(struct tracer *tr);
 void gate_describe(const struct tracer *tr, FILE *f, const char *prefix);
 void gate_print_summary(const struct tracer *tr, FILE *f,
 			const char *prefix);

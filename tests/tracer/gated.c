@@ -12,6 +12,7 @@
  *   gated thread N M    window_thread(): N pages here, and M in a thread
  *                       it starts and joins
  *   gated sleep S N     sleep S seconds (time to attach), then window(N)
+ *   gated busy N        busy(N): N iterations of a loop in user space
  * It prints "done" last. */
 #include <pthread.h>
 #include <stdio.h>
@@ -98,6 +99,12 @@ __attribute__((noinline)) void spin(long n)
 		sink ^= i;
 }
 
+__attribute__((noinline)) void busy(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += i;
+}
+
 static long thread_pages;
 
 static void *toucher(void *arg)
@@ -155,6 +162,8 @@ int main(int argc, char **argv)
 		long n = atol(argv[2]);
 		thread_pages = atol(argv[3]);
 		window_thread(fresh(n), n, fresh(thread_pages));
+	} else if (!strcmp(mode, "busy") && argc > 2) {
+		busy(atol(argv[2]));
 	} else if (!strcmp(mode, "sleep") && argc > 3) {
 		long n = atol(argv[3]);
 		char *p = fresh(n);

@@ -103,6 +103,19 @@ awk -v h="$h" -v c="$c" 'BEGIN { exit !(h + c > 0 && h / (h + c) > 0.8 && h / (h
 grep -Eq '^desc: Sampled: cpu-clock every 100000 ns, [1-9][0-9]* samples' hot.cg &&
 	pass "hot: $(grep '^desc: Sampled' hot.cg | cut -c 7-60)..." || fail "hot: no desc: Sampled"
 
+# 5b. A long window sampled every 20 us: more samples than the kernel's
+# ring holds (32k), read as the window runs; their estimate is the
+# window's task-clock (user-space time: the loop makes no system call).
+run long --start=busy --counter-sample=cpu-clock:20000 -- ./gated busy 1500000000
+ok_run long
+tc=$(field long.cg task-clock) e=$(field long.cg cpu-clock.est)
+n=$(sed -n 's/^desc: Sampled: .* \([0-9]*\) samples.*/\1/p' long.cg)
+[ -n "$n" ] && [ "$n" -gt 32768 ] &&
+	awk -v a="$e" -v b="$tc" 'BEGIN { exit !(a > 0.9 * b && a < 1.1 * b) }' &&
+	! grep -q 'lost\|throttled' long.cg &&
+	pass "long: $n samples, estimate $e ns, task-clock $tc ns" ||
+	fail "long: $n samples, estimate '$e', task-clock '$tc': $(grep '^desc: Sampled' long.cg)"
+
 # 6. Attached (-p) while it sleeps, the window later: 77 pages.
 ./gated sleep 1 77 >att.out 2>&1 &
 tpid=$!
