@@ -66,6 +66,13 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 void callstack_set_sync(struct callstack *cs, void (*sync)(void *ctx, pid_t tid),
 			void *ctx);
 
+/* A sample of thread TID (--engine=native): PCS[0] its pc, PCS[1..N-1]
+ * the return addresses of its stack outwards; COST added to EVENT of the
+ * (context, pc) row.  The thread's frames are this stack's from then on:
+ * the frames two samples share keep adding to their calls' inclusive
+ * costs; a call's count is the times a sample found it new. */
+void callstack_sample(struct callstack *cs, pid_t tid, const uint64_t *pcs,
+		      unsigned n, unsigned event, uint64_t cost);
 /* The window ended. */
 void callstack_end(struct callstack *cs);
 

@@ -666,6 +666,58 @@ void callstack_step(struct callstack *cs, pid_t tid, const struct insn *insn,
 	resync(cs, t, next);		/* sigreturn, or code we cannot follow */
 }
 
+void callstack_sample(struct callstack *cs, pid_t tid, const uint64_t *pcs,
+		      unsigned n, unsigned event, uint64_t cost)
+{
+	commit(cs, cs->last);
+	struct thread *t = thread_of(cs, tid);
+	if (!t || !n || event >= cs->n_events)
+		return;
+	static struct uframe u[MAX_UNWIND];
+	size_t m = n < MAX_UNWIND ? n : MAX_UNWIND;
+	for (size_t j = 0; j < m; j++) {
+		struct uframe *f = &u[m - 1 - j];
+		f->ip = pcs[j];
+		f->sp = NO_SP;
+		/* a return address may be just past its function's end */
+		f->func = cs_func_of(cs, tid, j ? pcs[j] - 1 : pcs[j]);
+	}
+	/* outermost pcs in no function (past the thread's first frame) */
+	size_t drop = 0;
+	while (drop + 1 < m && (!u[drop].func || u[drop].func->own_name))
+		drop++;
+	/* T's frames kept as far as they are this sample's outermost ones
+	 * (their edges then keep adding up the inclusive costs), the rest
+	 * popped; the sample's own pushed, each by a call from the frame
+	 * below at the return address it left there. */
+	size_t keep = 0;
+	while (keep < t->depth && drop + keep < m &&
+	       t->frames[keep].node->func == u[drop + keep].func)
+		keep++;
+	while (t->depth > keep)
+		pop(cs, t);
+	t->skipping = false;
+	for (size_t j = drop + keep; j < m; j++) {
+		struct cs_func *f = u[j].func;
+		if (!f)
+			continue;
+		if (!t->depth) {
+			struct cs_node *nd = child_of(cs, t->cur, f,
+						      level_for(t, f));
+			if (!nd || push(cs, t, nd, NULL, NO_SP, 0) < 0)
+				break;
+			continue;
+		}
+		/* called from the frame below, whose pc is the return
+		 * address: the call instruction just before it */
+		call(cs, t, u[j - 1].ip - 1, f->low, NO_SP, u[j - 1].ip);
+		t->skipping = false;	/* a PLT stub is no frame */
+	}
+	uint64_t *row = callstack_row(cs, pcs[0]);
+	row[event] += cost;
+	commit(cs, t);
+}
+
 void callstack_end(struct callstack *cs)
 {
 	commit(cs, cs->last);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "hostenv.h"
 
 #define HWC(cache, op, result) \
@@ -273,28 +275,61 @@ void counters_close(struct counter_set *s)
 	s->n = 0;
 }
 
-/* 512 pages of samples (16 bytes each: 32k) between two stops */
+/* Samples between two reads of the ring (every 20 ms at most, gate.c):
+ * 512 pages hold 32k of IPs alone, or ~240 with 8 KB of stack each (4
+ * times the pages then).  Fewer where the kernel's limit of locked
+ * memory (perf_event_mlock_kb) refuses as many. */
 #define SAMPLE_PAGES 512
 
+static long perf_open_sampler(const struct counter_spec *spec, pid_t tid,
+			      uint64_t period, unsigned stack_bytes)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = spec->type;
+	a.config = spec->config;
+	a.disabled = 1;
+	a.exclude_kernel = !spec->kernel;
+	a.exclude_hv = 1;
+	a.sample_period = period;
+	a.sample_type = PERF_SAMPLE_IP;
+	if (stack_bytes) {
+		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		/* ax bx cx dx si di bp sp ip, r8..r15 */
+		a.sample_regs_user = 0x1ffull | (0xffull << 16);
+		a.sample_stack_user = stack_bytes;
+	}
+	return syscall(SYS_perf_event_open, &a, tid, -1, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
 int counters_sampler_open(struct counter_sampler *s, pid_t tid,
-			  const struct counter_spec *spec, uint64_t period)
+			  const struct counter_spec *spec, uint64_t period,
+			  unsigned stack_bytes)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 	if (spec->hardware && host_forced("pmu", "no"))
 		return -ENOENT;
-	long fd = perf_open_period(spec, tid, period);
+	long fd = perf_open_sampler(spec, tid, period, stack_bytes);
 	if (fd < 0)
 		return -errno;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	s->map_len = (1 + SAMPLE_PAGES) * page;
-	s->map = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      (int)fd, 0);
-	if (s->map == MAP_FAILED) {
-		int e = errno;
-		close((int)fd);
+	int err = 0;
+	for (size_t pages = SAMPLE_PAGES * (stack_bytes ? 4 : 1); pages >= 8;
+	     pages /= 2) {
+		s->map_len = (1 + pages) * page;
+		s->map = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, (int)fd, 0);
+		if (s->map != MAP_FAILED)
+			break;
+		err = errno;
 		s->map = NULL;
-		return -e;
+	}
+	if (!s->map) {
+		close((int)fd);
+		return -err;
 	}
 	s->fd = (int)fd;
 	return 0;
@@ -307,8 +342,52 @@ void counters_sampler_enable(struct counter_sampler *s, bool on)
 				  PERF_EVENT_IOC_DISABLE, 0);
 }
 
+/* perf's registers, in the record's order, to DWARF's numbers */
+static const uint8_t dwarf_of[17] = {
+	0, 3, 2, 1, 4, 5, 6, 7, 16, 8, 9, 10, 11, 12, 13, 14, 15,
+};
+
+/* A sample record REC of LEN bytes (after its header) into *SMP. */
+static void parse_sample(const struct counter_sampler *s, const uint8_t *rec,
+			 size_t len, struct counter_sample *smp)
+{
+	(void)s;
+	memset(smp, 0, sizeof(*smp));
+	size_t at = 0;
+	uint64_t v;
+	if (len < 8)
+		return;
+	memcpy(&smp->ip, rec, 8);
+	at = 8;
+	if (len < at + 8)
+		return;			/* the IP alone */
+	memcpy(&v, rec + at, 8);	/* the registers' ABI */
+	at += 8;
+	if (v) {
+		if (len < at + 17 * 8)
+			return;
+		for (unsigned i = 0; i < 17; i++)
+			memcpy(&smp->regs[dwarf_of[i]], rec + at + 8 * i, 8);
+		smp->has_regs = true;
+		at += 17 * 8;
+	}
+	if (len < at + 8)
+		return;
+	uint64_t size;
+	memcpy(&size, rec + at, 8);
+	at += 8;
+	if (!size || len < at + size + 8)
+		return;
+	uint64_t dyn;
+	memcpy(&dyn, rec + at + size, 8);
+	smp->stack = rec + at;
+	smp->stack_len = dyn < size ? dyn : size;
+}
+
 uint64_t counters_sampler_read(struct counter_sampler *s,
-			       void (*fn)(void *ctx, uint64_t ip), void *ctx)
+			       void (*fn)(void *ctx,
+					  const struct counter_sample *smp),
+			       void *ctx)
 {
 	if (!s->map)
 		return 0;
@@ -319,22 +398,28 @@ uint64_t counters_sampler_read(struct counter_sampler *s,
 	uint64_t tail = mp->data_tail;
 	while (tail < head) {
 		struct perf_event_header h;
-		uint8_t rec[64];
 		for (size_t i = 0; i < sizeof(h); i++)
 			((uint8_t *)&h)[i] = data[(tail + i) % size];
 		if (h.size < sizeof(h))
 			break;		/* cannot be: give up on the rest */
-		size_t len = h.size < sizeof(rec) ? h.size : sizeof(rec);
-		for (size_t i = 0; i < len; i++)
-			rec[i] = data[(tail + i) % size];
-		uint64_t v[2] = { 0, 0 };
-		memcpy(v, rec + sizeof(h), len >= sizeof(h) + 16 ? 16 :
-		       len > sizeof(h) ? len - sizeof(h) : 0);
+		if (h.size > s->rec_cap) {
+			s->rec_cap = h.size;
+			s->rec = xreallocarray(s->rec, s->rec_cap, 1);
+		}
+		uint64_t from = (tail + sizeof(h)) % size;
+		size_t len = h.size - sizeof(h);
+		size_t first = len < size - from ? len : (size_t)(size - from);
+		memcpy(s->rec, data + from, first);
+		memcpy(s->rec + first, data, len - first);
 		if (h.type == PERF_RECORD_SAMPLE) {
-			fn(ctx, v[0]);
+			struct counter_sample smp;
+			parse_sample(s, s->rec, len, &smp);
+			fn(ctx, &smp);
 			n++;
-		} else if (h.type == PERF_RECORD_LOST) {
-			s->lost += v[1];
+		} else if (h.type == PERF_RECORD_LOST && len >= 16) {
+			uint64_t lost;
+			memcpy(&lost, s->rec + 8, 8);
+			s->lost += lost;
 		} else if (h.type == PERF_RECORD_THROTTLE) {
 			s->throttled++;
 		}
@@ -350,6 +435,9 @@ void counters_sampler_close(struct counter_sampler *s)
 		munmap(s->map, s->map_len);
 	if (s->fd >= 0)
 		close(s->fd);
+	free(s->rec);
+	s->rec = NULL;
+	s->rec_cap = 0;
 	s->map = NULL;
 	s->fd = -1;
 }

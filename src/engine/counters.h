@@ -50,23 +50,39 @@ void counters_enable(struct counter_set *s, bool on);
 void counters_read(const struct counter_set *s, uint64_t *out, bool *scaled);
 void counters_close(struct counter_set *s);
 
-/* An event sampled every PERIOD on one thread: its IPs, read from the
- * kernel's ring (mapped here) whenever the thread stops. */
+/* An event sampled every PERIOD on one thread: its IPs (and, for call
+ * stacks, its registers and a copy of its stack), read from the kernel's
+ * ring (mapped here). */
+struct counter_sample {
+	uint64_t ip;
+	bool has_regs;
+	uint64_t regs[17];	/* DWARF's order: rax rdx rcx rbx rsi rdi rbp
+				 * rsp r8..r15 rip */
+	const uint8_t *stack;	/* a copy of the stack from regs[7] up */
+	uint64_t stack_len;
+};
+
 struct counter_sampler {
 	int fd;
 	void *map;
 	size_t map_len;
+	uint8_t *rec;		/* a record, put together (the ring wraps) */
+	size_t rec_cap;
 	uint64_t lost;		/* samples the ring had no room for */
 	uint64_t throttled;	/* times the kernel slowed the sampling */
 };
 
-/* 0, or -errno. */
+/* STACK_BYTES of the user stack with each sample (0: the IP alone).
+ * 0, or -errno. */
 int counters_sampler_open(struct counter_sampler *s, pid_t tid,
-			  const struct counter_spec *spec, uint64_t period);
+			  const struct counter_spec *spec, uint64_t period,
+			  unsigned stack_bytes);
 void counters_sampler_enable(struct counter_sampler *s, bool on);
-/* Each sample since the last read, its IP through FN; returns how many. */
+/* Each sample since the last read through FN; returns how many. */
 uint64_t counters_sampler_read(struct counter_sampler *s,
-			       void (*fn)(void *ctx, uint64_t ip), void *ctx);
+			       void (*fn)(void *ctx,
+					  const struct counter_sample *smp),
+			       void *ctx);
 void counters_sampler_close(struct counter_sampler *s);
 
 #endif

@@ -32,6 +32,10 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
+#include <elfutils/libdwfl.h>
+#include <sys/uio.h>
+
+#include "callstack.h"
 #include "counters.h"
 #include "error.h"
 #include "tracer.h"
@@ -46,6 +50,16 @@ struct gate {
 	struct counter_spec spec[COUNTERS_MAX];
 	unsigned n;			/* counted events */
 	bool scaled;			/* the kernel multiplexed some */
+	/* --call-stacks: each sample's stack unwound from its copy (libdw's
+	 * unwinder, the modules of the process as of the window's start) */
+	bool stacks;
+	Dwfl *dwfl;
+	pid_t dwfl_pid;
+	const struct counter_sample *smp;	/* the one being unwound */
+	pid_t smp_tid;
+	uint64_t pcs[64];
+	unsigned n_pcs;
+	uint64_t unwound;		/* samples with more than their pc */
 	/* --counter-sample: the event sampled, every PERIOD, its
 	 * estimate in column N (n_ev: n + 1) */
 	struct counter_spec sample;
@@ -143,6 +157,12 @@ int gate_setup(struct tracer *tr)
 	g->n_ev = g->n;
 	if (tr->opt.counter_sample && parse_sample(tr, g) < 0)
 		return 2;
+	g->stacks = tr->opt.call_stacks;
+	if (g->stacks && !g->period) {
+		error_usage("--engine=native: --call-stacks needs "
+			    "--counter-sample (the stacks are the samples')");
+		return 2;
+	}
 	if (!tr->opt.counters && !pmu && !tr->opt.quiet)
 		error_msg("note: the native engine counts software events "
 			  "only: %s", why);
@@ -167,6 +187,22 @@ int gate_setup(struct tracer *tr)
 	for (unsigned i = 0; i < g->n_ev; i++)
 		tr->event_names[i] = g->names[i];
 	tr->n_events = tr->eng.n_events = g->n_ev;
+	/* the folded stacks' event: the samples' estimate unless another
+	 * of ours was named */
+	if (g->stacks && tr->opt.folded_out) {
+		unsigned i = g->n;
+		if (tr->opt.folded_event_given)
+			for (i = 0; i < g->n_ev &&
+			     strcmp(g->names[i], tr->opt.folded_event); i++)
+				;
+		if (i == g->n_ev) {
+			error_usage("--folded-event: '%s' is not an event of "
+				    "the native engine (%s...)",
+				    tr->opt.folded_event, g->names[0]);
+			return 2;
+		}
+		tr->folded_event = i;
+	}
 	tr->eng.bm_offset = g->n_ev;
 	engine_new_costs(&tr->eng);
 	return 0;
@@ -180,12 +216,133 @@ static struct gthread_counters *set_of(struct gate *g, pid_t tid)
 	return NULL;
 }
 
-/* One sample at IP: its estimate (the period) into IP's row. */
-static void sample_at(void *ctx, uint64_t ip)
+/* ---- a sample's stack (--call-stacks), unwound by libdw ---- */
+
+static pid_t unw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
-	struct tracer *tr = ctx;
+	(void)dwfl;
+	struct gate *g = arg;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = g;
+	return g->smp_tid;
+}
+
+static bool unw_get_thread(Dwfl *dwfl, pid_t tid, void *arg,
+			   void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+/* The stack from the sample's copy; the rest (the code, CFI read from
+ * memory, other data) from the process as it is now. */
+static bool unw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			    void *arg)
+{
+	(void)dwfl;
+	struct gate *g = arg;
+	const struct counter_sample *s = g->smp;
+	uint64_t sp = s->regs[7];
+	if (addr >= sp && addr - sp + 8 <= s->stack_len) {
+		memcpy(result, s->stack + (addr - sp), 8);
+		return true;
+	}
+	struct iovec local = { result, 8 }, remote = { (void *)addr, 8 };
+	return process_vm_readv(g->dwfl_pid, &local, 1, &remote, 1, 0) == 8;
+}
+
+static bool unw_set_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct gate *g = arg;
+	Dwarf_Word regs[17];
+	for (unsigned i = 0; i < 17; i++)
+		regs[i] = g->smp->regs[i];
+	return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+static const Dwfl_Thread_Callbacks unw_callbacks = {
+	.next_thread = unw_next_thread,
+	.get_thread = unw_get_thread,
+	.memory_read = unw_memory_read,
+	.set_initial_registers = unw_set_registers,
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks unw_proc = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static void unw_end(struct gate *g)
+{
+	if (g->dwfl)
+		dwfl_end(g->dwfl);
+	g->dwfl = NULL;
+}
+
+/* The process's modules as they are now (a window's start). */
+static void unw_begin(struct gate *g, pid_t pid)
+{
+	unw_end(g);
+	g->dwfl = dwfl_begin(&unw_proc);
+	if (!g->dwfl)
+		return;
+	g->dwfl_pid = pid;
+	if (dwfl_linux_proc_report(g->dwfl, pid) != 0 ||
+	    dwfl_report_end(g->dwfl, NULL, NULL) != 0 ||
+	    !dwfl_attach_state(g->dwfl, NULL, pid, &unw_callbacks, g)) {
+		debug_msg("native: no unwinder for process %d: %s", pid,
+			  dwfl_errmsg(-1));
+		unw_end(g);
+	}
+}
+
+static int unw_frame(Dwfl_Frame *state, void *arg)
+{
+	struct gate *g = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	if (!dwfl_frame_pc(state, &pc, &activation) ||
+	    g->n_pcs == sizeof(g->pcs) / sizeof(g->pcs[0]))
+		return DWARF_CB_ABORT;
+	g->pcs[g->n_pcs++] = pc;
+	return DWARF_CB_OK;
+}
+
+struct sample_ctx {
+	struct tracer *tr;
+	pid_t tid;
+};
+
+/* One sample: its estimate (the period) into its pc's row, and with
+ * call stacks into its stack's context. */
+static void sample_at(void *ctx, const struct counter_sample *smp)
+{
+	struct sample_ctx *c = ctx;
+	struct tracer *tr = c->tr;
 	struct gate *g = tr->gate;
-	engine_pc_row(&tr->eng, ip)[g->n] += g->period;
+	engine_pc_row(&tr->eng, smp->ip)[g->n] += g->period;
+	if (!tr->eng.cs)
+		return;
+	g->pcs[0] = smp->ip;
+	g->n_pcs = 1;
+	if (g->dwfl && smp->has_regs && smp->stack_len) {
+		g->smp = smp;
+		g->smp_tid = c->tid;
+		g->n_pcs = 0;
+		dwfl_getthread_frames(g->dwfl, c->tid, unw_frame, g);
+		if (!g->n_pcs) {
+			g->pcs[0] = smp->ip;
+			g->n_pcs = 1;
+		}
+		g->unwound += g->n_pcs > 1;
+	}
+	callstack_sample(tr->eng.cs, c->tid, g->pcs, g->n_pcs, g->n,
+			 g->period);
 }
 
 static void read_samples(struct tracer *tr, struct gthread_counters *s)
@@ -193,8 +350,10 @@ static void read_samples(struct tracer *tr, struct gthread_counters *s)
 	struct gate *g = tr->gate;
 	if (!g->period)
 		return;
-	g->samples += counters_sampler_read(&s->smp, sample_at, tr);
+	struct sample_ctx c = { tr, s->c.tid };
+	g->samples += counters_sampler_read(&s->smp, sample_at, &c);
 }
+
 
 /* Counters (and the sampler) for thread TID, opened disabled: 0 or
  * -errno, said. */
@@ -206,11 +365,12 @@ static int open_set(struct gate *g, pid_t tid)
 	struct gthread_counters *s = &g->sets[g->n_sets];
 	const char *which = "?";
 	int rc = counters_open(&s->c, tid, g->spec, g->n, &which);
+	memset(&s->smp, 0, sizeof(s->smp));
 	s->smp.fd = -1;
-	s->smp.map = NULL;
 	if (rc == 0 && g->period) {
 		which = g->sample.name;
-		rc = counters_sampler_open(&s->smp, tid, &g->sample, g->period);
+		rc = counters_sampler_open(&s->smp, tid, &g->sample, g->period,
+					   g->stacks ? 8192 : 0);
 		if (rc < 0)
 			counters_close(&s->c);
 	}
@@ -245,6 +405,8 @@ static int gate_begin_window(struct tracer *tr, struct tracee *t)
 		return rc;
 	/* one window at a time (window_can_begin): T leads it */
 	g->start_pc = t->regs.rip;
+	if (g->stacks)
+		unw_begin(g, tr->target_pid);
 	if ((rc = open_set(g, t->tid)) < 0)
 		return rc;
 	/* --threads=all: the others counted as they run (not stopped: a
@@ -407,6 +569,10 @@ void gate_describe(const struct tracer *tr, FILE *f, const char *prefix)
 	fprintf(f, " (perf_event_open, %s, gated by the start and stop "
 		"events%s)\n", "user space unless :k", g->scaled ?
 		"; multiplexed by the kernel: scaled" : "");
+	if (g->period && g->stacks)
+		fprintf(f, "%sStacks: %" PRIu64 " of the samples unwound "
+			"(libdw, from 8 KB of stack each)\n", prefix,
+			g->unwound);
 	if (g->period)
 		fprintf(f, "%sSampled: %s%s every %" PRIu64 "%s, %" PRIu64
 			" samples%s; %s per line is an estimate (samples x "
@@ -479,6 +645,7 @@ void gate_free(struct tracer *tr)
 	for (unsigned i = 0; i < g->n; i++)
 		if (g->spec[i].kernel)
 			free((char *)g->names[i]);
+	unw_end(g);
 	free(g->names);
 	free(g->sets);
 	free(g->per_win);

@@ -434,8 +434,7 @@ int main(int argc, char **argv)
 	}
 	if (tr->engine == &native_engine) {
 		const struct options *o = &tr->opt;
-		const char *no = o->call_stacks ? "--call-stacks" :
-				 o->trace_mem ? "--trace-mem" :
+		const char *no = o->trace_mem ? "--trace-mem" :
 				 o->max_insns ? "--max-instructions" :
 				 o->stop_watch ? "--stop-watch" : NULL;
 		if (no) {

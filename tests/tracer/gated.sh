@@ -103,6 +103,21 @@ awk -v h="$h" -v c="$c" 'BEGIN { exit !(h + c > 0 && h / (h + c) > 0.8 && h / (h
 grep -Eq '^desc: Sampled: cpu-clock every 100000 ns, [1-9][0-9]* samples' hot.cg &&
 	pass "hot: $(grep '^desc: Sampled' hot.cg | cut -c 7-60)..." || fail "hot: no desc: Sampled"
 
+# 5a. The same with call stacks, unwound by libdw from each sample's copy
+# of the stack: the folded stacks put hot() under work() under main(),
+# and add up to the flat profile's estimate.
+run hcs --start=work --counter-sample=cpu-clock:100000 --call-stacks=yes \
+	--folded-out-file=hcs.folded -- ./gated hot
+[ "$(cat hcs.rc)" = 0 ] && pass "stacks: exit 0" || { fail "stacks: exit $(cat hcs.rc)"; cat hcs.err; }
+tot=$(awk '{ s += $NF } END { print s + 0 }' hcs.folded)
+wh=$(awk '/;main;work;hot [0-9]*$/ { s += $NF } END { print s + 0 }' hcs.folded)
+[ "$tot" = "$(field hcs.cg cpu-clock.est)" ] && [ "$tot" -gt 0 ] &&
+	awk -v a="$wh" -v t="$tot" 'BEGIN { exit !(a > 0.8 * t) }' &&
+	pass "stacks: main;work;hot has $wh ns of $tot" ||
+	{ fail "stacks: main;work;hot $wh of $tot (flat $(field hcs.cg cpu-clock.est))"; head hcs.folded; }
+grep -Eq '^desc: Stacks: [1-9][0-9]* of the samples unwound' hcs.cg &&
+	pass "stacks: $(grep '^desc: Stacks:' hcs.cg | cut -c 7-)" || fail "stacks: no desc: Stacks line"
+
 # 5b. A long window sampled every 20 us: more samples than the kernel's
 # ring holds (32k), read as the window runs; their estimate is the
 # window's task-clock (user-space time: the loop makes no system call).
