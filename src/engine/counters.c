@@ -251,6 +251,14 @@ void counters_enable(struct counter_set *s, bool on)
 				     PERF_EVENT_IOC_DISABLE, 0);
 }
 
+void counters_mark(struct counter_set *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (read(s->fd[i], s->base[i], sizeof(s->base[i])) !=
+		    (ssize_t)sizeof(s->base[i]))
+			memset(s->base[i], 0, sizeof(s->base[i]));
+}
+
 void counters_read(const struct counter_set *s, uint64_t *out, bool *scaled)
 {
 	for (unsigned i = 0; i < s->n; i++) {
@@ -258,6 +266,8 @@ void counters_read(const struct counter_set *s, uint64_t *out, bool *scaled)
 		out[i] = 0;
 		if (read(s->fd[i], v, sizeof(v)) != (ssize_t)sizeof(v))
 			continue;
+		for (unsigned k = 0; k < 3; k++)
+			v[k] -= s->base[i][k];
 		if (v[2] && v[2] < v[1]) {
 			/* multiplexed: counted for RUNNING of ENABLED ns */
 			out[i] = (uint64_t)((double)v[0] * v[1] / v[2]);

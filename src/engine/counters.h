@@ -37,6 +37,7 @@ struct counter_set {
 	pid_t tid;
 	unsigned n;
 	int fd[COUNTERS_MAX];
+	uint64_t base[COUNTERS_MAX][3];	/* count, enabled, running */
 };
 
 /* Open V (N of them) on TID, disabled: 0, or -errno with the name of the
@@ -45,7 +46,11 @@ int counters_open(struct counter_set *s, pid_t tid,
 		  const struct counter_spec *v, unsigned n,
 		  const char **which);
 void counters_enable(struct counter_set *s, bool on);
-/* The counts since they were opened, scaled where the kernel multiplexed
+/* The counts from here on are the ones counters_read gives: the set
+ * stays open from one window to the next (opening and closing counters
+ * costs the kernel a static key's change on every CPU). */
+void counters_mark(struct counter_set *s);
+/* The counts since counters_mark, scaled where the kernel multiplexed
  * them (*SCALED then true), into OUT. */
 void counters_read(const struct counter_set *s, uint64_t *out, bool *scaled);
 void counters_close(struct counter_set *s);

@@ -44,6 +44,7 @@
 struct gthread_counters {
 	struct counter_set c;
 	struct counter_sampler smp;
+	bool in;		/* counted in the window under way */
 };
 
 struct gate {
@@ -389,10 +390,23 @@ static void enable_set(struct gthread_counters *s, bool on)
 	counters_sampler_enable(&s->smp, on);
 }
 
+/* Thread TID's counts of the window from now on (its set opened the
+ * first time): 0 or -errno. */
+static int join_set(struct gate *g, pid_t tid)
+{
+	int rc = open_set(g, tid);
+	if (rc < 0)
+		return rc;
+	struct gthread_counters *s = set_of(g, tid);
+	counters_mark(&s->c);
+	s->in = true;
+	return 0;
+}
+
 void gate_count_thread(struct tracer *tr, pid_t tid)
 {
 	struct gate *g = gate_of(tr);
-	if (tr->engine != &native_engine || !g || open_set(g, tid) < 0)
+	if (tr->engine != &native_engine || !g || join_set(g, tid) < 0)
 		return;
 	enable_set(set_of(g, tid), true);
 }
@@ -407,7 +421,16 @@ static int gate_begin_window(struct tracer *tr, struct tracee *t)
 	g->start_pc = t->regs.rip;
 	if (g->stacks)
 		unw_begin(g, tr->target_pid);
-	if ((rc = open_set(g, t->tid)) < 0)
+	/* the sets of threads gone since the last window, closed */
+	for (size_t i = 0; i < g->n_sets; )
+		if (tracee_find(tr, g->sets[i].c.tid)) {
+			i++;
+		} else {
+			counters_close(&g->sets[i].c);
+			counters_sampler_close(&g->sets[i].smp);
+			g->sets[i] = g->sets[--g->n_sets];
+		}
+	if ((rc = join_set(g, t->tid)) < 0)
 		return rc;
 	/* --threads=all: the others counted as they run (not stopped: a
 	 * thread that runs natively in a window is not ours to step) */
@@ -486,25 +509,27 @@ static bool gate_trap(struct tracer *tr, struct tracee *t)
 	return true;
 }
 
-/* Thread set S's counts into the window's row and total: closed. */
-static void close_set(struct tracer *tr, struct gthread_counters *s)
+/* Thread set S's counts of the window into its row and total; the set
+ * stays open for the next window. */
+static void finish_set(struct tracer *tr, struct gthread_counters *s)
 {
 	struct gate *g = gate_of(tr);
 	uint64_t v[COUNTERS_MAX];
+	if (!s->in)
+		return;
+	s->in = false;
 	enable_set(s, false);
 	read_samples(tr, s);
 	counters_read(&s->c, v, &g->scaled);
 	g->lost += s->smp.lost;
 	g->throttled += s->smp.throttled;
+	s->smp.lost = s->smp.throttled = 0;
 	uint64_t *row = engine_pc_row(&tr->eng, g->start_pc);
 	uint64_t *w = g->per_win + (size_t)(g->n_win - 1) * g->n;
 	for (unsigned i = 0; i < g->n; i++) {
 		row[i] += v[i];
 		w[i] += v[i];
 	}
-	counters_close(&s->c);
-	counters_sampler_close(&s->smp);
-	*s = g->sets[--g->n_sets];
 }
 
 static void gate_end_window(struct tracer *tr, struct tracee *t)
@@ -512,10 +537,10 @@ static void gate_end_window(struct tracer *tr, struct tracee *t)
 	struct gate *g = gate_of(tr);
 	struct gthread_counters *s = set_of(g, t->tid);
 	if (s)
-		close_set(tr, s);
+		finish_set(tr, s);
 	/* the lead's end is the window's: the other threads' too */
-	while (!tr->n_active && g->n_sets)
-		close_set(tr, &g->sets[g->n_sets - 1]);
+	for (size_t i = 0; !tr->n_active && i < g->n_sets; i++)
+		finish_set(tr, &g->sets[i]);
 	/* the window is over (its lead left first, TF_LEAD cleared) */
 	if (!tr->n_active && tr->stop_bp.inserted &&
 	    breakpoint_remove(t->tid, &tr->stop_bp) < 0)
