@@ -4,12 +4,20 @@
  * and the stop event disables them, so that only the window is counted,
  * callees, other libraries and the kernel's work for it (:k) included.
  *
- * - A thread joins the window stopped (the start event, or --threads=all
- *   bringing it in): its counters are opened, disabled, on it alone.
- *   They are enabled just before it is let run (PTRACE_CONT) and
- *   disabled once it stopped at the window's end: what the gate itself
- *   adds is the kernel's return to user space and entry from it, nothing
- *   of the thread's own code (user-space counts: none of it at all).
+ * - The lead (the thread at the start event) has its counters opened on
+ *   it alone the first time, disabled, and kept from one window to the
+ *   next (each window counted from a mark: opening and closing them costs
+ *   the kernel a static key's change, an IPI to every CPU).  They are
+ *   enabled just before it is let run (PTRACE_CONT) and disabled at each
+ *   of its stops: what the gate adds is the kernel's return to user space
+ *   and entry from it, and the stop's int3, nothing of the thread's own
+ *   code.  With --threads=all the other threads are counted as they run,
+ *   from the window's start to its end, never stopped; windows are one
+ *   at a time.
+ * - --counter-sample: a sampler on each thread too; the kernel's rings
+ *   are read at each stop and every 20 ms (the loop's bounded wait), each
+ *   sample's period added to its pc's row; with --call-stacks its 8 KB of
+ *   stack are unwound by libdw (CFI) into a calling context.
  * - The stop event is an int3 of ours at the stop pc (the return address
  *   of the start function, or --stop), journaled like every int3 so that
  *   a guardian takes it out if cachetrace dies; a hit that is not the
@@ -26,13 +34,12 @@
  *   the windows). */
 #include "engine.h"
 
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-
-#include <elfutils/libdwfl.h>
 #include <sys/uio.h>
 
 #include "callstack.h"
