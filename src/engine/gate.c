@@ -106,9 +106,14 @@ static int parse_sample(struct tracer *tr, struct gate *g)
 		return -1;
 	}
 	struct counter_spec one[COUNTERS_MAX];
-	if (counters_parse(ev, one, &n, err, sizeof(err)) < 0 || n != 1) {
-		error_usage("--counter-sample: %s", n != 1 && !strchr(err, ':')
-			    ? "one event" : strchr(err, ':') + 2);
+	if (counters_parse(ev, one, &n, err, sizeof(err)) < 0) {
+		/* its message less its "--counters: " */
+		const char *m = strchr(err, ':');
+		error_usage("--counter-sample: %s", m ? m + 2 : err);
+		return -1;
+	}
+	if (n != 1) {
+		error_usage("--counter-sample: one event, not '%s'", ev);
 		return -1;
 	}
 	int rc = counters_try(&one[0], 0);

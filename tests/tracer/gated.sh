@@ -219,7 +219,7 @@ else
 		{ fail "no PMU here: no note"; cat natural.err; }
 fi
 # 10. What the window cannot be asked for.
-for o in --call-stacks=yes --trace-mem=t --max-instructions=5 "--counters=" "--counter-sample=cpu-clock" "--counter-sample=cpu-clock:0" "--counter-sample=nope:10"; do
+for o in --call-stacks=yes --trace-mem=t --max-instructions=5 "--counters=" "--counter-sample=cpu-clock" "--counter-sample=cpu-clock:0" "--counter-sample=nope:10" "--counter-sample=cpu-clock,task-clock:1000"; do
 	"$CT" $N "$o" --start=window -o bad.cg -- ./gated pages 1 >bad.out 2>bad.err
 	rc=$?
 	[ $rc = 2 ] && [ "$(grep -v '^Try' bad.err | grep -vc '^cachetrace: note:')" = 1 ] && [ ! -e bad.cg ] &&
