@@ -162,30 +162,39 @@ void counters_default(struct counter_spec *v, unsigned *n, bool have_pmu)
 	}
 }
 
-static long perf_open_period(const struct counter_spec *spec, pid_t tid,
-			     uint64_t period)
+/* SPEC on thread TID (0: ourselves), disabled: counted, or sampled every
+ * PERIOD with STACK_BYTES of the user stack and the registers (0: the IP
+ * alone).  A hardware event where CACHETRACE_HOST says pmu=no: ENOENT. */
+static long perf_open(const struct counter_spec *spec, pid_t tid,
+		      uint64_t period, unsigned stack_bytes)
 {
+	if (spec->hardware && host_forced("pmu", "no")) {
+		errno = ENOENT;
+		return -1;
+	}
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
-	if (period) {
-		a.sample_period = period;
-		a.sample_type = PERF_SAMPLE_IP;
-	}
 	a.size = sizeof(a);
 	a.type = spec->type;
 	a.config = spec->config;
 	a.disabled = 1;
 	a.exclude_kernel = !spec->kernel;
 	a.exclude_hv = 1;
-	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-			PERF_FORMAT_TOTAL_TIME_RUNNING;
+	if (!period) {
+		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+				PERF_FORMAT_TOTAL_TIME_RUNNING;
+	} else {
+		a.sample_period = period;
+		a.sample_type = PERF_SAMPLE_IP;
+	}
+	if (stack_bytes) {
+		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		/* ax bx cx dx si di bp sp ip, r8..r15 */
+		a.sample_regs_user = 0x1ffull | (0xffull << 16);
+		a.sample_stack_user = stack_bytes;
+	}
 	return syscall(SYS_perf_event_open, &a, tid, -1, -1,
 		       PERF_FLAG_FD_CLOEXEC);
-}
-
-static long perf_open(const struct counter_spec *spec, pid_t tid)
-{
-	return perf_open_period(spec, tid, 0);
 }
 
 bool counters_pmu(const char **why)
@@ -202,7 +211,7 @@ bool counters_pmu(const char **why)
 	}
 	struct counter_spec s = { "instructions", PERF_TYPE_HARDWARE,
 				  PERF_COUNT_HW_INSTRUCTIONS, false, true };
-	long fd = perf_open(&s, 0);
+	long fd = perf_open(&s, 0, 0, 0);
 	if (fd < 0) {
 		*why = errno == EACCES || errno == EPERM ?
 		       "perf_event_open refused (perf_event_paranoid)" :
@@ -215,9 +224,7 @@ bool counters_pmu(const char **why)
 
 int counters_try(const struct counter_spec *spec, pid_t tid)
 {
-	if (spec->hardware && host_forced("pmu", "no"))
-		return -ENOENT;
-	long fd = perf_open(spec, tid);
+	long fd = perf_open(spec, tid, 0, 0);
 	if (fd < 0)
 		return -errno;
 	close((int)fd);
@@ -231,8 +238,7 @@ int counters_open(struct counter_set *s, pid_t tid,
 	s->tid = tid;
 	s->n = 0;
 	for (unsigned i = 0; i < n; i++) {
-		long fd = v[i].hardware && host_forced("pmu", "no") ?
-			  (errno = ENOENT, -1) : perf_open(&v[i], tid);
+		long fd = perf_open(&v[i], tid, 0, 0);
 		if (fd < 0) {
 			int e = errno;
 			*which = v[i].name;
@@ -291,38 +297,13 @@ void counters_close(struct counter_set *s)
  * memory (perf_event_mlock_kb) refuses as many. */
 #define SAMPLE_PAGES 512
 
-static long perf_open_sampler(const struct counter_spec *spec, pid_t tid,
-			      uint64_t period, unsigned stack_bytes)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = spec->type;
-	a.config = spec->config;
-	a.disabled = 1;
-	a.exclude_kernel = !spec->kernel;
-	a.exclude_hv = 1;
-	a.sample_period = period;
-	a.sample_type = PERF_SAMPLE_IP;
-	if (stack_bytes) {
-		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		/* ax bx cx dx si di bp sp ip, r8..r15 */
-		a.sample_regs_user = 0x1ffull | (0xffull << 16);
-		a.sample_stack_user = stack_bytes;
-	}
-	return syscall(SYS_perf_event_open, &a, tid, -1, -1,
-		       PERF_FLAG_FD_CLOEXEC);
-}
-
 int counters_sampler_open(struct counter_sampler *s, pid_t tid,
 			  const struct counter_spec *spec, uint64_t period,
 			  unsigned stack_bytes)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	if (spec->hardware && host_forced("pmu", "no"))
-		return -ENOENT;
-	long fd = perf_open_sampler(spec, tid, period, stack_bytes);
+	long fd = perf_open(spec, tid, period, stack_bytes);
 	if (fd < 0)
 		return -errno;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

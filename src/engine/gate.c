@@ -81,11 +81,6 @@ struct gate {
 	const char **names;		/* the events' names (with :k) */
 };
 
-static struct gate *gate_of(struct tracer *tr)
-{
-	return tr->gate;
-}
-
 /* --counter-sample=EVENT:PERIOD into G: 0, or -1 said. */
 static int parse_sample(struct tracer *tr, struct gate *g)
 {
@@ -368,12 +363,13 @@ static void read_samples(struct tracer *tr, struct gthread_counters *s)
 }
 
 
-/* Counters (and the sampler) for thread TID, opened disabled: 0 or
- * -errno, said. */
-static int open_set(struct gate *g, pid_t tid)
+/* Thread TID's counters (and sampler), opened disabled the first time:
+ * NULL when they cannot be (said). */
+static struct gthread_counters *open_set(struct gate *g, pid_t tid)
 {
-	if (set_of(g, tid))
-		return 0;
+	struct gthread_counters *old = set_of(g, tid);
+	if (old)
+		return old;
 	g->sets = xreallocarray(g->sets, g->n_sets + 1, sizeof(*g->sets));
 	struct gthread_counters *s = &g->sets[g->n_sets];
 	const char *which = "?";
@@ -390,10 +386,18 @@ static int open_set(struct gate *g, pid_t tid)
 	if (rc < 0) {
 		errno = -rc;
 		perror_msg("cannot count %s on thread %d", which, tid);
-		return rc;
+		return NULL;
 	}
 	g->n_sets++;
-	return 0;
+	return s;
+}
+
+/* Set S closed, and out of G's. */
+static void drop_set(struct gate *g, struct gthread_counters *s)
+{
+	counters_close(&s->c);
+	counters_sampler_close(&s->smp);
+	*s = g->sets[--g->n_sets];
 }
 
 static void enable_set(struct gthread_counters *s, bool on)
@@ -403,29 +407,28 @@ static void enable_set(struct gthread_counters *s, bool on)
 }
 
 /* Thread TID's counts of the window from now on (its set opened the
- * first time): 0 or -errno. */
-static int join_set(struct gate *g, pid_t tid)
+ * first time): NULL when they cannot be had. */
+static struct gthread_counters *join_set(struct gate *g, pid_t tid)
 {
-	int rc = open_set(g, tid);
-	if (rc < 0)
-		return rc;
-	struct gthread_counters *s = set_of(g, tid);
-	counters_mark(&s->c);
-	s->in = true;
-	return 0;
+	struct gthread_counters *s = open_set(g, tid);
+	if (s) {
+		counters_mark(&s->c);
+		s->in = true;
+	}
+	return s;
 }
 
 void gate_count_thread(struct tracer *tr, pid_t tid)
 {
-	struct gate *g = gate_of(tr);
-	if (tr->engine != &native_engine || !g || join_set(g, tid) < 0)
-		return;
-	enable_set(set_of(g, tid), true);
+	struct gthread_counters *s;
+	if (tr->engine == &native_engine && tr->gate &&
+	    (s = join_set(tr->gate, tid)))
+		enable_set(s, true);
 }
 
 static int gate_begin_window(struct tracer *tr, struct tracee *t)
 {
-	struct gate *g = gate_of(tr);
+	struct gate *g = tr->gate;
 	int rc = step_join(tr, t);
 	if (rc < 0)
 		return rc;
@@ -435,15 +438,12 @@ static int gate_begin_window(struct tracer *tr, struct tracee *t)
 		unw_begin(g, tr->target_pid);
 	/* the sets of threads gone since the last window, closed */
 	for (size_t i = 0; i < g->n_sets; )
-		if (tracee_find(tr, g->sets[i].c.tid)) {
+		if (tracee_find(tr, g->sets[i].c.tid))
 			i++;
-		} else {
-			counters_close(&g->sets[i].c);
-			counters_sampler_close(&g->sets[i].smp);
-			g->sets[i] = g->sets[--g->n_sets];
-		}
-	if ((rc = join_set(g, t->tid)) < 0)
-		return rc;
+		else
+			drop_set(g, &g->sets[i]);
+	if (!join_set(g, t->tid))
+		return -errno;		/* open_set's, said */
 	/* --threads=all: the others counted as they run (not stopped: a
 	 * thread that runs natively in a window is not ours to step) */
 	for (struct tracee *o = tr->tracees; tr->opt.threads_all && o;
@@ -463,7 +463,7 @@ static int gate_begin_window(struct tracer *tr, struct tracee *t)
 
 static enum verdict gate_run(struct tracer *tr, struct tracee *t)
 {
-	struct gate *g = gate_of(tr);
+	struct gate *g = tr->gate;
 	/* the stop event: our int3 there, once per window */
 	if (tracee_leads(t) && t->win.stop_pc && !tr->stop_bp.inserted &&
 	    breakpoint_insert(t->tid, &tr->stop_bp, t->win.stop_pc) < 0) {
@@ -498,12 +498,12 @@ static void gate_stopped(struct tracer *tr, struct tracee *t)
 static bool gate_trap(struct tracer *tr, struct tracee *t)
 {
 	gate_stopped(tr, t);
-	if (si_code_is_sent(tracee_si_code(t->tid))) {
+	int code = tracee_si_code(t->tid);
+	if (si_code_is_sent(code)) {
 		t->inject = SIGTRAP;	/* the target's own: delivered */
 		return tracee_getregs(t->tid, &t->regs) == 0;
 	}
 	struct user_regs_struct r;
-	int code = tracee_si_code(t->tid);
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
 	/* one byte past an int3 of ours (an int3's trap, not a step's that
@@ -525,7 +525,7 @@ static bool gate_trap(struct tracer *tr, struct tracee *t)
  * stays open for the next window. */
 static void finish_set(struct tracer *tr, struct gthread_counters *s)
 {
-	struct gate *g = gate_of(tr);
+	struct gate *g = tr->gate;
 	uint64_t v[COUNTERS_MAX];
 	if (!s->in)
 		return;
@@ -546,7 +546,7 @@ static void finish_set(struct tracer *tr, struct gthread_counters *s)
 
 static void gate_end_window(struct tracer *tr, struct tracee *t)
 {
-	struct gate *g = gate_of(tr);
+	struct gate *g = tr->gate;
 	struct gthread_counters *s = set_of(g, t->tid);
 	if (s)
 		finish_set(tr, s);
@@ -603,8 +603,8 @@ void gate_describe(const struct tracer *tr, FILE *f, const char *prefix)
 	fprintf(f, "%sCounters: ", prefix);
 	for (unsigned i = 0; i < g->n; i++)
 		fprintf(f, "%s%s", i ? "," : "", g->names[i]);
-	fprintf(f, " (perf_event_open, %s, gated by the start and stop "
-		"events%s)\n", "user space unless :k", g->scaled ?
+	fprintf(f, " (perf_event_open, user space unless :k, gated by the "
+		"start and stop events%s)\n", g->scaled ?
 		"; multiplexed by the kernel: scaled" : "");
 	if (g->period && g->stacks)
 		fprintf(f, "%sStacks: %" PRIu64 " of the samples unwound "
@@ -673,10 +673,8 @@ void gate_free(struct tracer *tr)
 	struct gate *g = tr->gate;
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->n_sets; i++) {
-		counters_close(&g->sets[i].c);
-		counters_sampler_close(&g->sets[i].smp);
-	}
+	while (g->n_sets)
+		drop_set(g, &g->sets[g->n_sets - 1]);
 	if (g->period)
 		free((char *)g->names[g->n]);
 	for (unsigned i = 0; i < g->n; i++)
