@@ -125,6 +125,16 @@ static uint64_t *flat_row(struct engine *e, uint64_t pc)
 	return e->row_cache[i].row;
 }
 
+uint32_t engine_fetch_len(const struct insn *in, uint64_t next)
+{
+	/* An instruction of unknown length: it fell through (or we cannot
+	 * tell), so its length is where the pc went, within x86's 15. */
+	if (in->len)
+		return in->len;
+	uint64_t d = next - in->pc;
+	return d >= 1 && d <= 15 ? (uint32_t)d : 1;
+}
+
 uint64_t *engine_pc_row(struct engine *e, uint64_t pc)
 {
 	return flat_row(e, pc);
@@ -409,13 +419,7 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 	/* Looked up first: its loads overlap the decoder's work. */
 	uint64_t *row = e->q_on ? NULL : engine_row(e, in);
 	int rc = decode_step(e->dec, in, before, after, ev);
-	/* An instruction of unknown length: it fell through (or we cannot
-	 * tell), so its length is where the pc went, within x86's 15. */
-	uint32_t len = in->len;
-	if (!len) {
-		uint64_t d = after->rip - in->pc;
-		len = d >= 1 && d <= 15 ? (uint32_t)d : 1;
-	}
+	uint32_t len = engine_fetch_len(in, after->rip);
 	if (rc < 0) {
 		/* The vector registers could not be read (thread dying):
 		 * count the fetch, nothing else. */

@@ -284,6 +284,9 @@ void engine_free(struct engine *e);
 /* A new, empty cost table (an exec: the next image's profile). */
 void engine_new_costs(struct engine *e);
 
+/* The bytes a step of IN that went on to NEXT fetched (IN's length, or
+ * for one the decoder could not size, where the pc went). */
+uint32_t engine_fetch_len(const struct insn *in, uint64_t next);
 /* The pc's row of the flat cost table. */
 uint64_t *engine_pc_row(struct engine *e, uint64_t pc);
 

@@ -670,27 +670,28 @@ static void proof_at(struct tracer *tr, struct tracee *t, struct inst *in,
 	}
 }
 
-/* Is T at an exit's system call (its PTRACE_SYSEMU stop)? */
-static bool at_exit(struct inst *in, struct tracee *t)
+/* The exit whose stub's system call a thread with registers R stopped
+ * at (its PTRACE_SYSEMU stop), *B its block; NULL if none. */
+static const struct iexit *exit_at(struct inst *in,
+				   const struct user_regs_struct *r,
+				   const struct iblock **b)
 {
-	struct user_regs_struct r;
-	const struct iblock *b;
-	struct itrans *cx;
-	return tracee_getregs(t->tid, &r) == 0 &&
-	       r.orig_rax == ITRANS_STUB_NR && (cx = cache_at(in, r.rip)) &&
-	       itrans_exit_at(cx, r.rip, &b);
+	struct itrans *cx = r->orig_rax == ITRANS_STUB_NR ?
+			    cache_at(in, r->rip) : NULL;
+	return cx ? itrans_exit_at(cx, r->rip, b) : NULL;
 }
 
-/* A step's trap in the cache: false when T's registers cannot be had. */
-static bool proof_trap(struct tracer *tr, struct tracee *t, struct inst *in)
+/* A step's trap in the cache, T's registers R: false when they are in no
+ * block. */
+static bool proof_trap(struct tracer *tr, struct tracee *t, struct inst *in,
+		       struct user_regs_struct *r)
 {
-	struct user_regs_struct r;
 	struct ipos pos;
 	uint64_t base;
-	if (tracee_getregs(t->tid, &r) < 0 || !put_back(t, in, &r, &pos, &base))
+	if (!put_back(t, in, r, &pos, &base))
 		return false;
-	r.rip = pos.pc;
-	proof_at(tr, t, in, &r);
+	r->rip = pos.pc;
+	proof_at(tr, t, in, r);
 	in->stepping = true;
 	return true;
 }
@@ -1000,8 +1001,14 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 		t->inject = SIGTRAP;
 		return true;
 	}
-	if (tr->eng.proof && !at_exit(in, t))
-		return proof_trap(tr, t, in);
+	if (tr->eng.proof) {
+		struct user_regs_struct r;
+		const struct iblock *b;
+		if (tracee_getregs(t->tid, &r) < 0)
+			return false;
+		if (!exit_at(in, &r, &b))
+			return proof_trap(tr, t, in, &r);
+	}
 	return leave_cache(tr, t, in, true);
 }
 
@@ -1017,9 +1024,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
 	const struct iblock *b;
-	struct itrans *cx = at_exit && r.orig_rax == ITRANS_STUB_NR ?
-			    cache_at(in, r.rip) : NULL;
-	const struct iexit *x = cx ? itrans_exit_at(cx, r.rip, &b) : NULL;
+	const struct iexit *x = at_exit ? exit_at(in, &r, &b) : NULL;
 	if (!x)
 		return recover(tr, t, in);
 	/* The stub's system call, stopped at and never run: the registers

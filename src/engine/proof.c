@@ -472,12 +472,8 @@ void proof_step(struct engine *e, struct tracee *t,
 	e->decoding = was;
 	if (!in)
 		return;
-	uint32_t len = in->len;
-	if (!len) {
-		uint64_t d = after->rip - in->pc;
-		len = d >= 1 && d <= 15 ? (uint32_t)d : 1;
-	}
-	queue_step(e, t->tid, in, len, after->rip, &ev);
+	queue_step(e, t->tid, in, engine_fetch_len(in, after->rip),
+		   after->rip, &ev);
 }
 
 void proof_fetch(struct engine *e, struct tracee *t, uint64_t pc,

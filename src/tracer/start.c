@@ -505,9 +505,8 @@ bool window_on_trap(struct tracer *tr, struct tracee *t, enum restart *how)
 		*how = at_entry_point(tr, t);
 		return true;
 	}
-	if (tr->stop_bp.addr && r.rip == tr->stop_bp.addr + 1 &&
-	    tracee_si_code(t->tid) == SI_KERNEL &&
-	    (tr->stop_bp.orig_word & 0xff) != 0xcc) {
+	if (breakpoint_trapped(tr, r.rip) == &tr->stop_bp &&
+	    tracee_si_code(t->tid) == SI_KERNEL) {
 		/* The native engine's stop event, met by a thread outside
 		 * the window (or taken out as its trap was on its way):
 		 * back on it, and the original instruction run with the

@@ -300,16 +300,20 @@ void tracee_decode_status(pid_t tid, int status, struct event_info *ei)
 	}
 }
 
+/* No event: the wait ended with ERR (EINTR: a signal of ours came). */
+static void no_event(struct event_info *ei, int err)
+{
+	memset(ei, 0, sizeof(*ei));
+	ei->ev = err == EINTR && interrupted_by ? TE_INTERRUPTED : TE_NONE;
+	errno = err;
+}
+
 void tracee_next_event(struct event_info *ei)
 {
 	int status;
 	pid_t tid = waitpid(-1, &status, __WALL);
 	if (tid < 0) {
-		int err = errno;
-		memset(ei, 0, sizeof(*ei));
-		ei->ev = (err == EINTR && interrupted_by) ? TE_INTERRUPTED
-							 : TE_NONE;
-		errno = err;
+		no_event(ei, errno);
 		return;
 	}
 	tracee_decode_status(tid, status, ei);
@@ -336,10 +340,7 @@ void tracee_next_event_within(struct event_info *ei, long ms)
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (tid <= 0) {
-		memset(ei, 0, sizeof(*ei));
-		ei->ev = err == EINTR && interrupted_by ? TE_INTERRUPTED
-							: TE_NONE;
-		errno = err ? err : EAGAIN;
+		no_event(ei, err ? err : EAGAIN);
 		return;
 	}
 	tracee_decode_status(tid, status, ei);

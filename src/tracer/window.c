@@ -136,16 +136,10 @@ void window_finish_parts(struct tracer *tr)
 
 void window_release(struct tracer *tr)
 {
-	settle_deferred(tr);
-	tracee_stop_all(tr);
+	/* (done already where a profile was written before: then nothing
+	 * is left to end) */
+	window_finish_parts(tr);
 	for (struct tracee *t = tr->tracees; t; t = t->next) {
-		/* Stopped in the instrument engine's code cache (its window
-		 * ended as it ran there): back at its original instruction,
-		 * its part accounted, before anything is released. */
-		if (t->in_cache && tracee_stepping(t)) {
-			tr->engine->end_window(tr, t);
-			t->flags &= ~(TF_TRAPPED | TF_ENDING);
-		}
 		if (!tracee_trapped(t))
 			continue;
 		/* Stopped on a SIGTRAP: one byte past our int3, it is rewound
