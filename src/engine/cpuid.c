@@ -1,5 +1,5 @@
 /* Instructions the supervisor executes for the target instead of
- * single-stepping them: cpuid.
+ * single-stepping them: cpuid, and xgetbv under --cpuid=valgrind.
  *
  * Why: under some hypervisors a PTRACE_SINGLESTEP over cpuid traps one
  * instruction late (the hypervisor emulates cpuid and loses the pending
@@ -23,7 +23,15 @@
  * - CACHETRACE_CPUID_ON_CPU=1 (tests only) steps cpuid on the CPU again,
  *   so that the suite can show what the landing check (step.c) does when
  *   a host's step is late; with CACHETRACE_HOST=cpuid-step=late the
- *   lost trap is imitated on any host (step_issue). */
+ *   lost trap is imitated on any host (step_issue).
+ * - --cpuid=valgrind (cpuid_vg.c): cpuid answers as valgrind 3.19 does
+ *   on this host, xgetbv(0) as VEX does (7: x87, SSE, AVX) where that CPU
+ *   has AVX (xgetbv with another ecx, or on the others, runs on the CPU),
+ *   and an xsave-family instruction is stepped with edx:eax & 7, as VEX
+ *   saves and restores (glibc sized its buffer by that CPU's leaf 0xd:
+ *   a host's AVX-512 state must not be written past it); its own rax and
+ *   rdx are put back after the step.  Only in windows: code run before
+ *   (the loader, when the window is not the whole run) saw the host's. */
 #include "tracer.h"
 
 #include <capstone/capstone.h>
@@ -70,29 +78,90 @@ static void cpuid_on(int cpu, unsigned leaf, unsigned subleaf,
 		sched_setaffinity(0, sizeof(saved), &saved);
 }
 
-static bool cpuid_by_supervisor(const struct tracee *t)
+static bool vg_xgetbv(const struct tracer *tr, const struct tracee *t)
+{
+	return t->insn->id == X86_INS_XGETBV && tr->opt.cpuid_valgrind &&
+	       vg_cpuid_avx(&tr->vg) && (uint32_t)t->regs.rcx == 0;
+}
+
+static bool cpuid_by_supervisor(const struct tracer *tr,
+				const struct tracee *t)
 {
 	static int on_cpu = -1;
 	if (on_cpu < 0)
 		on_cpu = getenv("CACHETRACE_CPUID_ON_CPU") != NULL;
-	return t->insn && t->insn->id == X86_INS_CPUID && !t->inject &&
-	       !on_cpu;
+	return t->insn && !t->inject &&
+	       ((t->insn->id == X86_INS_CPUID && !on_cpu) || vg_xgetbv(tr, t));
+}
+
+static bool xsave_family(unsigned id)
+{
+	switch (id) {
+	case X86_INS_XSAVE: case X86_INS_XSAVE64: case X86_INS_XSAVEOPT:
+	case X86_INS_XSAVEOPT64: case X86_INS_XSAVEC: case X86_INS_XSAVEC64:
+	case X86_INS_XSAVES: case X86_INS_XSAVES64: case X86_INS_XRSTOR:
+	case X86_INS_XRSTOR64: case X86_INS_XRSTORS: case X86_INS_XRSTORS64:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void cpuid_vg_before_step(struct tracer *tr, struct tracee *t)
+{
+	struct user_regs_struct *r = &t->regs;
+	if (!tr->opt.cpuid_valgrind || !t->insn || !xsave_family(t->insn->id) ||
+	    (!((uint32_t)r->rax & ~7u) && !(uint32_t)r->rdx))
+		return;
+	struct user_regs_struct m = *r;
+	m.rax = (r->rax & ~0xffffffffull) | (r->rax & 7);
+	m.rdx = r->rdx & ~0xffffffffull;
+	if (tracee_setregs(t->tid, &m) < 0)
+		return;		/* dying: its exit event follows */
+	t->vg_masked = true;
+	t->vg_rax = r->rax;
+	t->vg_rdx = r->rdx;
+	*r = m;			/* what the accounting sees, as VEX does */
+}
+
+void cpuid_vg_after_step(struct tracee *t, struct user_regs_struct *after,
+			 bool ran)
+{
+	if (!t->vg_masked)
+		return;
+	t->vg_masked = false;
+	if (!ran)
+		return;		/* a handler's entry: its frame keeps them */
+	after->rax = t->vg_rax;
+	after->rdx = t->vg_rdx;
+	tracee_setregs(t->tid, after);
 }
 
 enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t)
 {
 	/* Inside a system call (the window began at its stop): the real
 	 * step finishes it before anything else runs. */
-	if (!cpuid_by_supervisor(t) || t->in_syscall)
+	if (!cpuid_by_supervisor(tr, t) || t->in_syscall)
 		return SUPER_NO;
 	int cpu = t->pinned ? tr->pin_cpu : thread_cpu(tr->target_pid, t->tid);
 	unsigned out[4];
-	cpuid_on(cpu, (unsigned)t->regs.rax, (unsigned)t->regs.rcx, out);
 	struct user_regs_struct after = t->regs;
+	if (t->insn->id == X86_INS_XGETBV) {
+		after.rax = 7;
+		after.rdx = 0;
+		goto done;
+	}
+	if (tr->opt.cpuid_valgrind)
+		vg_cpuid(&tr->vg, (uint32_t)t->regs.rax, (uint32_t)t->regs.rcx,
+			 out);
+	else
+		cpuid_on(cpu, (unsigned)t->regs.rax, (unsigned)t->regs.rcx,
+			 out);
 	after.rax = out[0];
 	after.rbx = out[1];
 	after.rcx = out[2];
 	after.rdx = out[3];
+done:
 	after.rip += t->insn->len;
 	int rc = tracee_setregs(t->tid, &after);
 	if (rc < 0) {
@@ -102,10 +171,11 @@ enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t)
 			  strerror(-rc));
 		return SUPER_NO;
 	}
-	debug_msg("cpuid(0x%x, 0x%x) for thread %d on CPU %d: %08x %08x %08x "
-		  "%08x", (unsigned)t->regs.rax, (unsigned)t->regs.rcx, t->tid,
-		  cpu, out[0], out[1], out[2], out[3]);
-	tr->n_cpuid++;
+	debug_msg("%s(0x%x, 0x%x) for thread %d on CPU %d: %08llx %08llx "
+		  "%08llx %08llx", t->insn->id == X86_INS_CPUID ? "cpuid" :
+		  "xgetbv", (unsigned)t->regs.rax, (unsigned)t->regs.rcx,
+		  t->tid, cpu, after.rax, after.rbx, after.rcx, after.rdx);
+	tr->n_cpuid += t->insn->id == X86_INS_CPUID;
 	engine_account(&tr->eng, t, &after);
 	if (tracee_leads(t) && engine_at_stop(&tr->eng, t))
 		return SUPER_ENDED;	/* VERDICT_STOP */

@@ -290,6 +290,8 @@ const char *itrans_refuse(const struct insn *in)
 	switch (in->id) {
 	case X86_INS_CPUID:
 		return "cpuid is the supervisor's";
+	case X86_INS_XGETBV:	/* under --cpuid=valgrind */
+		return "xgetbv may be the supervisor's";
 	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_INT:
 	case X86_INS_INT3: case X86_INS_INTO: case X86_INS_UD2:
 	case X86_INS_HLT:

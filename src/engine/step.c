@@ -99,6 +99,7 @@ void step_issue(struct tracer *tr, struct tracee *t)
 	if (t->insn && t->insn->id == X86_INS_SYSCALL)
 		engine_clear_progress(&tr->eng);
 	imitate_late_cpuid(tr, t);
+	cpuid_vg_before_step(tr, t);
 	t->inject = 0;
 	hwbp_sync(tr, t);
 	/* Pinned before its first real step (the emulator's windows may
@@ -172,6 +173,7 @@ bool step_trap(struct tracer *tr, struct tracee *t)
 	struct user_regs_struct after;
 	if (tracee_getregs(t->tid, &after) < 0)
 		return false;		/* dying: its exit event follows */
+	cpuid_vg_after_step(t, &after, !handler_entry);
 	if (si_code_is_sent(code)) {
 		/* A SIGTRAP the target raised (or was sent): it is its own,
 		 * delivered with the next step.  A raise() is a tgkill that

@@ -379,7 +379,7 @@ int main(int argc, char **argv)
 	if (!tr->opt.check)
 		install_signal_handlers(tr);
 	sigprocmask(SIG_SETMASK, &given, NULL);
-	char herr[256];
+	char herr[512];
 	if (hostenv_check(herr, sizeof(herr))) {
 		error_msg("%s", herr);
 		return 2;
@@ -432,9 +432,12 @@ int main(int argc, char **argv)
 			    "--counters" : "--counter-sample");
 		return 2;
 	}
+	if (tr->opt.cpuid_valgrind)
+		vg_cpuid_probe(&tr->vg);
 	if (tr->engine == &native_engine) {
 		const struct options *o = &tr->opt;
 		const char *no = o->trace_mem ? "--trace-mem" :
+				 o->cpuid_valgrind ? "--cpuid=valgrind" :
 				 o->max_insns ? "--max-instructions" :
 				 o->stop_watch ? "--stop-watch" : NULL;
 		if (no) {

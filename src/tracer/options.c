@@ -78,6 +78,10 @@ static void usage(void)
 "  --branch-model=NAME     branch predictor [cachegrind]\n"
 "  --vex-chase=yes|no      count as Cachegrind does with valgrind's default\n"
 "                          superblock chasing (--vex-guest-chase) [yes]\n"
+"  --cpuid=host|valgrind   what the target's cpuid and xgetbv answer in a\n"
+"                          window: this host [host], or the CPU valgrind\n"
+"                          3.19 presents here (glibc then picks the\n"
+"                          routines it picks under Cachegrind)\n"
 "  --cores=N               cores of multi-core models [the model's own:\n"
 "                          jaguar 8; hier, host 1, with --threads=all 8]\n"
 "Output:\n"
@@ -241,7 +245,7 @@ enum {
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
 	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
 	OPT_CHECK, OPT_HELP, OPT_VERSION, OPT_CACHE_STATE, OPT_MIRROR_BUDGET,
-	OPT_COUNTERS, OPT_COUNTER_SAMPLE,
+	OPT_COUNTERS, OPT_COUNTER_SAMPLE, OPT_CPUID,
 };
 
 static const struct option longopts[] = {
@@ -271,6 +275,7 @@ static const struct option longopts[] = {
 	{ "trace-children", required_argument, NULL, OPT_TRACE_CHILDREN },
 	{ "forked-child", no_argument, NULL, OPT_FORKED_CHILD },
 	{ "vex-chase", required_argument, NULL, OPT_VEX_CHASE },
+	{ "cpuid", required_argument, NULL, OPT_CPUID },
 	{ "intervals", required_argument, NULL, OPT_INTERVALS },
 	{ "stop-after", required_argument, NULL, OPT_MAX_INSNS },
 	{ "core-map", required_argument, NULL, OPT_CORE_MAP },
@@ -358,6 +363,10 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 	case OPT_LL: return parse_geom("--LL", v, &o->cfg.ll);
 	case OPT_CACHE_SIM:
 		return parse_yes_no("--cache-sim", v, &o->cfg.cache_sim);
+	case OPT_CPUID:
+		o->cpuid_given = true;
+		return parse_choice("--cpuid", v, "host", "valgrind",
+				    &o->cpuid_valgrind);
 	case OPT_BRANCH_SIM:
 		return parse_yes_no("--branch-sim", v, &o->cfg.branch_sim);
 	case 'o': return parse_out_name("-o", v, &o->out);

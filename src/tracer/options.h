@@ -26,6 +26,8 @@ struct options {
 	bool cold_windows;		/* --cache-state=cold: empty caches
 					 * and predictor at every window */
 	bool cache_state_given;
+	bool cpuid_valgrind;		/* --cpuid=valgrind */
+	bool cpuid_given;
 	bool vex_chase;			/* --vex-chase: count as VEX's
 					 * superblock chasing does [yes] */
 	const char *engine;		/* --engine: step, emulate, lockstep */

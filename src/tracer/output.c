@@ -234,6 +234,11 @@ static void collect_desc(struct tracer *tr)
 			  "(--cache-state=warm)");
 	if (o->threads_all)
 		desc_line(m, "Threads:", "all");
+	if (o->cpuid_valgrind)
+		desc_line(m, "CPUID:", "valgrind 3.19's on this host, %s "
+			  "(--cpuid=valgrind)", vg_cpuid_model(&tr->vg));
+	else if (o->cpuid_given)
+		desc_line(m, "CPUID:", "this host's (--cpuid=host)");
 	if (tr->engine != &step_engine)
 		desc_line(m, "Engine:", "%s", tr->engine->name);
 	if (tr->partial_reason)

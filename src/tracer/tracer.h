@@ -34,6 +34,7 @@
 
 #include "callstack.h"
 #include "costs.h"
+#include "cpuid_vg.h"
 #include "decode.h"
 #include "engine.h"
 #include "event.h"
@@ -77,6 +78,10 @@ struct tracee {
 					 * PTRACE_SYSEMU stop: its next single
 					 * step would report the system call's
 					 * end first */
+	/* --cpuid=valgrind: the xsave-family instruction being stepped
+	 * runs with edx:eax & 7, its own put back after (cpuid.c) */
+	bool vg_masked;
+	uint64_t vg_rax, vg_rdx;
 	bool in_syscall;		/* its window began inside a system call
 					 * that no real step has finished yet */
 	long long syscall_at_start;	/* that call's number */
@@ -250,6 +255,7 @@ struct tracer {
 	const char **event_names;
 	unsigned n_events;
 	uint64_t n_cpuid;		/* cpuids executed for the target */
+	struct vg_cpuid vg;		/* --cpuid=valgrind's CPU */
 	uint64_t inject_site;		/* a syscall instruction in the target's
 					 * executable memory (inject.c); 0:
 					 * none found yet */
@@ -495,6 +501,12 @@ long launch_trace_options(const struct tracer *tr);
  * T, a lead, met its stop event there (the run's VERDICT_STOP). */
 enum super_outcome { SUPER_NO, SUPER_DONE, SUPER_ENDED };
 enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t);
+/* --cpuid=valgrind around a real step of T: an xsave-family instruction
+ * stepped with edx:eax & 7, then (RAN: it completed, no handler entered)
+ * its rax and rdx put back in AFTER and the thread (cpuid.c). */
+void cpuid_vg_before_step(struct tracer *tr, struct tracee *t);
+void cpuid_vg_after_step(struct tracee *t, struct user_regs_struct *after,
+			 bool ran);
 
 /* hostprobe.c: run the probes (once; forced answers applied). */
 void hostcaps_probe(struct hostcaps *hc);

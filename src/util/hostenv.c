@@ -9,7 +9,7 @@
 
 static const struct {
 	const char *key;
-	const char *values[3];
+	const char *values[4];
 } known[] = {
 	{ "hwbp", { "yes", "no" } },		  /* debug registers fire */
 	{ "cpuid-step", { "precise", "late" } },  /* a step over cpuid */
@@ -29,7 +29,12 @@ static const struct {
 	{ "inject", { "no" } },			  /* no system calls injected
 						   * into the target */
 	{ "pmu", { "no" } },			  /* no hardware counters */
+	{ "vg-cpu", { "avx2", "avx", "sse42", "baseline" } },
+						  /* --cpuid=valgrind's CPU */
 };
+
+#define N_KNOWN (sizeof(known) / sizeof(known[0]))
+#define N_VALUES (sizeof(known[0].values) / sizeof(known[0].values[0]))
 
 const char *hostenv_get(const char *key, char *buf, size_t len)
 {
@@ -61,6 +66,25 @@ bool host_forced(const char *key, const char *value)
 	return hostenv_get(key, buf, sizeof(buf)) && !strcmp(buf, value);
 }
 
+/* The answers there are, "key=a|b, ...)", at AT of ERR. */
+static void list_answers(char *err, size_t len, int at)
+{
+	for (size_t i = 0; i < N_KNOWN; i++)
+		for (unsigned j = 0; j < N_VALUES && known[i].values[j]; j++) {
+			if (at < 0 || (size_t)at >= len)
+				return;
+			if (j)
+				at += snprintf(err + at, len - (size_t)at,
+					       "|%s", known[i].values[j]);
+			else
+				at += snprintf(err + at, len - (size_t)at,
+					       "%s%s=%s", i ? ", " : "",
+					       known[i].key, known[i].values[0]);
+		}
+	if (at >= 0 && (size_t)at < len)
+		snprintf(err + at, len - (size_t)at, ")");
+}
+
 const char *hostenv_check(char *err, size_t len)
 {
 	const char *s = getenv("CACHETRACE_HOST");
@@ -69,23 +93,21 @@ const char *hostenv_check(char *err, size_t len)
 		size_t n = strcspn(s, ","), k = strcspn(s, "=");
 		bool ok = false;
 
-		for (size_t i = 0; !ok && k < n &&
-		     i < sizeof(known) / sizeof(known[0]); i++) {
+		for (size_t i = 0; !ok && k < n && i < N_KNOWN; i++) {
 			if (strlen(known[i].key) != k ||
 			    strncmp(known[i].key, s, k))
 				continue;
-			for (unsigned j = 0; j < 3 && known[i].values[j]; j++)
+			for (unsigned j = 0; j < N_VALUES && known[i].values[j];
+			     j++)
 				ok |= strlen(known[i].values[j]) == n - k - 1 &&
 				      !strncmp(known[i].values[j], s + k + 1,
 					       n - k - 1);
 		}
 		if (!ok) {
-			snprintf(err, len, "CACHETRACE_HOST: '%.*s' is not a "
-				 "forced probe answer (hwbp=yes|no, "
-				 "cpuid-step=precise|late, sysfs-cache=no, "
-				 "cpuid-cache=no, native=no, uc-regs=api, "
-				 "memfd=no, model-thread=no, uc-pages=qemu, vvar=no, "
-				 "inject=no)", (int)n, s);
+			int at = snprintf(err, len, "CACHETRACE_HOST: '%.*s' "
+					  "is not a forced probe answer (",
+					  (int)n, s);
+			list_answers(err, len, at);
 			return err;
 		}
 		s += n;
