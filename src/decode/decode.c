@@ -56,12 +56,14 @@
  *   AVX-512 gathers and scatters (which valgrind does not run) access the
  *   elements enabled in their k mask.  Masks are read from the state
  *   before the step (decode_prepare): gathers clear them as they go.
- * - fxsave/fxrstor: one 512-byte access; xsave family: one access over
- *   the XSAVE area the instruction uses: 576 bytes of legacy area and
- *   header, plus the components in edx:eax & XCR0 (standard format: up to
- *   the end of the highest; xsavec/xsaves: the sum of their sizes; sizes
- *   and offsets from CPUID 0xd).  VEX splits these into many stores and
- *   does not run xsavec at all, so Cachegrind differs here.
+ * - fxsave, fxrstor, xsave, xrstor: VEX's sequences of helper calls and
+ *   per-register stores or loads, as Cachegrind counts them (decode_step.c,
+ *   step_vex_xs: up to 37 accesses).  xsaveopt, xsavec, xsaves, xrstors,
+ *   which VEX does not run: one access over the XSAVE area the
+ *   instruction uses: 576 bytes of legacy area and header, plus the
+ *   components in edx:eax & XCR0 (standard format: up to the end of the
+ *   highest; compacted: the sum of their sizes; sizes and offsets from
+ *   CPUID 0xd).
  * - rep string instructions: ptrace traps once per iteration.  VEX turns
  *   one execution into: Exit(rcx == 0 -> next insn) (a Bc), one element,
  *   then back to itself (rep), or for repe/repne a second Exit(cond ->

@@ -161,29 +161,39 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
 	return false;
 }
 
-/* RCX_CONST for mov ecx/rcx, imm and xor ecx, ecx; RCX_WRITE for any
- * other instruction that writes some part of rcx. */
-static uint8_t rcx_effect_of(struct decoder *d)
+/* Which of rax, rcx, rdx (bits 0, 1, 2: their numbers) the instruction
+ * sets to a constant VEX's iropt sees (mov e?x/r?x, imm; xor e?x, e?x),
+ * in R->k_set, and which it writes otherwise, in R->k_kill. */
+static void const_effect_of(struct decoder *d, struct drec *r)
 {
 	const cs_x86 *x = &d->ci->detail->x86;
+	static const x86_reg r32[3] = { X86_REG_EAX, X86_REG_ECX, X86_REG_EDX };
+	static const x86_reg r64[3] = { X86_REG_RAX, X86_REG_RCX, X86_REG_RDX };
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
 	unsigned int num, width;
 
-	if (x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
-	    (x->operands[0].reg == X86_REG_ECX || x->operands[0].reg == X86_REG_RCX)) {
-		if (d->ci->id == X86_INS_MOV && x->operands[1].type == X86_OP_IMM)
-			return RCX_CONST;
-		if (d->ci->id == X86_INS_XOR && x->operands[1].type == X86_OP_REG &&
-		    x->operands[1].reg == x->operands[0].reg)
-			return RCX_CONST;
+	r->k_set = r->k_kill = 0;
+	if (x->op_count == 2 && x->operands[0].type == X86_OP_REG)
+		for (unsigned i = 0; i < 3; i++) {
+			if (x->operands[0].reg != r32[i] &&
+			    x->operands[0].reg != r64[i])
+				continue;
+			if ((d->ci->id == X86_INS_MOV &&
+			     x->operands[1].type == X86_OP_IMM) ||
+			    (d->ci->id == X86_INS_XOR &&
+			     x->operands[1].type == X86_OP_REG &&
+			     x->operands[1].reg == x->operands[0].reg))
+				r->k_set = (uint8_t)(1u << i);
+		}
+	if (cs_regs_access(d->cs, d->ci, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
+		r->k_kill = (uint8_t)(7 & ~r->k_set);
+		return;
 	}
-	if (cs_regs_access(d->cs, d->ci, rd, &nrd, wr, &nwr) != CS_ERR_OK)
-		return RCX_WRITE;
 	for (uint8_t i = 0; i < nwr; i++)
-		if (cs_gpr_any(wr[i], &num, &width) && num == 1)
-			return RCX_WRITE;
-	return RCX_NONE;
+		if (cs_gpr_any(wr[i], &num, &width) && num < 3)
+			r->k_kill |= (uint8_t)(1u << num);
+	r->k_kill &= (uint8_t)~r->k_set;
 }
 
 static uint8_t cs_slot(x86_reg r)
@@ -469,6 +479,22 @@ static void build_gen(struct drec *r, const struct sem *s, const cs_x86 *x,
 		return;
 	}
 	r->t.kind = kind;
+	switch (r->insn.id) {
+	case X86_INS_XSAVE: case X86_INS_XSAVE64:
+		r->vex_xs = XS_XSAVE;
+		break;
+	case X86_INS_FXSAVE: case X86_INS_FXSAVE64:
+		r->vex_xs = XS_FXSAVE;
+		break;
+	case X86_INS_XRSTOR: case X86_INS_XRSTOR64:
+		r->vex_xs = XS_XRSTOR;
+		break;
+	case X86_INS_FXRSTOR: case X86_INS_FXRSTOR64:
+		r->vex_xs = XS_FXRSTOR;
+		break;
+	default:
+		break;
+	}
 	if (s->size == SZ_XSAVE)
 		r->flags |= RF_XSAVE;
 	else if (s->size == SZ_XSAVEC)
@@ -931,7 +957,11 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		r->insn.len = (uint8_t)d->ci->size;
 		build_from_capstone(d, r, buf, (size_t)got);
 		allow_classify(&r->insn, d->ci, buf, (size_t)got, d->allow_x87);
-		r->rcx_effect = r->insn.rep ? RCX_WRITE : rcx_effect_of(d);
+		const_effect_of(d, r);
+		if (r->insn.rep)
+			r->k_kill |= 2, r->k_set &= (uint8_t)~2;
+		r->rcx_effect = (r->k_set & 2) ? RCX_CONST :
+				(r->k_kill & 2) ? RCX_WRITE : RCX_NONE;
 		/* Before pop_value_dead, which decodes the instructions after
 		 * this one into d->ci. */
 		copy_facts(d, r, buf);

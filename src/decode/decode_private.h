@@ -299,6 +299,15 @@ enum rcx_effect { RCX_NONE, RCX_WRITE, RCX_CONST };
 
 enum str_op { STR_MOVS, STR_CMPS, STR_STOS, STR_LODS, STR_SCAS };
 
+/* The xsave-family instructions VEX runs, each as its sequence of
+ * accesses (decode_step.c, step_vex_xs) */
+enum vex_xs { XS_NONE, XS_XSAVE, XS_FXSAVE, XS_XRSTOR, XS_FXRSTOR };
+
+/* The last xsaves' areas and their components (edx:eax & 7), for an
+ * xrstor of one: VEX's xsave ORs them into the header's XSTATE_BV, the
+ * CPU's writes what is in use, and an xrstor's loads follow XSTATE_BV */
+#define XS_RECENT 16
+
 /* One cached instruction.  struct insn first: callers hold its address. */
 struct drec {
 	struct insn insn;
@@ -314,6 +323,9 @@ struct drec {
 	uint8_t level;		/* enter: nesting level */
 	uint8_t pop_reg;	/* pop reg: its encoding number (4: not a gpr) */
 	uint8_t rcx_effect;	/* enum rcx_effect */
+	uint8_t vex_xs;		/* enum vex_xs */
+	uint8_t k_set, k_kill;	/* rax, rcx, rdx (bits 0-2) set to a
+				 * constant VEX sees, or written otherwise */
 	struct tmpl t;
 	uint8_t vex_end;	/* enum vex_end: how VEX's block ends here */
 	bool vex_guardable;	/* VEX could run it speculatively (chase.c) */
@@ -376,9 +388,12 @@ struct decoder {
 	uint64_t sb_next;
 	uint32_t sb_insns;
 	bool sb_rcx_const;
+	uint64_t sb_entry;	/* where the superblock began */
 	/* Changes when the superblocks' numbers do (decode_sb_get) */
 	uint32_t sb_gen;
 	bool allow_x87;		/* decode_allow_x87 */
+	struct { uint64_t addr; uint8_t rfbm; } xs_recent[XS_RECENT];
+	unsigned xs_next;
 	/* VEX's superblock chasing (chase.c), NULL when off */
 	struct chase *chase;
 };

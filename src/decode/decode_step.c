@@ -324,6 +324,107 @@ static void step_bt(const struct drec *r, const reg_t *regs,
 		ev->cond_taken[ev->n_cond++] = false;
 }
 
+/* The xsave family as VEX runs it (guest_amd64_toIR.c: gen_XSAVE_SEQUENCE,
+ * gen_XRSTOR_SEQUENCE, dis_XSAVE, dis_XRSTOR, dis_FXSAVE, dis_FXRSTOR)
+ * and Cachegrind counts it (cg_main.c): a dirty helper's memory is one
+ * access of at most the smallest cache line (64 bytes taken here), made
+ * whether or not the helper's guard holds; a guarded store or load of a
+ * register only when its guard holds.  RFBM is edx:eax & 7 (VEX's XCR0).
+ * - xsave: writes of 64 bytes at A (x87, a helper) and 8 at A+24 (MXCSR,
+ *   a helper), with SSE in RFBM the 16 xmm registers at A+160+16i, with
+ *   AVX their upper halves at A+576+16i, then a 1-byte read-modify-write
+ *   of XSTATE_BV at A+512 (ORed with RFBM).
+ * - fxsave: the same with RFBM 3 and no XSTATE_BV.
+ * - xrstor: reads of 8 bytes at A+512, A+520, A+528 (the header), 64 at A
+ *   and 8 at A+24 (helpers), the xmm loads when both RFBM and XSTATE_BV
+ *   have SSE, the upper halves when both have AVX.
+ * - fxrstor: reads of 64 at A, 8 at A+24 and the 16 xmm registers.
+ * XSTATE_BV is the header's in memory ORed with the RFBM of the last
+ * xsave to A: VEX's xsave ORs it in, the CPU's writes only what is in
+ * use (--cpuid=valgrind steps xsave with VEX's RFBM, src/engine/cpuid.c).
+ * Where eax and edx are constants in the superblock (glibc's `mov eax,
+ * 0xee; xor edx, edx; xsave`), iropt folds the helpers' guards and drops
+ * a helper whose guard is false, and its access with it: the x87 one
+ * without RFBM bit 0, the MXCSR one without bits 1 and 2. */
+static bool xs_rfbm_const(struct decoder *d, uint64_t pc, uint64_t fs)
+{
+	uint64_t at;
+	if (d->chase) {
+		const struct chase_pos *c = &d->chase->pos[0];
+		if (!d->chase->n_pos || c->thread != fs || !c->in_sb ||
+		    c->expect != pc || c->phase == PH_CALLEE ||
+		    c->phase == PH_SPEC)
+			return false;
+		at = d->chase->sbs[c->cur].entry;
+	} else {
+		if (!d->sb_next || d->sb_next != pc)
+			return false;
+		at = d->sb_entry;
+	}
+	/* the superblock from its entry: its first block, then the one a
+	 * chased jmp or call goes to; a jcc on the way (a merged && pair)
+	 * gives up */
+	unsigned k = 0;
+	for (unsigned n = 0; at != pc; n++) {
+		const char *err;
+		const struct drec *r = (const struct drec *)(const void *)
+			decode_insn(d, at, &err);
+		if (n >= VEX_GUEST_MAX_INSNS || !r || !r->insn.len)
+			return false;
+		k = (k | r->k_set) & ~(unsigned)r->k_kill;
+		if (r->insn.branch == BR_NONE)
+			at += r->insn.len;
+		else if ((r->insn.branch == BR_JMP ||
+			  r->insn.branch == BR_CALL) && r->target)
+			at = r->target;
+		else
+			return false;
+	}
+	return (k & 5) == 5;	/* rax and rdx */
+}
+
+static void step_vex_xs(struct decoder *d, const struct drec *r, uint64_t a,
+			const struct user_regs_struct *before,
+			struct step_events *ev)
+{
+	bool save = r->vex_xs == XS_XSAVE || r->vex_xs == XS_FXSAVE;
+	bool full = r->vex_xs == XS_XSAVE || r->vex_xs == XS_XRSTOR;
+	uint8_t kind = save ? ACC_WRITE : ACC_READ;
+	unsigned rfbm = full ? (unsigned)before->rax & 7 : 3, use = rfbm;
+	bool folded = full && xs_rfbm_const(d, r->insn.pc, before->fs_base);
+	unsigned i;
+
+	if (r->vex_xs == XS_XRSTOR) {
+		uint64_t bv = 0;
+		for (i = 0; i < XS_RECENT; i++)
+			if (d->xs_recent[i].addr == a && d->xs_recent[i].rfbm)
+				bv |= d->xs_recent[i].rfbm;
+		uint8_t mem;
+		if (d->target.read_mem(d->target.ctx, a + 512, &mem, 1) == 1)
+			bv |= mem;
+		use = rfbm & (unsigned)bv;
+		for (i = 0; i < 3; i++)
+			add_acc(ev, a + 512 + 8 * i, 8, ACC_READ);
+	}
+	if (!folded || (rfbm & 1))
+		add_acc(ev, a, 64, kind);
+	if (!folded || (rfbm & 6))
+		add_acc(ev, a + 24, 8, kind);
+	for (i = 0; (use & 2) && i < 16; i++)
+		add_acc(ev, a + 160 + 16 * i, 16, kind);
+	for (i = 0; (use & 4) && i < 16; i++)
+		add_acc(ev, a + 576 + 16 * i, 16, kind);
+	if (r->vex_xs == XS_XSAVE) {
+		add_acc(ev, a + 512, 1, ACC_MODIFY);
+		for (i = 0; i < XS_RECENT && d->xs_recent[i].addr != a; i++)
+			;
+		if (i == XS_RECENT)
+			i = d->xs_next++ % XS_RECENT;
+		d->xs_recent[i].addr = a;
+		d->xs_recent[i].rfbm = (uint8_t)rfbm;
+	}
+}
+
 /* The data accesses of one step, by record class. */
 static int step_accesses(struct decoder *d, const struct drec *r,
 			 const struct user_regs_struct *before,
@@ -335,7 +436,10 @@ static int step_accesses(struct decoder *d, const struct drec *r,
 
 	switch (r->cls) {
 	case SC_GEN:
-		step_gen(d, r, regs, before, ev);
+		if (r->vex_xs && (r->flags & RF_MEM))
+			step_vex_xs(d, r, ea(&r->t, regs, before), before, ev);
+		else
+			step_gen(d, r, regs, before, ev);
 		break;
 	case SC_PUSH:
 	case SC_CALL:
@@ -418,6 +522,7 @@ static void superblock_step(struct decoder *d, const struct drec *r,
 	if (pc != d->sb_next || d->sb_insns >= VEX_MAX_INSNS) {
 		d->sb_insns = 0;
 		d->sb_rcx_const = false;
+		d->sb_entry = pc;
 	}
 	d->sb_insns++;
 	if (r->insn.rep && d->sb_rcx_const && ev->n_cond > 0) {
@@ -628,7 +733,7 @@ bool decode_sb_get(struct decoder *d, uint64_t fs,
 		if (d->sb_next) {
 			s->w[0] = d->sb_next;
 			s->w[1] = d->sb_insns;
-			s->w[2] = d->sb_rcx_const;
+			s->w[2] = d->sb_rcx_const | d->sb_entry << 8;
 		}
 		return true;
 	}
@@ -653,7 +758,8 @@ void decode_sb_set(struct decoder *d, uint64_t fs,
 	if (!d->chase) {
 		d->sb_next = s->w[0];
 		d->sb_insns = (uint32_t)s->w[1];
-		d->sb_rcx_const = s->w[2] != 0;
+		d->sb_rcx_const = s->w[2] & 1;
+		d->sb_entry = s->w[2] >> 8;
 		return;
 	}
 	struct chase_pos *c = &d->chase->pos[0];

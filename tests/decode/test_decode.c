@@ -201,20 +201,9 @@ static const struct row rows[] = {
 	{ "frstor [rbx]", CODE(0xdd, 0x23), REGS(.rbx = RBX), .acc = { R_(RBX, 108) } },
 	{ "movbe [rbx],eax", CODE(0x0f, 0x38, 0xf1, 0x03), REGS(.rbx = RBX), .acc = { W_(RBX, 4) } },
 	{ "movbe eax,[rbx]", CODE(0x0f, 0x38, 0xf0, 0x03), REGS(.rbx = RBX), .acc = { R_(RBX, 4) } },
-	/* state images: fxsave 512 bytes */
-	{ "fxsave [rax]", CODE(0x0f, 0xae, 0x00), REGS(.rax = RAX), .acc = { W_(RAX, 512) } },
-	{ "fxrstor [rax]", CODE(0x0f, 0xae, 0x08), REGS(.rax = RAX), .acc = { R_(RAX, 512) } },
-	/* xsave with edx:eax = 3 (x87, SSE): legacy area + header = 576 */
-	{ "xsave [rbx] eax=3", CODE(0x0f, 0xae, 0x23), REGS(.rbx = RBX, .rax = 3),
-	  .acc = { W_(RBX, 576) } },
-	/* eax=7 adds AVX, standard offset 576 size 256 (SDM 13.4): 832 */
-	{ "xsave [rbx] eax=7", CODE(0x0f, 0xae, 0x23), REGS(.rbx = RBX, .rax = 7, .rdx = 0),
-	  .acc = { W_(RBX, 832) }, .need = NEED_XCR0_AVX },
-	/* rdx's upper half and eax's are ignored (edx:eax only) */
-	{ "xrstor [rbx] eax=7", CODE(0x0f, 0xae, 0x2b),
-	  REGS(.rbx = RBX, .rax = 0xffffffff00000007ull, .rdx = 0xffffffff00000000ull),
-	  .acc = { R_(RBX, 832) }, .need = NEED_XCR0_AVX },
-	/* xsavec, compacted, eax=0xe6 (SSE, AVX, opmask, ZMM_Hi256,
+	/* state images: fxsave, fxrstor, xsave and xrstor as VEX runs them
+	 * are check_vex_xsave's; xsavec (which VEX does not run) is one
+	 * access over its area, compacted, eax=0xe6 (SSE, AVX, opmask, ZMM_Hi256,
 	 * Hi16_ZMM): 576 + 256 + 64 + 512 + 1024 */
 	{ "xsavec [rbx] eax=0xe6", CODE(0x0f, 0xc7, 0x23), REGS(.rbx = RBX, .rax = 0xe6),
 	  .acc = { W_(RBX, 2432) }, .need = NEED_XCR0_AVX512 },
@@ -494,6 +483,9 @@ static const struct row rows[] = {
 static const uint8_t *cur_code;
 static size_t cur_len;
 static uint64_t cur_pc;
+/* Data the fake target serves besides the code (an XSAVE header) */
+static uint8_t data[64];
+static uint64_t data_at;
 static uint8_t xstate[16384];
 static int read_calls;
 static int xstate_calls;
@@ -502,6 +494,10 @@ static ssize_t fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	(void)ctx;
 	read_calls++;
+	if (data_at && addr >= data_at && addr + len <= data_at + sizeof(data)) {
+		memcpy(buf, data + (addr - data_at), len);
+		return (ssize_t)len;
+	}
 	if (addr < cur_pc || addr >= cur_pc + cur_len)
 		return -EFAULT;
 	/* a short read, as at the end of a mapping; the decoder may look at
@@ -962,6 +958,139 @@ static void check_rep_const(struct decoder *d)
 	CHECK(n == 1, "rep entered alone: %u Bc, want 1", n);
 }
 
+/* The xsave family as Cachegrind counts VEX's translation of it, worked
+ * out by hand from valgrind 3.19's guest_amd64_toIR.c (gen_XSAVE_SEQUENCE,
+ * gen_XRSTOR_SEQUENCE: a helper for the x87 part, 160 bytes at A, and
+ * one for MXCSR, 8 at A+24; a guarded 16-byte store or load per xmm
+ * register at A+160+16i and per upper half at A+576+16i; xsave ORs RFBM
+ * into the header's byte at A+512; xrstor first loads 8 bytes at A+512,
+ * A+520, A+528) and cg_main.c (a helper's access clamped to the
+ * smallest line, 64 here, and made whatever its guard; a guarded store or
+ * load only when its guard holds; a load and a store of the same byte
+ * one modify, counted as a read).  RFBM is edx:eax & 7; iropt folds the
+ * guards when eax and edx are constants in the superblock. */
+struct xs_exp {
+	bool x87, mxcsr;	/* the helpers' accesses */
+	bool xmm, ymm;		/* the guarded registers' */
+	bool header_rmw;	/* xsave's XSTATE_BV */
+	bool header_reads;	/* xrstor's */
+};
+
+static void check_xs(struct decoder *d, const char *what, const uint8_t *code,
+		     size_t len, uint64_t pc, uint64_t area, uint64_t rax,
+		     bool save, struct xs_exp x)
+{
+	struct step_events ev = { 0 };
+	struct user_regs_struct b = { .rsp = RSP, .rbx = area, .rax = rax }, a;
+	const char *err = NULL;
+	uint64_t want[40][3];
+	unsigned n = 0, i;
+	uint8_t k = save ? ACC_WRITE : ACC_READ;
+
+	cur_code = code;
+	cur_len = len;
+	cur_pc = pc;
+	for (uint64_t at = pc; at < pc + len;) {
+		const struct insn *in = decode_insn(d, at, &err);
+		if (!CHECK(in && in->len, "%s: decode at +%u", what, (unsigned)(at - pc)))
+			return;
+		b.rip = at;
+		a = b;
+		a.rip = at + in->len;
+		CHECK(decode_step(d, in, &b, &a, &ev) == 0, "%s: step", what);
+		const uint8_t *c = code + (at - pc);
+		if (c[0] == 0xb8)	/* mov eax, imm32 */
+			b.rax = (uint64_t)c[1] | (uint64_t)c[2] << 8 |
+				(uint64_t)c[3] << 16 | (uint64_t)c[4] << 24;
+		if (c[0] == 0x31 && c[1] == 0xd2)	/* xor edx, edx */
+			b.rdx = 0;
+		at += in->len;
+	}
+	if (x.header_reads)
+		for (i = 0; i < 3; i++) {
+			want[n][0] = ACC_READ, want[n][1] = area + 512 + 8 * i;
+			want[n++][2] = 8;
+		}
+	if (x.x87)
+		want[n][0] = k, want[n][1] = area, want[n++][2] = 64;
+	if (x.mxcsr)
+		want[n][0] = k, want[n][1] = area + 24, want[n++][2] = 8;
+	for (i = 0; x.xmm && i < 16; i++)
+		want[n][0] = k, want[n][1] = area + 160 + 16 * i, want[n++][2] = 16;
+	for (i = 0; x.ymm && i < 16; i++)
+		want[n][0] = k, want[n][1] = area + 576 + 16 * i, want[n++][2] = 16;
+	if (x.header_rmw)
+		want[n][0] = ACC_MODIFY, want[n][1] = area + 512, want[n++][2] = 1;
+	if (!CHECK(ev.n_acc == n, "%s: %u accesses, want %u", what, ev.n_acc, n))
+		return;
+	for (i = 0; i < n; i++)
+		CHECK(ev.acc[i].kind == want[i][0] && ev.acc[i].addr == want[i][1] &&
+		      ev.acc[i].size == want[i][2], "%s: access %u is %u %#" PRIx64
+		      " %u, want %u %#" PRIx64 " %u", what, i, ev.acc[i].kind,
+		      ev.acc[i].addr, ev.acc[i].size, (unsigned)want[i][0], want[i][1],
+		      (unsigned)want[i][2]);
+}
+
+static void check_vex_xsave(bool chase)
+{
+	struct decode_target t = { .read_mem = fake_read, .read_xstate = fake_xstate };
+	const char *err = NULL;
+	struct decoder *d = decode_new(&t, &err);
+	static const uint8_t xsave[] = { 0x0f, 0xae, 0x23 };		/* xsave [rbx] */
+	static const uint8_t xrstor[] = { 0x0f, 0xae, 0x2b };		/* xrstor [rbx] */
+	static const uint8_t fxsave[] = { 0x0f, 0xae, 0x03 };		/* fxsave [rbx] */
+	static const uint8_t fxrstor[] = { 0x0f, 0xae, 0x0b };		/* fxrstor [rbx] */
+	/* glibc's _dl_runtime_resolve_xsave: mov eax, 0xee; xor edx, edx;
+	 * then xsave [rbx] or xrstor [rbx] */
+	static const uint8_t k_xsave[] = { 0xb8, 0xee, 0, 0, 0, 0x31, 0xd2, 0x0f, 0xae, 0x23 };
+	static const uint8_t k_xrstor[] = { 0xb8, 0xee, 0, 0, 0, 0x31, 0xd2, 0x0f, 0xae, 0x2b };
+	/* mov eax, 7; xor edx, edx; xsave [rbx] */
+	static const uint8_t k7_xsave[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2, 0x0f, 0xae, 0x23 };
+	const uint64_t A1 = 0x600000010000ull, A2 = 0x600000020000ull,
+		       A3 = 0x600000030000ull;
+	const struct xs_exp all_save = { true, true, true, true, true, false };
+
+	if (!CHECK(d, "xsave: decode_new: %s", err))
+		return;
+	decode_set_chase(d, chase);
+	/* eax = 0xee from outside the superblock: RFBM 6, both helpers */
+	check_xs(d, "xsave eax=0xee", xsave, sizeof(xsave), 0xd00000, A1, 0xee, true,
+		 all_save);
+	/* the same set in the superblock: the x87 helper folded away */
+	check_xs(d, "const xsave eax=0xee", k_xsave, sizeof(k_xsave), 0xd01000, A2, 0, true,
+		 (struct xs_exp){ false, true, true, true, true, false });
+	/* RFBM 7 constant: nothing folded */
+	check_xs(d, "const xsave eax=7", k7_xsave, sizeof(k7_xsave), 0xd02000, A3, 0, true,
+		 all_save);
+	/* eax=1 from outside: the SSE and AVX stores' guards fail */
+	check_xs(d, "xsave eax=1", xsave, sizeof(xsave), 0xd03000, A3 + 0x1000, 1, true,
+		 (struct xs_exp){ true, true, false, false, true, false });
+	/* xrstor of A1 (saved with RFBM 6; its header in memory 0): XSTATE_BV
+	 * is 6, as VEX's xsave left it; eax=7 from outside */
+	memset(data, 0, sizeof(data));
+	data_at = A1 + 512;
+	check_xs(d, "xrstor eax=7 after xsave 6", xrstor, sizeof(xrstor), 0xd04000, A1, 7,
+		 false, (struct xs_exp){ true, true, true, true, false, true });
+	/* an area no xsave here wrote, XSTATE_BV 3 in memory: no AVX loads */
+	data_at = A3 + 0x2000 + 512;
+	data[0] = 3;
+	check_xs(d, "xrstor eax=7 bv=3", xrstor, sizeof(xrstor), 0xd05000, A3 + 0x2000, 7,
+		 false, (struct xs_exp){ true, true, true, false, false, true });
+	/* glibc's constant xrstor of A2 (saved with RFBM 6): the x87 helper's
+	 * guard folds to false; MXCSR's depends on XSTATE_BV: kept */
+	memset(data, 0, sizeof(data));
+	data_at = A2 + 512;
+	check_xs(d, "const xrstor eax=0xee", k_xrstor, sizeof(k_xrstor), 0xd06000, A2, 0,
+		 false, (struct xs_exp){ false, true, true, true, false, true });
+	data_at = 0;
+	/* fxsave, fxrstor: RFBM 3, no header */
+	check_xs(d, "fxsave", fxsave, sizeof(fxsave), 0xd07000, A3, 0, true,
+		 (struct xs_exp){ true, true, true, false, false, false });
+	check_xs(d, "fxrstor", fxrstor, sizeof(fxrstor), 0xd08000, A3, 0, false,
+		 (struct xs_exp){ true, true, true, false, false, false });
+	decode_free(d);
+}
+
 /* VEX's superblocks with chasing (src/decode/chase.c), worked out by hand
  * from valgrind 3.19's guest_generic_bb_to_IR.c (bb_to_IR,
  * analyse_block_end). */
@@ -1229,6 +1358,8 @@ int main(void)
 	check_allow(d);
 	decode_free(d);
 	check_chase();
+	check_vex_xsave(false);
+	check_vex_xsave(true);
 	printf("%zu rows, %u of them lean\n", n, n_lean);
 	return test_summary("test-decode");
 }
