@@ -19,17 +19,17 @@
  *   lean, a system call, the stop address), or a return or indirect
  *   branch the table does not know.  Linked blocks jump to each other,
  *   and known returns and indirect branches go through the table.
- * - At an exit the ring is read into the same accounting the emulator's
- *   lean instructions go through (engine_account_leans), so the profile
- *   is decode_lean's, step for step.  The instruction there runs from a
- *   block of its own, alone if it is a string instruction, or is stepped
- *   on the CPU (the step engine's path).
- * - A signal or a fault in the cache: the thread's state is put back as
- *   it is at the original instruction (the scratch registers from the
- *   slot, a call's half-done push undone), the instructions of the block
- *   that completed are accounted, and the signal goes to the step
- *   engine's path at the original pc.  The ring's guard fault is ours:
- *   the ring is read and emptied, and the block runs again.
+ * - At an exit the ring is read (iring.c) into the same accounting the
+ *   emulator's lean instructions go through (engine_account_leans), so
+ *   the profile is decode_lean's, step for step.  The instruction there
+ *   runs from a block of its own, alone if it is a string instruction,
+ *   or is stepped on the CPU (the step engine's path).
+ * - A signal or a fault in the cache: the thread's state is put back
+ *   (iring.c) as it is at the original instruction (the scratch registers
+ *   from the slot, a call's half-done push undone), the instructions of
+ *   the block that completed are accounted, and the signal goes to the
+ *   step engine's path at the original pc.  The ring's guard fault is
+ *   ours: the ring is read and emptied, and the block runs again.
  * - Stepped instead (said once): call stacks, --stop-watch,
  *   --max-instructions, --threads=all, a target with a seccomp filter or a
  *   thread with its own gs base; threads other than the one in the cache
@@ -51,56 +51,15 @@
 #include "journal.h"
 #include "procmaps.h"
 #include "tracer.h"
+#include "instrument_private.h"
 
 #define RING_BYTES (4u << 20)		/* records between two reads */
 #define CACHE_BYTES (32u << 20)
 #define PAGE 4096u
-#define MAX_CACHES 8
 #define CACHE_REACH (1ull << 30)
 /* Blocks translated ahead at a stop: a stop costs more than a block's
  * translation (bench/README.md) */
 #define AHEAD 16
-
-struct inst {
-	pid_t pid;
-	/* Code caches, each near the code it copies (in reach of its
-	 * rip-relative operands: within a gigabyte); block numbers carry
-	 * their cache's index in their top bits. */
-	struct icache {
-		struct itrans *x;
-		uint8_t *local;		/* ours */
-		uint64_t at;		/* the target's */
-		/* by block number: its accounting, made at its first
-		 * drain, and what the drain reads of the block */
-		struct lean_block **plans;
-		uint32_t n_plans;
-	} caches[MAX_CACHES];
-	unsigned n_caches;
-	bool ready;			/* the ring is mapped */
-	pid_t owner;			/* the one thread that runs in the
-					 * cache (one slot); others step */
-	unsigned execs;			/* the image's (tr->execs) */
-	uint8_t *ring;			/* ours: the slot, then the ring */
-	uint64_t ring_at;
-	uint64_t stop;			/* the stop pc the blocks end at */
-	uint32_t gen;			/* the decoder's, when translated */
-	const char *off;		/* why nothing runs from the cache */
-	bool said;
-	uint64_t cached, exits, recovered, maps;
-	uint64_t blocks;		/* translated in caches taken out */
-	struct insn_tally *stepped;	/* by mnemonic */
-	/* The target's executable mappings it cannot write, read again
-	 * after each system call that may change them. */
-	struct { uint64_t lo, hi; } *code;
-	size_t n_code, cap_code;
-	bool maps_stale;
-	/* --engine=lockstep:instrument: the thread runs in the cache a
-	 * machine instruction at a time (stepping, between two of its
-	 * steps), its registers at the original code as they were after
-	 * its last instruction that completed */
-	struct user_regs_struct pr;
-	bool stepping;
-};
 
 /* Read the ranges of IN's code that the cache may copy. */
 static void read_code_ranges(struct inst *in, pid_t pid)
@@ -133,21 +92,6 @@ static bool code_ok(void *ctx, uint64_t pc, unsigned len)
 		if (pc >= in->code[i].lo && pc + len <= in->code[i].hi)
 			return true;
 	return false;
-}
-
-static struct inst *inst_of(struct tracer *tr)
-{
-	return tr->inst;
-}
-
-static uint64_t *slot(struct inst *in)
-{
-	return (uint64_t *)(void *)in->ring;
-}
-
-static uint64_t ring_start(const struct inst *in)
-{
-	return in->ring_at + ISLOT_SIZE;
 }
 
 /* Where our mappings go: away from where the target's own would (its brk
@@ -293,7 +237,7 @@ static struct icache *cache_for(struct tracer *tr, struct tracee *t,
 }
 
 /* The cache whose code holds target address ADDR. */
-static struct itrans *cache_at(const struct inst *in, uint64_t addr)
+struct itrans *cache_at(const struct inst *in, uint64_t addr)
 {
 	for (unsigned i = 0; i < in->n_caches; i++)
 		if (addr - in->caches[i].at < CACHE_BYTES)
@@ -349,293 +293,6 @@ static void reset(struct inst *in)
 		drop_plans(&in->caches[i]);
 	}
 	memset(in->ring + ISLOT_TBL, 0, 16 * ISLOT_TBL_N);
-}
-
-/* Block number ID's accounting, made at its first drain (its head: its
- * pc and its record's length); NULL if there is no such block. */
-static struct lean_block *plan_of(struct inst *in, uint64_t id)
-{
-	unsigned ci = (unsigned)(id >> 24);
-	if (ci >= in->n_caches)
-		return NULL;
-	struct icache *c = &in->caches[ci];
-	uint32_t i = id & 0xffffff;
-	if (i < c->n_plans && c->plans[i])
-		return c->plans[i];
-	const struct iblock *b = itrans_by_id(c->x, id);
-	if (!b)
-		return NULL;
-	if (i >= c->n_plans) {
-		uint32_t n = c->n_plans ? c->n_plans : 256;
-		while (n <= i)
-			n *= 2;
-		c->plans = xreallocarray(c->plans, n, sizeof(*c->plans));
-		memset(c->plans + c->n_plans, 0,
-		       (n - c->n_plans) * sizeof(*c->plans));
-		c->n_plans = n;
-	}
-	bool str = b->kind == IEND_STR;
-	struct lean_block *lb = engine_lean_block(b->in, str ? 0 : b->n);
-	struct lean_head *h = engine_lean_head(lb);
-	h->pc = b->pc;
-	h->str = str ? b->in[0] : NULL;
-	h->words = b->n_addr;
-	h->n = b->n;
-	return c->plans[i] = lb;
-}
-
-static void account_string(struct tracer *tr, struct tracee *t,
-			   const struct insn *in,
-			   const struct user_regs_struct *b0,
-			   const struct user_regs_struct *a, bool finished);
-static void str_before(const struct tracee *t, const struct insn *in,
-		       const uint64_t *v, struct user_regs_struct *a,
-		       struct user_regs_struct *b0);
-
-/* Tests only (tests/emulate/engines.sh, lockstep-instrument-selftest):
- * CACHETRACE_TEST_RING_SKEW moves the first address a drain reads from
- * the ring by 64 bytes, once, for the proof to catch. */
-static bool ring_skew(void)
-{
-	static int skew = -1;
-	if (skew < 0)
-		skew = getenv("CACHETRACE_TEST_RING_SKEW") != NULL;
-	if (!skew)
-		return false;
-	skew = 0;
-	return true;
-}
-
-/* Account the records of the ring from its start up to target address
- * END: the last instruction goes on to LAST_NEXT (0: unknown, the last
- * record is left out). */
-static void drain(struct tracer *tr, struct tracee *t, struct inst *in,
-		  uint64_t end, uint64_t last_next)
-{
-	const uint64_t *w = (const uint64_t *)(void *)(in->ring + ISLOT_SIZE);
-	size_t n_words = (end - ring_start(in)) / 8, p = 0;
-	uint64_t fs = t->regs.fs_base, rsp = t->regs.rsp;
-	struct lean_run run;
-	struct lean_block *b = p < n_words ? plan_of(in, w[p]) : NULL, *nb;
-	engine_lean_run_start(&tr->eng, &run, fs);
-	while (b && p + 1 + engine_lean_head(b)->words <= n_words) {
-		const struct lean_head *h = engine_lean_head(b);
-		/* the ring was written long ago: its lines from memory */
-		__builtin_prefetch(w + p + 128);
-		p += 1 + h->words;
-		nb = p < n_words ? plan_of(in, w[p]) : NULL;
-		if (!nb && !last_next)
-			break;		/* where the last went is unknown */
-		if (h->str) {
-			/* the decoder's own path: its state caught up */
-			engine_lean_run_end(&tr->eng, &run);
-			const uint64_t *v = w + p - h->words;
-			struct user_regs_struct b0, a = t->regs;
-			a.rcx = v[3];
-			a.rsi = v[4];
-			a.rdi = v[5];
-			if (h->words == 7)	/* cmps, scas: ZF after */
-				a.eflags = (a.eflags & ~0x40ull) |
-					   ((v[6] & 0xff) ? 0x40 : 0);
-			a.rip = h->str->pc + h->str->len;
-			str_before(t, h->str, v, &a, &b0);
-			b0.rsp = rsp;
-			account_string(tr, t, h->str, &b0, &a, true);
-			engine_lean_run_start(&tr->eng, &run, fs);
-		} else {
-			if (h->words && ring_skew())
-				((uint64_t *)(void *)in->ring)[ISLOT_SIZE / 8 +
-							p - h->words] += 64;
-			engine_account_block(&tr->eng, t, &run, b,
-					     w + p - h->words,
-					     nb ? engine_lean_head(nb)->pc :
-						  last_next, rsp);
-			in->cached += h->n;
-			t->win.steps += h->n;
-		}
-		rsp = 0;
-		b = nb;
-	}
-	engine_lean_run_end(&tr->eng, &run);
-	slot(in)[ISLOT_CUR / 8] = ring_start(in);
-}
-
-static uint64_t *gpr(struct user_regs_struct *r, unsigned num)
-{
-	return (uint64_t *)(void *)r + decode_gpr_slot(num);
-}
-
-/* T, out of the cache, goes on from registers R, with its own gs base:
- * false when they cannot be set. */
-static bool back_at(struct tracee *t, struct user_regs_struct *r)
-{
-	r->gs_base = t->regs.gs_base;
-	t->regs = *r;
-	t->in_cache = false;
-	t->insn = NULL;
-	return tracee_setregs(t->tid, r) == 0;
-}
-
-/* Account string instruction IN, run alone from registers B0 to A (its
- * iterations done, FINISHED when the instruction completed), as the
- * single steps of its iterations would have: the registers of each step
- * are made from B0 (decode_step reads rcx, rsi and rdi before it, the pc
- * and the flags after it). */
-static void account_string(struct tracer *tr, struct tracee *t,
-			   const struct insn *in,
-			   const struct user_regs_struct *b0,
-			   const struct user_regs_struct *a, bool finished)
-{
-	unsigned es;
-	bool si, di;
-	if (!decode_string(in, &es, &si, &di))
-		return;			/* itrans_solo takes no other */
-	uint64_t step = (a->eflags & 0x400) ? -(uint64_t)es : es;
-	uint64_t next = in->pc + in->len;
-	struct user_regs_struct bk = *b0, ak;
-
-	struct inst *ins = inst_of(tr);
-	t->insn = in;
-	if (!in->rep || b0->rcx == 0) {
-		if (finished) {
-			ins->cached++;
-			ak = *a;
-			ak.rip = next;
-			engine_account_regs(&tr->eng, t, b0, &ak);
-		}
-		return;
-	}
-	uint64_t n = b0->rcx - a->rcx;
-	ins->cached += n;
-	struct decoder *d = tr->eng.dec;
-	struct decode_sbstate s0, s1;
-	bool s0_ok = false;
-	for (uint64_t k = 0; k < n; k++) {
-		if (k == 1)
-			s0_ok = decode_sb_get(d, bk.fs_base, &s0);
-		if (k == 2 && k + 1 < n && s0_ok &&
-		    decode_sb_get(d, bk.fs_base, &s1) &&
-		    !memcmp(&s0, &s1, sizeof(s0))) {
-			/* the second iteration left the superblock state
-			 * as it found it: the same steps until the last */
-			uint64_t m = n - 1 - k;
-			if (engine_account_again(&tr->eng, t, m,
-						 (int64_t)step)) {
-				bk.rcx -= m;
-				if (si)
-					bk.rsi += m * step;
-				if (di)
-					bk.rdi += m * step;
-				k += m;
-			}
-		}
-		ak = bk;
-		ak.rcx = bk.rcx - 1;
-		if (si)
-			ak.rsi = bk.rsi + step;
-		if (di)
-			ak.rdi = bk.rdi + step;
-		bool last = finished && k + 1 == n;
-		ak.rip = last ? next : in->pc;
-		if (last)
-			ak.eflags = a->eflags;
-		engine_account_regs(&tr->eng, t, &bk, &ak);
-		bk = ak;
-		bk.rip = in->pc;
-	}
-}
-
-/* B0: the registers before string instruction IN, whose rcx, rsi and rdi
- * before it are V, from A after it (its direction too: the flag DF in
- * both, from where rdi or rsi went). */
-static void str_before(const struct tracee *t, const struct insn *in,
-		       const uint64_t *v, struct user_regs_struct *a,
-		       struct user_regs_struct *b0)
-{
-	*b0 = *a;
-	b0->rcx = v[0];
-	b0->rsi = v[1];
-	b0->rdi = v[2];
-	b0->rip = in->pc;
-	b0->fs_base = t->regs.fs_base;
-	bool down = a->rdi != v[2] ? a->rdi < v[2] : a->rsi < v[1];
-	if (down) {
-		a->eflags |= 0x400;
-		b0->eflags |= 0x400;
-	} else {
-		a->eflags &= ~0x400ull;
-		b0->eflags &= ~0x400ull;
-	}
-}
-
-/* The registers an exit's stub keeps in the slot, back in R (POS: where
- * the thread stands in it). */
-static void restore_stub(struct inst *in, const struct ipos *pos,
-			 struct user_regs_struct *r)
-{
-	if (pos->xrax)
-		r->rax = slot(in)[ISLOT_XRAX / 8];
-	if (pos->xrcx)
-		r->rcx = slot(in)[ISLOT_XRCX / 8];
-	if (pos->xr11)
-		r->r11 = slot(in)[ISLOT_XR11 / 8];
-}
-
-/* T left string instruction B (itrans_solo) with registers A: the
- * blocks' records before it accounted, then its iterations, when BEGUN,
- * from rcx, rsi and rdi as its prologue kept them (FINISHED: it
- * completed). */
-static void leave_solo(struct tracer *tr, struct tracee *t, struct inst *in,
-		       const struct iblock *b, const struct user_regs_struct *a,
-		       bool begun, bool finished)
-{
-	drain(tr, t, in, slot(in)[ISLOT_CUR / 8], b->pc);
-	if (!begun)
-		return;
-	struct user_regs_struct b0, after = *a;
-	str_before(t, b->in[0], slot(in) + ISLOT_SRCX / 8, &after, &b0);
-	account_string(tr, t, b->in[0], &b0, &after, finished);
-}
-
-/* T's registers R, where it stands in the cache (*POS, located from R's
- * pc; false when in no block), put back as they are at the original
- * instruction POS->pc: the scratch registers from the slot, a call's
- * half-done push undone.  *BASE: where its block's record begins (a
- * string instruction alone has none). */
-static bool put_back(struct tracee *t, struct inst *in,
-		     struct user_regs_struct *r, struct ipos *pos,
-		     uint64_t *base)
-{
-	struct itrans *cx = cache_at(in, r->rip);
-	if (!cx || !itrans_locate(cx, r->rip, pos)) {
-		error_msg("error: thread %d stopped at 0x%llx, in the code "
-			  "cache but in no block", t->tid, r->rip);
-		return false;
-	}
-	const struct iblock *b = pos->b;
-	*base = 0;
-	if (b->kind != IEND_SOLO) {
-		uint64_t rec = 8 * (1 + (uint64_t)b->n_addr);
-		uint64_t *rt = gpr(r, b->rt);
-		*base = pos->rt_live ? *rt :
-			pos->rt_bumped ? *rt - rec :
-			pos->cur_bumped ? slot(in)[ISLOT_CUR / 8] - rec :
-			slot(in)[ISLOT_CUR / 8];
-		if (pos->rt_spilled)
-			*rt = slot(in)[ISLOT_ST / 8];
-		if (pos->rs_spilled && pos->rs >= 0)
-			*gpr(r, (unsigned)pos->rs) = slot(in)[ISLOT_SS / 8];
-		if (pos->rsp_pushed)
-			r->rsp += 8;
-		if (pos->rax_spilled)
-			r->rax = slot(in)[ISLOT_RAX / 8];
-		if (pos->rcx_spilled)
-			r->rcx = slot(in)[ISLOT_RCX / 8];
-		if (pos->rsp_popped)
-			r->rsp -= 8;
-	}
-	restore_stub(in, pos, r);
-	return true;
 }
 
 /* ---- --engine=lockstep:instrument (proof.c) ----
