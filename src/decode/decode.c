@@ -261,3 +261,56 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 	for (uint32_t i = 0; i < kept; i++)
 		hashtab_add(&d->map, rec_hash(d, i), i, rec_hash, d);
 }
+
+/* ---- a record's facts, for the engines ---- */
+
+bool decode_string(const struct insn *insn, unsigned *esize, bool *si,
+		   bool *di)
+{
+	const struct drec *r = (const struct drec *)insn;
+	if (r->cls != SC_STR || r->addr32)
+		return false;
+	*esize = r->esize;
+	*si = r->str_op == STR_MOVS || r->str_op == STR_CMPS ||
+	      r->str_op == STR_LODS;
+	*di = r->str_op != STR_LODS;
+	return true;
+}
+
+bool decode_string_cond(const struct insn *insn)
+{
+	const struct drec *r = (const struct drec *)insn;
+	return r->cls == SC_STR &&
+	       (r->str_op == STR_CMPS || r->str_op == STR_SCAS);
+}
+
+uint64_t decode_branch_target(const struct insn *insn)
+{
+	return ((const struct drec *)insn)->target;
+}
+
+bool decode_copy(const struct insn *insn, const uint8_t **bytes,
+		 unsigned *disp_off, uint16_t *gprs)
+{
+	const struct drec *r = (const struct drec *)insn;
+	*bytes = r->bytes;
+	*disp_off = r->copy_disp;
+	*gprs = r->gprs;
+	return r->copyable;
+}
+
+struct chase *decode_chase(struct decoder *d)
+{
+	return d->chase;
+}
+
+void decode_set_chase(struct decoder *d, bool on)
+{
+	d->sb_gen++;
+	if (on && !d->chase)
+		d->chase = chase_new();
+	else if (!on && d->chase) {
+		chase_free(d->chase);
+		d->chase = NULL;
+	}
+}

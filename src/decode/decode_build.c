@@ -778,57 +778,6 @@ bool decode_called_directly(struct decoder *d, uint64_t pc, uint64_t rsp)
 	return call[0] == 0xe8 && ret + (uint64_t)(int64_t)rel == pc;
 }
 
-bool decode_string(const struct insn *insn, unsigned *esize, bool *si,
-		   bool *di)
-{
-	const struct drec *r = (const struct drec *)insn;
-	if (r->cls != SC_STR || r->addr32)
-		return false;
-	*esize = r->esize;
-	*si = r->str_op == STR_MOVS || r->str_op == STR_CMPS ||
-	      r->str_op == STR_LODS;
-	*di = r->str_op != STR_LODS;
-	return true;
-}
-
-bool decode_string_cond(const struct insn *insn)
-{
-	const struct drec *r = (const struct drec *)insn;
-	return r->cls == SC_STR &&
-	       (r->str_op == STR_CMPS || r->str_op == STR_SCAS);
-}
-
-uint64_t decode_branch_target(const struct insn *insn)
-{
-	return ((const struct drec *)insn)->target;
-}
-
-bool decode_copy(const struct insn *insn, const uint8_t **bytes,
-		 unsigned *disp_off, uint16_t *gprs)
-{
-	const struct drec *r = (const struct drec *)insn;
-	*bytes = r->bytes;
-	*disp_off = r->copy_disp;
-	*gprs = r->gprs;
-	return r->copyable;
-}
-
-struct chase *decode_chase(struct decoder *d)
-{
-	return d->chase;
-}
-
-void decode_set_chase(struct decoder *d, bool on)
-{
-	d->sb_gen++;
-	if (on && !d->chase)
-		d->chase = chase_new();
-	else if (!on && d->chase) {
-		chase_free(d->chase);
-		d->chase = NULL;
-	}
-}
-
 #define RBIT(reg) (1u << SLOT(reg))
 
 /* The registers decode_step reads from BEFORE for R, besides rip, rsp
