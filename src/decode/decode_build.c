@@ -161,39 +161,47 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
 	return false;
 }
 
-/* Which of rax, rcx, rdx (bits 0, 1, 2: their numbers) the instruction
- * sets to a constant VEX's iropt sees (mov e?x/r?x, imm; xor e?x, e?x),
- * in R->k_set, and which it writes otherwise, in R->k_kill. */
+/* What the instruction does to the general registers' being constants
+ * VEX's iropt sees (bit N: register number N): sets them (mov r32/r64,
+ * imm; xor r, r; lea r, [rip + disp]) in R->k_set, copies one into
+ * another (mov r64, r64; mov r32, r32) in R->k_dst and k_src, writes them
+ * otherwise in R->k_kill.  A register-indirect branch's register in
+ * R->ind_reg (16: none). */
 static void const_effect_of(struct decoder *d, struct drec *r)
 {
 	const cs_x86 *x = &d->ci->detail->x86;
-	static const x86_reg r32[3] = { X86_REG_EAX, X86_REG_ECX, X86_REG_EDX };
-	static const x86_reg r64[3] = { X86_REG_RAX, X86_REG_RCX, X86_REG_RDX };
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
-	unsigned int num, width;
+	unsigned int num, width, num2, width2;
 
 	r->k_set = r->k_kill = 0;
-	if (x->op_count == 2 && x->operands[0].type == X86_OP_REG)
-		for (unsigned i = 0; i < 3; i++) {
-			if (x->operands[0].reg != r32[i] &&
-			    x->operands[0].reg != r64[i])
-				continue;
-			if ((d->ci->id == X86_INS_MOV &&
-			     x->operands[1].type == X86_OP_IMM) ||
-			    (d->ci->id == X86_INS_XOR &&
-			     x->operands[1].type == X86_OP_REG &&
-			     x->operands[1].reg == x->operands[0].reg))
-				r->k_set = (uint8_t)(1u << i);
-		}
+	r->k_dst = r->k_src = r->ind_reg = 16;
+	unsigned id = d->ci->id;
+	if ((id == X86_INS_CALL || id == X86_INS_JMP) && x->op_count == 1 &&
+	    x->operands[0].type == X86_OP_REG &&
+	    cs_gpr(x->operands[0].reg, &num, &width) && width == 8)
+		r->ind_reg = (uint8_t)num;
+	if (x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	    cs_gpr(x->operands[0].reg, &num, &width) && width >= 4) {
+		const cs_x86_op *o = &x->operands[1];
+		if ((id == X86_INS_MOV && o->type == X86_OP_IMM) ||
+		    (id == X86_INS_XOR && o->type == X86_OP_REG &&
+		     o->reg == x->operands[0].reg) ||
+		    (id == X86_INS_LEA && o->type == X86_OP_MEM &&
+		     o->mem.base == X86_REG_RIP && o->mem.index == X86_REG_INVALID))
+			r->k_set = (uint16_t)(1u << num);
+		else if (id == X86_INS_MOV && o->type == X86_OP_REG &&
+			 cs_gpr(o->reg, &num2, &width2) && width2 == width)
+			r->k_dst = (uint8_t)num, r->k_src = (uint8_t)num2;
+	}
 	if (cs_regs_access(d->cs, d->ci, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
-		r->k_kill = (uint8_t)(7 & ~r->k_set);
+		r->k_kill = (uint16_t)~r->k_set;
 		return;
 	}
 	for (uint8_t i = 0; i < nwr; i++)
-		if (cs_gpr_any(wr[i], &num, &width) && num < 3)
-			r->k_kill |= (uint8_t)(1u << num);
-	r->k_kill &= (uint8_t)~r->k_set;
+		if (cs_gpr_any(wr[i], &num, &width))
+			r->k_kill |= (uint16_t)(1u << num);
+	r->k_kill &= (uint16_t)~r->k_set;
 }
 
 static uint8_t cs_slot(x86_reg r)
@@ -908,7 +916,7 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		allow_classify(&r->insn, d->ci, buf, (size_t)got, d->allow_x87);
 		const_effect_of(d, r);
 		if (r->insn.rep)
-			r->k_kill |= 2, r->k_set &= (uint8_t)~2;
+			r->k_kill |= 2, r->k_set &= (uint16_t)~2;
 		r->rcx_effect = (r->k_set & 2) ? RCX_CONST :
 				(r->k_kill & 2) ? RCX_WRITE : RCX_NONE;
 		/* Before pop_value_dead, which decodes the instructions after

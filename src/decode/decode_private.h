@@ -324,8 +324,15 @@ struct drec {
 	uint8_t pop_reg;	/* pop reg: its encoding number (4: not a gpr) */
 	uint8_t rcx_effect;	/* enum rcx_effect */
 	uint8_t vex_xs;		/* enum vex_xs */
-	uint8_t k_set, k_kill;	/* rax, rcx, rdx (bits 0-2) set to a
-				 * constant VEX sees, or written otherwise */
+	/* general registers (bit N: number N) set to a constant VEX sees,
+	 * or written otherwise; one copied into another (16: none); the
+	 * register of a register-indirect branch (16: none) */
+	uint16_t k_set, k_kill;
+	uint8_t k_dst, k_src, ind_reg;
+	/* ind_reg's last verdict: constant in the superblock entered at
+	 * ind_entry (decode_step.c, folded_indirect) */
+	uint64_t ind_entry;
+	int8_t ind_const;
 	struct tmpl t;
 	uint8_t vex_end;	/* enum vex_end: how VEX's block ends here */
 	bool vex_guardable;	/* VEX could run it speculatively (chase.c) */

@@ -324,6 +324,84 @@ static void step_bt(const struct drec *r, const reg_t *regs,
 		ev->cond_taken[ev->n_cond++] = false;
 }
 
+/* The general registers (bit N: number N) that are constants VEX's iropt
+ * sees before the instruction at PC of the thread with fs_base FS, in *K:
+ * set in its superblock (mov imm, xor self, lea [rip + disp], and copies
+ * of those) and not written since.  The superblock is walked from its
+ * entry: its first block, then the one a chased jmp or call goes to; a
+ * conditional branch on the way (a merged && pair), or PC in another
+ * superblock than the one the last steps were in, is false. */
+static bool sb_entry_of(const struct decoder *d, uint64_t pc, uint64_t fs,
+			uint64_t *entry)
+{
+	if (d->chase) {
+		const struct chase_pos *c = &d->chase->pos[0];
+		if (!d->chase->n_pos || c->thread != fs || !c->in_sb ||
+		    c->expect != pc || c->phase == PH_CALLEE ||
+		    c->phase == PH_SPEC)
+			return false;
+		*entry = d->chase->sbs[c->cur].entry;
+		return true;
+	}
+	*entry = d->sb_entry;
+	return d->sb_next && d->sb_next == pc;
+}
+
+static bool sb_walk(struct decoder *d, uint64_t at, uint64_t pc,
+		    uint16_t *kp)
+{
+	unsigned k = 0;
+	for (unsigned n = 0; at != pc; n++) {
+		const char *err;
+		const struct drec *r = (const struct drec *)(const void *)
+			decode_insn(d, at, &err);
+		if (n >= VEX_GUEST_MAX_INSNS || !r || !r->insn.len)
+			return false;
+		bool copied = r->k_src < 16 && (k & (1u << r->k_src));
+		k = (k & ~(unsigned)r->k_kill) | r->k_set;
+		if (copied)
+			k |= 1u << r->k_dst;
+		if (r->insn.branch == BR_NONE)
+			at += r->insn.len;
+		else if ((r->insn.branch == BR_JMP ||
+			  r->insn.branch == BR_CALL) && r->target)
+			at = r->target;
+		else
+			return false;
+	}
+	*kp = (uint16_t)k;
+	return true;
+}
+
+static bool sb_consts(struct decoder *d, uint64_t pc, uint64_t fs,
+		      uint16_t *kp)
+{
+	uint64_t entry;
+	return sb_entry_of(d, pc, fs, &entry) && sb_walk(d, entry, pc, kp);
+}
+
+/* A register-indirect jmp or call whose register is a constant in its
+ * superblock (`lea rsi, [rip + f]; call g` chased into g's `call rsi`, as
+ * ld.so's _dl_receive_error is called): VEX's block ends at a constant
+ * address, and Cachegrind counts no Bi.  The verdict is kept per record
+ * and superblock entry. */
+static void fold_indirect(struct decoder *d, const struct drec *r,
+			  uint64_t fs, struct step_events *ev)
+{
+	struct drec *w = (struct drec *)(uintptr_t)r;
+	uint64_t entry;
+	uint16_t k;
+	if (!sb_entry_of(d, r->insn.pc, fs, &entry))
+		return;		/* it begins a superblock: nothing known */
+	if (w->ind_entry != entry || !w->ind_const) {
+		w->ind_entry = entry;
+		w->ind_const = sb_walk(d, entry, r->insn.pc, &k) &&
+			       (k & (1u << r->ind_reg)) ? 1 : -1;
+	}
+	if (w->ind_const > 0)
+		ev->indirect = false;
+}
+
 /* The xsave family as VEX runs it (guest_amd64_toIR.c: gen_XSAVE_SEQUENCE,
  * gen_XRSTOR_SEQUENCE, dis_XSAVE, dis_XRSTOR, dis_FXSAVE, dis_FXRSTOR)
  * and Cachegrind counts it (cg_main.c): a dirty helper's memory is one
@@ -348,39 +426,8 @@ static void step_bt(const struct drec *r, const reg_t *regs,
  * without RFBM bit 0, the MXCSR one without bits 1 and 2. */
 static bool xs_rfbm_const(struct decoder *d, uint64_t pc, uint64_t fs)
 {
-	uint64_t at;
-	if (d->chase) {
-		const struct chase_pos *c = &d->chase->pos[0];
-		if (!d->chase->n_pos || c->thread != fs || !c->in_sb ||
-		    c->expect != pc || c->phase == PH_CALLEE ||
-		    c->phase == PH_SPEC)
-			return false;
-		at = d->chase->sbs[c->cur].entry;
-	} else {
-		if (!d->sb_next || d->sb_next != pc)
-			return false;
-		at = d->sb_entry;
-	}
-	/* the superblock from its entry: its first block, then the one a
-	 * chased jmp or call goes to; a jcc on the way (a merged && pair)
-	 * gives up */
-	unsigned k = 0;
-	for (unsigned n = 0; at != pc; n++) {
-		const char *err;
-		const struct drec *r = (const struct drec *)(const void *)
-			decode_insn(d, at, &err);
-		if (n >= VEX_GUEST_MAX_INSNS || !r || !r->insn.len)
-			return false;
-		k = (k | r->k_set) & ~(unsigned)r->k_kill;
-		if (r->insn.branch == BR_NONE)
-			at += r->insn.len;
-		else if ((r->insn.branch == BR_JMP ||
-			  r->insn.branch == BR_CALL) && r->target)
-			at = r->target;
-		else
-			return false;
-	}
-	return (k & 5) == 5;	/* rax and rdx */
+	uint16_t k;
+	return sb_consts(d, pc, fs, &k) && (k & 5) == 5;	/* rax, rdx */
 }
 
 static void step_vex_xs(struct decoder *d, const struct drec *r, uint64_t a,
@@ -579,6 +626,8 @@ int decode_step(struct decoder *d, const struct insn *insn,
 	}
 	ret = step_accesses(d, r, before, after, ev);
 	step_branch(insn, after->rip, ev);
+	if (ev->indirect && r->ind_reg < 16)
+		fold_indirect(d, r, before->fs_base, ev);
 	step_superblock(d, r, before->fs_base, before->rsp, after->rip, ev);
 	return ret;
 }
@@ -719,8 +768,13 @@ bool decode_step_lean(struct decoder *d, const struct insn *insn,
 	if (d->snap_valid && d->snap_pc != insn->pc)
 		d->snap_valid = false;	/* not this step's: stale */
 	uint8_t n_acc = ev->n_acc, n_cond = ev->n_cond;
-	step_superblock(d, (const struct drec *)insn, fs, rsp, next, ev);
-	return !ev->n_spec && ev->n_acc == n_acc && ev->n_cond == n_cond;
+	bool ind = ev->indirect;
+	const struct drec *r = (const struct drec *)insn;
+	if (ind && r->ind_reg < 16)
+		fold_indirect(d, r, fs, ev);
+	step_superblock(d, r, fs, rsp, next, ev);
+	return !ev->n_spec && ev->n_acc == n_acc && ev->n_cond == n_cond &&
+	       ev->indirect == ind;
 }
 
 bool decode_sb_get(struct decoder *d, uint64_t fs,

@@ -215,6 +215,10 @@ enum restart children_on_exec(struct tracer *tr, struct tracee *t)
 	}
 	restart_profile(tr);
 	t->flags |= TF_STOPPED;
+	if (tr->opt.auxv_valgrind && auxv_as_valgrind(t) < 0) {
+		tracer_fail(tr);
+		return RESTART_NONE;
+	}
 	if (!window_has_start_event(tr))
 		return window_begin_thread(tr, t);
 	if (window_arm_or_wait_for_entry(tr, true) < 0) {

@@ -208,6 +208,10 @@ pid_t launch(struct tracer *tr, const char *path, char **argv)
 	close(pfd[0]);
 	if (rc < 0)
 		return -1;
+	if (tr->opt.auxv_valgrind && auxv_as_valgrind(t) < 0) {
+		launch_kill_and_reap(pid);
+		return -1;
+	}
 	tr->exit_status = 0;
 	return pid;
 }

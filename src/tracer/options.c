@@ -82,6 +82,10 @@ static void usage(void)
 "                          window: this host [host], or the CPU valgrind\n"
 "                          3.19 presents here (glibc then picks the\n"
 "                          routines it picks under Cachegrind)\n"
+"  --auxv=host|valgrind    the auxiliary vector a launched program starts\n"
+"                          with: the kernel's [host], or as valgrind 3.19\n"
+"                          passes it on (no vDSO, no AT_HWCAP2, rseq or\n"
+"                          AT_MINSIGSTKSZ entries)\n"
 "  --cores=N               cores of multi-core models [the model's own:\n"
 "                          jaguar 8; hier, host 1, with --threads=all 8]\n"
 "Output:\n"
@@ -245,7 +249,7 @@ enum {
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
 	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
 	OPT_CHECK, OPT_HELP, OPT_VERSION, OPT_CACHE_STATE, OPT_MIRROR_BUDGET,
-	OPT_COUNTERS, OPT_COUNTER_SAMPLE, OPT_CPUID,
+	OPT_COUNTERS, OPT_COUNTER_SAMPLE, OPT_CPUID, OPT_AUXV,
 };
 
 static const struct option longopts[] = {
@@ -276,6 +280,7 @@ static const struct option longopts[] = {
 	{ "forked-child", no_argument, NULL, OPT_FORKED_CHILD },
 	{ "vex-chase", required_argument, NULL, OPT_VEX_CHASE },
 	{ "cpuid", required_argument, NULL, OPT_CPUID },
+	{ "auxv", required_argument, NULL, OPT_AUXV },
 	{ "intervals", required_argument, NULL, OPT_INTERVALS },
 	{ "stop-after", required_argument, NULL, OPT_MAX_INSNS },
 	{ "core-map", required_argument, NULL, OPT_CORE_MAP },
@@ -367,6 +372,10 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->cpuid_given = true;
 		return parse_choice("--cpuid", v, "host", "valgrind",
 				    &o->cpuid_valgrind);
+	case OPT_AUXV:
+		o->auxv_given = true;
+		return parse_choice("--auxv", v, "host", "valgrind",
+				    &o->auxv_valgrind);
 	case OPT_BRANCH_SIM:
 		return parse_yes_no("--branch-sim", v, &o->cfg.branch_sim);
 	case 'o': return parse_out_name("-o", v, &o->out);
@@ -515,6 +524,9 @@ static int check_options(const struct options *o, int argc, int first)
 	    !strstr(o->callgrind_out, "%p"))
 		return error_usage("--trace-children=yes needs %%p in "
 				   "--callgrind-out-file");
+	if (o->pid && o->auxv_valgrind && !o->forked_child)
+		return error_usage("--auxv=valgrind needs a program to launch "
+				   "(a running one read its vector long ago)");
 	if (o->pid && !has_start && !o->forked_child)
 		return error_usage("-p needs a start event (--start, "
 				   "--start-watch or --toggle-signal)");

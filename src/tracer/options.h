@@ -28,6 +28,8 @@ struct options {
 	bool cache_state_given;
 	bool cpuid_valgrind;		/* --cpuid=valgrind */
 	bool cpuid_given;
+	bool auxv_valgrind;		/* --auxv=valgrind */
+	bool auxv_given;
 	bool vex_chase;			/* --vex-chase: count as VEX's
 					 * superblock chasing does [yes] */
 	const char *engine;		/* --engine: step, emulate, lockstep */

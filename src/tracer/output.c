@@ -239,6 +239,11 @@ static void collect_desc(struct tracer *tr)
 			  "(--cpuid=valgrind)", vg_cpuid_model(&tr->vg));
 	else if (o->cpuid_given)
 		desc_line(m, "CPUID:", "this host's (--cpuid=host)");
+	if (o->auxv_valgrind)
+		desc_line(m, "Auxv:", "as valgrind 3.19 passes it on: no vDSO "
+			  "(--auxv=valgrind)");
+	else if (o->auxv_given)
+		desc_line(m, "Auxv:", "the kernel's (--auxv=host)");
 	if (tr->engine != &step_engine)
 		desc_line(m, "Engine:", "%s", tr->engine->name);
 	if (tr->partial_reason)

@@ -620,6 +620,8 @@ bool children_is_helper(const struct tracer *tr, pid_t pid);
 void children_vfork_done(struct tracer *tr, struct tracee *t);
 void children_wait_helpers(struct tracer *tr);
 enum restart children_on_exec(struct tracer *tr, struct tracee *t);
+/* --auxv=valgrind at T's exec stop (auxv.c): 0, or -1 (reported). */
+int auxv_as_valgrind(struct tracee *t);
 
 /* dispatch.c */
 /* One event: dispatched, its thread restarted.  False when the run is

@@ -1031,6 +1031,61 @@ static void check_xs(struct decoder *d, const char *what, const uint8_t *code,
 		      (unsigned)want[i][2]);
 }
 
+/* A register-indirect call whose register VEX's superblock holds as a
+ * constant ends the block at a constant: Cachegrind counts no Bi (ld.so's
+ * `lea rsi, [rip + f]; call _dl_receive_error` chased into its `call
+ * rsi`).  Each sequence runs from a new superblock; the last step is the
+ * call, to NEXT. */
+static bool ind_seq(struct decoder *d, const uint8_t *code, size_t len, uint64_t pc)
+{
+	struct step_events ev = { 0 };
+	struct user_regs_struct b = { .rsp = RSP, .rsi = 0xd10000, .rdi = 0xd10000 }, a;
+	const char *err = NULL;
+
+	cur_code = code;
+	cur_len = len;
+	cur_pc = pc;
+	for (uint64_t at = pc; at < pc + len;) {
+		const struct insn *in = decode_insn(d, at, &err);
+		if (!CHECK(in && in->len, "ind: decode at +%u", (unsigned)(at - pc)))
+			return false;
+		b.rip = at;
+		a = b;
+		a.rip = in->branch == BR_CALL_IND ? 0xd10000 : at + in->len;
+		if (in->branch == BR_CALL_IND)
+			a.rsp -= 8;
+		CHECK(decode_step(d, in, &b, &a, &ev) == 0, "ind: step");
+		at += in->len;
+	}
+	return ev.indirect;
+}
+
+static void check_ind_const(bool chase)
+{
+	struct decode_target t = { .read_mem = fake_read, .read_xstate = fake_xstate };
+	const char *err = NULL;
+	struct decoder *d = decode_new(&t, &err);
+	/* lea rsi, [rip + 0x100]; call rsi */
+	static const uint8_t lea[] = { 0x48, 0x8d, 0x35, 0, 1, 0, 0, 0xff, 0xd6 };
+	/* mov esi, 0xd10000; mov rax, rsi; call rax: a copy of a constant */
+	static const uint8_t cpy[] = { 0xbe, 0, 0, 0xd1, 0, 0x48, 0x89, 0xf0, 0xff, 0xd0 };
+	/* lea rsi, [rip + 0x100]; add rsi, rdi; call rsi: no longer one */
+	static const uint8_t add[] = { 0x48, 0x8d, 0x35, 0, 1, 0, 0, 0x48, 0x01, 0xfe, 0xff, 0xd6 };
+	/* mov rsi, rdi; call rsi: from outside the superblock */
+	static const uint8_t var[] = { 0x48, 0x89, 0xfe, 0xff, 0xd6 };
+
+	if (!CHECK(d, "ind: decode_new: %s", err))
+		return;
+	decode_set_chase(d, chase);
+	CHECK(!ind_seq(d, lea, sizeof(lea), 0xd20000), "ind: lea rsi, [rip]; call rsi: a Bi");
+	CHECK(!ind_seq(d, cpy, sizeof(cpy), 0xd21000), "ind: a copied constant: a Bi");
+	CHECK(ind_seq(d, add, sizeof(add), 0xd22000), "ind: rsi changed: no Bi");
+	CHECK(ind_seq(d, var, sizeof(var), 0xd23000), "ind: rsi from outside: no Bi");
+	/* the call alone, entered by a jump: a new superblock */
+	CHECK(ind_seq(d, lea + 7, 2, 0xd20007), "ind: call rsi alone: no Bi");
+	decode_free(d);
+}
+
 static void check_vex_xsave(bool chase)
 {
 	struct decode_target t = { .read_mem = fake_read, .read_xstate = fake_xstate };
@@ -1360,6 +1415,8 @@ int main(void)
 	check_chase();
 	check_vex_xsave(false);
 	check_vex_xsave(true);
+	check_ind_const(false);
+	check_ind_const(true);
 	printf("%zu rows, %u of them lean\n", n, n_lean);
 	return test_summary("test-decode");
 }

@@ -47,7 +47,7 @@ grep -q "^desc: CPUID: *this host's (--cpuid=host)" host.cg ||
 
 # forced CPU, vendor/max leaf, leaf 1 eax, brand, xgetbv (- for none)
 while read -r cpu vendor max eax xgetbv brand; do
-	CACHETRACE_HOST=vg-cpu=$cpu "$CACHETRACE" -q --engine=step \
+	CACHETRACE_HOST=vg-cpu=$cpu "$CACHETRACE" -q \
 		--cpuid=valgrind -o f.cg -- ./"$PROG" >f.$cpu.out 2>&1 ||
 		{ bad "vg-cpu=$cpu: cachetrace failed"; continue; }
 	grep -qx "vendor: $vendor, max leaf $max" f.$cpu.out ||
