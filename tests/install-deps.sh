@@ -20,7 +20,7 @@ pkgs="meson ninja-build gcc pkg-config libcapstone-dev libdw-dev libelf-dev
 libunwind-dev libunicorn-dev valgrind libc6-dbg binutils g++ clang
 libsqlite3-dev zlib1g-dev libpng-dev libxml2-dev
 libclang-rt-14-dev python3 chromium libxml2-utils procps
-groff-base strace"
+groff-base strace xz-utils perl gzip"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null |

@@ -299,14 +299,12 @@ static const struct fsym *find_fsym(struct modinfo *m, uint64_t pc)
 	return NULL;
 }
 
-/* The name valgrind shows: "foo@VER" (a non-default version) as "foo",
- * "foo@@VER" unchanged. */
+/* The name valgrind shows: the symbol's own string, "foo@VER" and
+ * "foo@@VER" as they are (.symtab's names of .symver'ed symbols carry
+ * them: Cachegrind shows libm's __exp_finite@GLIBC_2.15, a compat
+ * version, and memcpy@@GLIBC_2.14, the default one). */
 static const char *display_name(struct symbols *s, const char *name)
 {
-	const char *at = strchr(name, '@');
-
-	if (at && at[1] != '@')
-		return symtab_intern_n(s, name, (size_t)(at - name));
 	return intern(s, name);
 }
 

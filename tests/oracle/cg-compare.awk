@@ -3,7 +3,7 @@
 #       -v musthave="fn ..." -f cg-compare.awk EXPECTED OURS
 # exact:  events that must be identical per function.
 # approx: events that must agree within max(SLACK, PCT% of the larger
-#         count), per function. Why not exact: valgrind runs the program
+#         count), per function (-v pct= -v slack=: 3 and 5 unless given). Why not exact: valgrind runs the program
 #         with another stack (and so heap-break and environment) address,
 #         with its preload library mapped and with a different startup path
 #         through ld.so, so the lines of stack and libc data fall into other
@@ -15,7 +15,7 @@
 # musthave: functions that must appear in both (so an empty run fails).
 # Exit 0 when everything agrees; else prints a table of differences, exits 1.
 BEGIN {
-	PCT = 3; SLACK = 5
+	PCT = pct ? pct : 3; SLACK = slack ? slack : 5
 	split("Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw Bc Bcm Bi Bim", name, " ")
 	for (k = 1; k <= 13; k++)
 		idx[name[k]] = k + 1

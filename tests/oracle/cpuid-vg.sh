@@ -13,7 +13,8 @@
 #   show the identity VEX's sources give it in their comments (the
 #   cpuinfo of the machine each was taken from): vendor, largest leaf,
 #   family/model/stepping in leaf 1's eax, brand, OSXSAVE, and xgetbv 7.
-# - Bad uses: --cpuid=other, --engine=native --cpuid=valgrind.
+# - Bad uses: --cpuid=other, --engine=native --cpuid=valgrind,
+#   --auxv=valgrind with -p.
 . "$(dirname "$0")/lib.sh"
 oracle_init cpuid-vg "$@"
 
@@ -79,6 +80,11 @@ rc=$?
 rc=$?
 { [ $rc -eq 2 ] && grep -q -- "--cpuid=valgrind" bad.err; } ||
 	bad "--engine=native --cpuid=valgrind: exit $rc, $(cat bad.err)"
+
+"$CACHETRACE" -q --auxv=valgrind --start=main -p $$ >/dev/null 2>bad.err
+rc=$?
+{ [ $rc -eq 2 ] && grep -q -- "--auxv=valgrind needs a program to launch" bad.err; } ||
+	bad "--auxv=valgrind -p: exit $rc, $(cat bad.err)"
 
 [ $fail -eq 0 ] && echo "$ME: the program sees valgrind's CPU ($(sed -n 's/^brand: //p' vg.out)) with every engine"
 exit $fail
