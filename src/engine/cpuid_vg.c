@@ -261,6 +261,28 @@ bool vg_cpuid_avx(const struct vg_cpuid *v)
 	return v->cpu == VG_CPU_AVX2 || v->cpu == VG_CPU_AVX;
 }
 
+const char *host_cpu_brand(void)
+{
+	static char brand[49];
+	unsigned r[4], max, i;
+	if (brand[0])
+		return brand;
+	__cpuid(0x80000000, max, r[1], r[2], r[3]);
+	if (max < 0x80000004)
+		return strcpy(brand, "no brand string");
+	for (i = 0; i < 3; i++) {
+		__cpuid(0x80000002 + i, r[0], r[1], r[2], r[3]);
+		memcpy(brand + 16 * i, r, 16);
+	}
+	brand[48] = 0;
+	/* leading and trailing blanks, as some vendors pad it */
+	size_t lead = strspn(brand, " "), n = strlen(brand + lead);
+	memmove(brand, brand + lead, n + 1);
+	while (n && brand[n - 1] == ' ')
+		brand[--n] = 0;
+	return brand[0] ? brand : strcpy(brand, "no brand string");
+}
+
 const char *vg_cpuid_model(const struct vg_cpuid *v)
 {
 	return tables[v->cpu].model;

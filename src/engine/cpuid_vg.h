@@ -20,5 +20,7 @@ void vg_cpuid(const struct vg_cpuid *v, uint32_t leaf, uint32_t sub,
 /* Does it advertise AVX (and so xgetbv)? */
 bool vg_cpuid_avx(const struct vg_cpuid *v);
 const char *vg_cpuid_model(const struct vg_cpuid *v);
+/* This host's brand string (cpuid 0x80000002-4), blanks trimmed. */
+const char *host_cpu_brand(void);
 
 #endif

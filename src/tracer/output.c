@@ -237,8 +237,8 @@ static void collect_desc(struct tracer *tr)
 	if (o->cpuid_valgrind)
 		desc_line(m, "CPUID:", "valgrind 3.19's on this host, %s "
 			  "(--cpuid=valgrind)", vg_cpuid_model(&tr->vg));
-	else if (o->cpuid_given)
-		desc_line(m, "CPUID:", "this host's (--cpuid=host)");
+	else if (!native)
+		desc_line(m, "CPUID:", "this host's, %s", host_cpu_brand());
 	if (o->auxv_valgrind)
 		desc_line(m, "Auxv:", "as valgrind 3.19 passes it on: no vDSO "
 			  "(--auxv=valgrind)");

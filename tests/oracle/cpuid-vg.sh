@@ -43,7 +43,7 @@ cpu0 "$CACHETRACE" -q --cpuid=host -o host.cg -- ./"$PROG" >host.out 2>&1 ||
 	bad "--cpuid=host: cachetrace failed"
 cmp -s native.out host.out ||
 	{ bad "--cpuid=host: not the host's answers:"; diff native.out host.out | head; }
-grep -q "^desc: CPUID: *this host's (--cpuid=host)" host.cg ||
+grep -q "^desc: CPUID: *this host's, " host.cg ||
 	bad "--cpuid=host: no desc: CPUID: line"
 
 # forced CPU, vendor/max leaf, leaf 1 eax, brand, xgetbv (- for none)
