@@ -95,11 +95,47 @@ static bool cs_gpr_any(x86_reg r, unsigned int *num, unsigned int *width)
  * few instructions: dead when one writes the whole register (64-bit, or
  * 32-bit which zero-extends) before any reads it, any partial write, any
  * control transfer or anything we cannot decode.  rsp and rbp are never
- * dead.  With chasing, VEX appends the block of a direct jmp or call to
- * the superblock (chase.c): the scan follows one, and a register
- * overwritten in the chased block before any read or branch sets
- * *IF_CHASED (dead only when that superblock chases: `pop rax; pop rdx;
- * jmp L` in libsqlite3's sqlite3Parser, L: mov rax, ...). */
+ * dead.  With chasing, VEX appends the block of a direct jmp to the
+ * superblock (chase.c): the scan follows one, and a register overwritten
+ * in the chased block before any read or branch sets *IF_CHASED (dead only
+ * when that superblock chases: `pop rax; pop rdx; jmp L` in libsqlite3's
+ * sqlite3Parser, L: mov rax, ...).  Not a call, nor what VEX translates
+ * with a dirty helper, a CAS or a fence: iropt keeps every register write
+ * before those (ir_opt.c, handle_gets_Stmt: a call's AbiHint, a locked
+ * instruction's CAS, cpuid's helper dump its whole environment), so a
+ * load before them stays (perl's `mov rdi, [m]; ...; call
+ * Perl_rsignal_state`, whose first instruction overwrites edi). */
+/* Does VEX translate CI with a dirty helper, a CAS or a fence (iropt
+ * keeps every register write before it)?  Locked instructions and xchg
+ * with memory (CAS), the fences, and the helpers' instructions. */
+static bool keeps_puts(const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	switch (ci->id) {
+	case X86_INS_XCHG:
+	case X86_INS_CMPXCHG: case X86_INS_CMPXCHG8B: case X86_INS_CMPXCHG16B:
+	case X86_INS_XADD:
+		for (uint8_t i = 0; i < x->op_count; i++)
+			if (x->operands[i].type == X86_OP_MEM)
+				return true;
+		return false;
+	case X86_INS_MFENCE: case X86_INS_LFENCE: case X86_INS_SFENCE:
+	case X86_INS_CPUID: case X86_INS_RDTSC: case X86_INS_RDTSCP:
+	case X86_INS_XGETBV: case X86_INS_RDRAND: case X86_INS_RDSEED:
+	case X86_INS_FXSAVE: case X86_INS_FXSAVE64: case X86_INS_FXRSTOR:
+	case X86_INS_FXRSTOR64: case X86_INS_XSAVE: case X86_INS_XSAVE64:
+	case X86_INS_XRSTOR: case X86_INS_XRSTOR64:
+	case X86_INS_PCMPESTRI: case X86_INS_PCMPESTRM: case X86_INS_PCMPISTRI:
+	case X86_INS_PCMPISTRM: case X86_INS_VPCMPESTRI: case X86_INS_VPCMPESTRM:
+	case X86_INS_VPCMPISTRI: case X86_INS_VPCMPISTRM:
+		return true;
+	default:
+		/* x87 environment and state images: helpers */
+		return ci->id == X86_INS_FNSTENV || ci->id == X86_INS_FLDENV ||
+		       ci->id == X86_INS_FNSAVE || ci->id == X86_INS_FRSTOR;
+	}
+}
+
 static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
 			   bool *if_chased)
 {
@@ -120,9 +156,8 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
 	for (int k = 0; k < 8 && cs_disasm_iter(d->cs, &p, &n, &addr, d->ci); k++) {
 		const cs_detail *det = d->ci->detail;
 		const cs_x86 *x = &det->x86;
-		if (!chased && (d->ci->id == X86_INS_JMP || d->ci->id == X86_INS_CALL) &&
+		if (!chased && d->ci->id == X86_INS_JMP &&
 		    x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
-			/* a call's push reads no general register but rsp */
 			addr = (uint64_t)x->operands[0].imm;
 			got = d->target.read_mem(d->target.ctx, addr, buf, sizeof(buf));
 			if (got <= 0)
@@ -139,6 +174,8 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
 			    gr == CS_GRP_BRANCH_RELATIVE)
 				return false;
 		}
+		if (keeps_puts(d->ci))
+			return false;
 		if (cs_regs_access(d->cs, d->ci, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 			return false;
 		unsigned int num, width;
@@ -154,11 +191,31 @@ static bool pop_value_dead(struct decoder *d, uint64_t pc, unsigned int reg,
 			}
 		}
 		/* rep prefixes and string instructions use registers that
-		 * Capstone 4 may not list: stop at them */
-		if (d->ci->detail->x86.prefix[0] != 0 && d->ci->detail->x86.prefix[0] != 0xf0)
+		 * Capstone 4 may not list: stop at them (and at lock) */
+		if (d->ci->detail->x86.prefix[0] != 0)
 			return false;
 	}
 	return false;
+}
+
+/* The general register a flag-free plain load (mov, movzx, movsx, movsxd,
+ * cmovcc r, [m]) puts its value in, or -1: VEX drops such a load when
+ * the register is overwritten before any read, as for pop (tests/emulate
+ * lean.c's `cmovz rax, [m]; movzx eax, [m']`; a volatile read whose value
+ * is unused). */
+static int pure_load_reg(const struct decoder *d)
+{
+	const cs_x86 *x = &d->ci->detail->x86;
+	unsigned int num, width;
+	unsigned id = d->ci->id;
+	bool mov = id == X86_INS_MOV || id == X86_INS_MOVZX ||
+		   id == X86_INS_MOVSX || id == X86_INS_MOVSXD ||
+		   !strncmp(d->ci->mnemonic, "cmov", 4);
+	if (!mov || x->op_count != 2 || x->operands[0].type != X86_OP_REG ||
+	    x->operands[1].type != X86_OP_MEM ||
+	    !cs_gpr(x->operands[0].reg, &num, &width))
+		return -1;
+	return (int)num;
 }
 
 /* What the instruction does to the general registers' being constants
@@ -924,8 +981,15 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		copy_facts(d, r, buf);
 		names_rsp = operand_names_rsp(&d->ci->detail->x86);
 		bool if_chased = false;
-		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8) {
-			if (pop_value_dead(d, pc + r->insn.len, r->pop_reg, &if_chased))
+		int reg = -1;
+		if (r->cls == SC_POP && !(r->flags & RF_MEM) && r->stack_size == 8)
+			reg = r->pop_reg;
+		else if (r->cls == SC_GEN && r->flags == RF_MEM &&
+			 r->t.kind == ACC_READ && !r->insn.rep)
+			reg = pure_load_reg(d);
+		if (reg >= 0) {
+			if (pop_value_dead(d, pc + r->insn.len, (unsigned)reg,
+					   &if_chased))
 				r->flags |= RF_DEAD_LOAD;
 			else if (if_chased)
 				r->flags |= RF_DEAD_IF_CHASED;

@@ -288,7 +288,8 @@ enum {
 	RF_XSAVEC = 1 << 3,	/* size from edx:eax, compacted format */
 	RF_CAS_EXIT = 1 << 4,	/* VEX casLE's restart exit: one Bc, not taken */
 	RF_BT_REG = 1 << 5,	/* bt family reg, reg: VEX goes through the stack */
-	RF_DEAD_LOAD = 1 << 6,	/* pop reg whose value VEX's iropt drops: no read */
+	RF_DEAD_LOAD = 1 << 6,	/* pop reg or a plain load whose value VEX's
+				 * iropt drops: no read */
 	RF_DEAD_IF_CHASED = 1 << 7, /* ... when the jmp/call after it is
 				 * chased in its superblock (chase.c) */
 };

@@ -244,7 +244,7 @@ static void step_gen(const struct decoder *d, const struct drec *r,
 		     const reg_t *regs, const struct user_regs_struct *before,
 		     struct step_events *ev)
 {
-	if (!(r->flags & RF_MEM))
+	if (!(r->flags & RF_MEM) || (r->flags & RF_DEAD_LOAD))
 		return;
 	uint64_t a = ea(&r->t, regs, before);
 	uint32_t size = r->t.size;
@@ -701,7 +701,7 @@ bool lean_make(struct drec *r)
 			return false;
 		/* fall through */
 	case SC_GEN:
-		if (!(r->flags & RF_MEM))
+		if (!(r->flags & RF_MEM) || (r->flags & RF_DEAD_LOAD))
 			return true;
 		if ((r->flags & RF_PRE_READ) &&
 		    !lean_add_tmpl(l, &r->t, 0, r->t.size, ACC_READ))
