@@ -411,9 +411,17 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 				     t->regs.fs_base);
 	}
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
+	/* The ring's guard: ours, not one to send if we die.  Taken by the
+	 * dispatcher (inject), or by the stop of every thread at the
+	 * window's end (pending_sig, for the detach: the target died of it
+	 * when a SIGTERM to cachetrace came as the ring filled). */
 	if (pos.probe && t->inject == SIGSEGV) {
-		t->inject = 0;		/* the ring's guard: ours */
-		guard_signal(t, 0);	/* not one to send if we die */
+		t->inject = 0;
+		guard_signal(t, 0);
+	}
+	if (pos.probe && t->pending_sig == SIGSEGV) {
+		t->pending_sig = 0;
+		guard_signal(t, 0);
 	}
 	r.rip = pos.pc;
 	return back_at(t, &r);
