@@ -95,28 +95,63 @@ static unsigned long len_bits(unsigned len)
 	}
 }
 
-int hwbp_program(pid_t tid, const struct hw_slot slots[4],
-		 unsigned enabled_mask)
+/* DR7 for the slots of ENABLED_MASK. */
+static unsigned long dr7_of(const struct hw_slot slots[4],
+			    unsigned enabled_mask)
 {
 	unsigned long dr7 = 0;
-	int rc = poke_dr(tid, 7, 0);	/* off while the addresses change */
-	if (rc < 0)
-		return rc;
 	for (int i = 0; i < 4; i++) {
 		const struct hw_slot *s = &slots[i];
 		if (!s->used || !(enabled_mask & (1u << i)))
 			continue;
-		rc = poke_dr(tid, i, s->addr);
-		if (rc < 0)
-			return rc;
 		dr7 |= 1UL << (2 * i);
 		dr7 |= (unsigned long)s->rw << (16 + 4 * i);
 		if (s->rw)
 			dr7 |= len_bits(s->len) << (18 + 4 * i);
 	}
+	return dr7;
+}
+
+/* Program TID's debug registers; ADDR (or NULL) holds what DR0-3 hold
+ * and is kept up to date: with DR7 off (WAS_OFF) and the addresses in
+ * place, only DR7 is written (a window's start event, re-armed at each
+ * window's end, bench/windows.c). */
+static int program(pid_t tid, const struct hw_slot slots[4],
+		   unsigned enabled_mask, uint64_t addr[4], bool was_off)
+{
+	unsigned long dr7 = dr7_of(slots, enabled_mask);
+	bool in_place = addr && was_off;
+	for (int i = 0; i < 4 && in_place; i++)
+		if (slots[i].used && (enabled_mask & (1u << i)) &&
+		    addr[i] != slots[i].addr)
+			in_place = false;
+	int rc;
+	if (!in_place) {
+		rc = poke_dr(tid, 7, 0);  /* off while the addresses change */
+		if (rc < 0)
+			return rc;
+		for (int i = 0; i < 4; i++) {
+			const struct hw_slot *s = &slots[i];
+			if (!s->used || !(enabled_mask & (1u << i)))
+				continue;
+			if (addr)
+				addr[i] = 0;	/* not known if it fails */
+			rc = poke_dr(tid, i, s->addr);
+			if (rc < 0)
+				return rc;
+			if (addr)
+				addr[i] = s->addr;
+		}
+	}
 	if (dr7)
 		guard_dr_used();	/* the guardian clears them if we die */
 	return dr7 ? poke_dr(tid, 7, dr7) : 0;
+}
+
+int hwbp_program(pid_t tid, const struct hw_slot slots[4],
+		 unsigned enabled_mask)
+{
+	return program(tid, slots, enabled_mask, NULL, false);
 }
 
 int hwbp_clear(pid_t tid)
@@ -141,7 +176,12 @@ void hwbp_sync(struct tracer *tr, struct tracee *t)
 	unsigned want = tracee_stepping(t) ? 0 : tr->dr_want;
 	if (t->dr_mask == want)
 		return;
-	if (hwbp_program(t->tid, tr->hw_slots, want) == 0)
+	if (!want) {
+		if (hwbp_clear(t->tid) == 0)
+			t->dr_mask = 0;
+		return;
+	}
+	if (program(t->tid, tr->hw_slots, want, t->dr_addr, !t->dr_mask) == 0)
 		t->dr_mask = want;
 }
 

@@ -200,8 +200,10 @@ enum restart children_on_exec(struct tracer *tr, struct tracee *t)
 	tr->dlhook_addr = tr->r_debug_addr = 0;
 	memset(tr->hw_slots, 0, sizeof(tr->hw_slots));
 	tr->dr_want = 0;
-	for (struct tracee *o = tr->tracees; o; o = o->next)
+	for (struct tracee *o = tr->tracees; o; o = o->next) {
 		o->dr_mask = 0;		/* exec clears the debug registers */
+		memset(o->dr_addr, 0, sizeof(o->dr_addr));
+	}
 	decode_invalidate(tr->eng.dec, 0, UINT64_MAX);
 	proof_invalidate(&tr->eng, 0, UINT64_MAX);
 	if (!tr->eng.windows && window_has_start_event(tr) &&

@@ -57,6 +57,7 @@ struct tracee {
 	cpu_set_t saved_affinity;	/* while pinned */
 	bool pinned;
 	unsigned dr_mask;		/* debug-register slots programmed */
+	uint64_t dr_addr[4];		/* what DR0-3 hold (0: not known) */
 	struct {			/* the window this thread leads */
 		uint64_t stop_pc;	/* its stop event: this pc... */
 		bool on_return;		/* ...reached with rsp > entry_sp */

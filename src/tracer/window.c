@@ -575,8 +575,10 @@ void window_end(struct tracer *tr, struct tracee *lead, const char *reason)
 		if (lead->in_cache || tr->engine->unstepped)
 			tracee_interrupt(lead->tid);
 	}
-	if (!tr->n_active)
-		tracee_unpin_self(tr);
+	/* The tracer stays on its CPU until the release (window_release):
+	 * it sleeps there between windows, and the next window pins its
+	 * thread to it again without three sched_*affinity calls of ours
+	 * (a short window's cost, bench/windows.c). */
 }
 
 enum restart window_after(struct tracer *tr, struct tracee *lead)
