@@ -9,6 +9,7 @@
  *   - whether our job-control stop (SIGSTOP) is in effect;
  *   - per thread, a signal we hold in its signal-delivery stop, which the
  *     kernel would drop when the thread is taken over;
+ *   - the threads we pinned to the tracer's CPU, with their own CPU masks;
  *   - a write-back in progress (the emulator's memory and registers going
  *     back to the target): every byte and register it writes, recorded
  *     before the first write, so that the guardian can write it all again
@@ -28,6 +29,7 @@
 #define JOURNAL_INT3 8
 #define JOURNAL_SIGS 1024
 #define JOURNAL_CACHES 8
+#define JOURNAL_PINS 8
 
 enum journal_state {
 	JOURNAL_ARMED = 1,	/* the guardian rescues the target */
@@ -58,6 +60,13 @@ struct journal_sig {
 	int32_t sig;		/* held in its signal-delivery stop; 0: none */
 };
 
+/* A thread pinned to the tracer's CPU for a window, and its own mask. */
+struct journal_pin {
+	int32_t tid;		/* 0: a free entry */
+	uint32_t words;		/* of MASK in use */
+	uint64_t mask[16];	/* CPUs 0-1023 */
+};
+
 struct journal_hdr {
 	uint32_t magic;
 	uint32_t state;		/* enum journal_state */
@@ -74,6 +83,7 @@ struct journal_hdr {
 	 * when none; a thread found there is run to its next exit
 	 * (src/engine/itrans.h says how it leaves). */
 	uint64_t cache[JOURNAL_CACHES][2];
+	struct journal_pin pin[JOURNAL_PINS];
 };
 
 /* A record of the write-back area: KIND, TID, ADDR and LEN, then LEN
@@ -112,6 +122,10 @@ void journal_state(struct journal *j, enum journal_state state);
  * caches its entry (0: none yet); entries are never freed, only reused
  * by the same tid. */
 void journal_signal(struct journal *j, unsigned *slot, pid_t tid, int sig);
+/* Thread TID is about to be pinned; its own mask is MASK (WORDS 64-bit
+ * words of it); MASK NULL: it has just been given its mask back. */
+void journal_pin(struct journal *j, pid_t tid, const uint64_t *mask,
+		 unsigned words);
 
 /* A write-back: begin, record what it will write, commit (before the
  * first write), done (after the last). */

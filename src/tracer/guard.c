@@ -21,7 +21,8 @@
  * guardian process watches cachetrace.  When cachetrace dies, the
  * guardian seizes every (stopped) thread, finishes a write-back the
  * journal records, restores the int3 bytes, clears the debug registers
- * and the trap flag, detaches, sends again the signals cachetrace held,
+ * and the trap flag, gives a thread pinned to our CPU its own CPUs back,
+ * detaches, sends again the signals cachetrace held,
  * and ends the stop with SIGCONT.  The target has not run an instruction
  * meanwhile.  What it can see: its parent is told it stopped and
  * continued (a shell lists it as Stopped, then running), and it receives
@@ -449,6 +450,16 @@ static void rescue(struct journal *j, bool in_process)
 		for (unsigned k = before; k < n_cache_sigs; k++)
 			cache_sig_tids[k] = th[i].tid;
 	}
+	/* The threads pinned to the tracer's CPU for a window: their own
+	 * CPUs back (a server's thread must not stay on one CPU). */
+	for (unsigned i = 0; i < JOURNAL_PINS; i++) {
+		const struct journal_pin *e = &j->h->pin[i];
+		pid_t tid = __atomic_load_n(&e->tid, __ATOMIC_ACQUIRE);
+		if (tid > 0 && e->words)
+			sched_setaffinity(tid, e->words * sizeof(uint64_t),
+					  (const cpu_set_t *)(const void *)
+					  e->mask);
+	}
 	int ours = 0;
 	for (int i = 0; i < n; i++) {
 		if (th[i].tid <= 0)
@@ -691,6 +702,14 @@ void guard_int3(pid_t tid, uint64_t addr, uint8_t orig, bool in)
 	/* The target's text only: a forked child's copy is not its. */
 	if (guard_journal && (tid == guard_pid || tgid_of(tid) == guard_pid))
 		journal_int3(guard_journal, addr, orig, in);
+}
+
+void guard_pin(struct tracee *t, const cpu_set_t *saved)
+{
+	if (guard_journal)
+		journal_pin(guard_journal, t->tid, saved ?
+			    (const uint64_t *)(const void *)saved : NULL,
+			    sizeof(cpu_set_t) / sizeof(uint64_t));
 }
 
 void guard_dr_used(void)

@@ -42,6 +42,8 @@ void tracee_remove(struct tracer *tr, pid_t tid)
 		if ((*pp)->tid == tid) {
 			struct tracee *t = *pp;
 			*pp = t->next;
+			if (t->pinned)
+				guard_pin(t, NULL);	/* gone: its tid free */
 			free(t->emu);
 			free(t);
 			return;
@@ -390,8 +392,11 @@ void tracee_pin(struct tracer *tr, struct tracee *t)
 	cpu_set_t one;
 	CPU_ZERO(&one);
 	CPU_SET(tr->pin_cpu, &one);
+	guard_pin(t, &t->saved_affinity);	/* given back if we die */
 	if (sched_setaffinity(t->tid, sizeof(one), &one) == 0)
 		t->pinned = true;
+	else
+		guard_pin(t, NULL);
 }
 
 void tracee_unpin(struct tracee *t)
@@ -401,6 +406,7 @@ void tracee_unpin(struct tracee *t)
 	/* ESRCH: the thread is gone; nothing to restore. */
 	sched_setaffinity(t->tid, sizeof(t->saved_affinity),
 			  &t->saved_affinity);
+	guard_pin(t, NULL);
 	t->pinned = false;
 }
 

@@ -607,6 +607,9 @@ void guard_signal(struct tracee *t, int sig);
 void guard_int3(pid_t tid, uint64_t addr, uint8_t orig, bool in);
 /* Debug registers were programmed. */
 void guard_dr_used(void);
+/* T is about to be pinned (its own mask SAVED), or was given it back
+ * (NULL): the guardian gives it back if cachetrace dies. */
+void guard_pin(struct tracee *t, const cpu_set_t *saved);
 /* A signal-delivery stop of SIG: our stop came back (SIGSTOP we sent),
  * was replaced by the user's, or ended (SIGCONT): keep it in effect. */
 void guard_on_signal(struct tracer *tr, int sig);

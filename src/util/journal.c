@@ -148,6 +148,29 @@ void journal_signal(struct journal *j, unsigned *slot, pid_t tid, int sig)
 	__atomic_store_n(&j->h->sig[*slot - 1].sig, sig, __ATOMIC_RELEASE);
 }
 
+void journal_pin(struct journal *j, pid_t tid, const uint64_t *mask,
+		 unsigned words)
+{
+	struct journal_pin *free = NULL;
+	for (unsigned i = 0; i < JOURNAL_PINS; i++) {
+		struct journal_pin *e = &j->h->pin[i];
+		if (e->tid == tid) {
+			__atomic_store_n(&e->tid, 0, __ATOMIC_RELEASE);
+			free = e;
+		} else if (!e->tid && !free) {
+			free = e;
+		}
+	}
+	if (!mask || !free)
+		return;		/* given back, or full: not kept */
+	if (words > 16)
+		words = 16;
+	memcpy(free->mask, mask, words * sizeof(uint64_t));
+	free->words = words;
+	/* whole before it counts */
+	__atomic_store_n(&free->tid, tid, __ATOMIC_RELEASE);
+}
+
 void journal_wb_begin(struct journal *j)
 {
 	j->wb_len = 0;

@@ -17,7 +17,9 @@
 #     guardian runs it out of the cache; or while the native engine's
 #     windows run with its stop event's int3 in the target.
 # Every time, verify must run to its end and print "ok" (exit 0), never
-# stopped, never killed.  Trials run three at a time.
+# stopped, never killed, and once let go every thread must have its own
+# CPUs again (not the tracer's, to which a window pins it).  Trials run
+# three at a time.
 . "$(dirname "$0")/lib.sh"
 . "$SRCDIR/tests/host.sh"
 V=vf$$
@@ -47,6 +49,7 @@ trial() {
 	secs=$(awk -v m=$ms 'BEGIN { printf "%.3f", m / 1000 + 0.6 }')
 	./$V $secs $phase_at $threads > v$n.out 2> v$n.err &
 	vp=$!
+	aff=$(proc_field $vp Cpus_allowed_list)
 	sleep 0.05
 	env $env "$CT" -q --engine=$eng $(bp_opt $bp) -p $vp $opts \
 		-o p$n.cg > /dev/null 2> c$n.err &
@@ -62,11 +65,33 @@ trial() {
 	front) kill -9 $cp 2>/dev/null ;;
 	worker) kill -9 $(pgrep -P $cp) 2>/dev/null ;;
 	esac
+	# Once let go (by the tracer or its guardian), every thread has its
+	# own CPUs again: none left pinned to the tracer's (checked while
+	# the target still runs, 0.6 s past the kill; the kernel lets the
+	# threads go at the tracer's death and the guardian takes them
+	# back, so a pin is a harm only if it lasts).
+	pinned=
+	for k in $(seq 1 25); do
+		pinned=
+		for s in /proc/$vp/task/*/status; do
+			a=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "$s" 2>/dev/null)
+			[ -n "$a" ] && [ "$a" != "$aff" ] && pinned="$pinned $a"
+		done
+		[ -z "$pinned" ] && [ "$(proc_field $vp TracerPid)" = 0 ] && break
+		sleep 0.02
+	done
+	if kill -0 $vp 2>/dev/null; then
+		echo checked > t$n.aff
+	else
+		pinned=		# it ended: nothing left to check
+	fi
 	wait $vp
 	rc=$?
 	wait $cp 2>/dev/null
 	what="$kind $eng $bp $ph after ${ms}ms${env:+ ($env)}"
-	if [ $rc -eq 0 ] && grep -q '^ok [1-9]' v$n.out; then
+	if [ -n "$pinned" ]; then
+		echo "FAIL: $what: a thread left on CPUs$pinned, not its own $aff" > t$n.res
+	elif [ $rc -eq 0 ] && grep -q '^ok [1-9]' v$n.out; then
 		echo "ok: $what" > t$n.res
 	else
 		echo "FAIL: $what: the target's status $rc: $(cat v$n.err) [cachetrace: $(tr '\n' ' ' < c$n.err)]" > t$n.res
@@ -161,4 +186,7 @@ fi
 bad=$(cat t*.res | grep -c '^FAIL')
 [ "$bad" -eq 0 ] && pass "$total trials ($KILLS kills of cachetrace), the target unharmed in each" ||
 	fail "$bad of $total trials harmed the target"
+aff=$(ls t*.aff 2>/dev/null | wc -l)
+[ "$aff" -gt 0 ] && pass "$aff trials checked every thread's CPUs after the kill" ||
+	fail "no trial could check the threads' CPUs after the kill"
 finish
