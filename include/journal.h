@@ -29,7 +29,7 @@
 #define JOURNAL_INT3 8
 #define JOURNAL_SIGS 1024
 #define JOURNAL_CACHES 8
-#define JOURNAL_PINS 8
+#define JOURNAL_PINS 128	/* pinned threads the guardian restores */
 
 enum journal_state {
 	JOURNAL_ARMED = 1,	/* the guardian rescues the target */
