@@ -279,6 +279,8 @@ bool decode_string(const struct insn *insn, unsigned *esize, bool *si,
 		   bool *di);
 /* A string instruction whose rep ends on the flags too (cmps, scas). */
 bool decode_string_cond(const struct insn *insn);
+/* An xsave-family instruction: its components are edx:eax's (& XCR0). */
+bool decode_xsave_family(const struct insn *insn);
 
 /* Where general register NUM (encoding order: 0 rax .. 15 r15) lives in
  * struct user_regs_struct, counted in 64-bit words. */

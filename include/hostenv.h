@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The value CACHETRACE_HOST gives KEY, copied into BUF; NULL when it
  * does not name KEY. */
@@ -20,5 +21,14 @@ bool host_forced(const char *key, const char *value);
 /* NULL when CACHETRACE_HOST is well formed: every item KEY=VALUE with a
  * known key and one of its values; else a one-line reason in ERR. */
 const char *hostenv_check(char *err, size_t len);
+
+/* This CPU's XCR0 (xgetbv with ecx 0): only where CPUID leaf 1 says
+ * OSXSAVE, else the instruction faults. */
+static inline uint64_t host_xcr0(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
+}
 
 #endif

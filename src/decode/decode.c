@@ -87,6 +87,7 @@
 #include "decode.h"
 #include "decode_private.h"
 #include "hashtab.h"
+#include "hostenv.h"
 
 #include <capstone/capstone.h>
 #include <cpuid.h>
@@ -110,9 +111,7 @@ static void xsave_layout(struct decoder *d)
 	d->xbuf_len = 4096;
 	if (!__get_cpuid(1, &a, &b, &c, &dx) || !(c & bit_OSXSAVE))
 		return;
-	uint32_t lo, hi;
-	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	d->xcr0 = ((uint64_t)hi << 32) | lo;
+	d->xcr0 = host_xcr0();
 	if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &dx) || b == 0)
 		return;
 	for (unsigned int i = 2; i < 19; i++) {
@@ -275,6 +274,11 @@ bool decode_string(const struct insn *insn, unsigned *esize, bool *si,
 	      r->str_op == STR_LODS;
 	*di = r->str_op != STR_LODS;
 	return true;
+}
+
+bool decode_xsave_family(const struct insn *insn)
+{
+	return ((const struct drec *)insn)->flags & (RF_XSAVE | RF_XSAVEC);
 }
 
 bool decode_string_cond(const struct insn *insn)

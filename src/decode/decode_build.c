@@ -108,6 +108,24 @@ static bool cs_gpr_any(x86_reg r, unsigned int *num, unsigned int *width)
 /* Does VEX translate CI with a dirty helper, a CAS or a fence (iropt
  * keeps every register write before it)?  Locked instructions and xchg
  * with memory (CAS), the fences, and the helpers' instructions. */
+/* The register-only instructions VEX translates with a dirty helper
+ * (cpuid, rdtsc, xgetbv, rdrand, the string compares) or a fence (an
+ * IRStmt_MBE). */
+static bool vex_dirty_or_fence(unsigned id)
+{
+	switch (id) {
+	case X86_INS_CPUID: case X86_INS_RDTSC: case X86_INS_RDTSCP:
+	case X86_INS_XGETBV: case X86_INS_RDRAND: case X86_INS_RDSEED:
+	case X86_INS_PCMPESTRI: case X86_INS_PCMPESTRM: case X86_INS_PCMPISTRI:
+	case X86_INS_PCMPISTRM: case X86_INS_VPCMPESTRI: case X86_INS_VPCMPESTRM:
+	case X86_INS_VPCMPISTRI: case X86_INS_VPCMPISTRM:
+	case X86_INS_MFENCE: case X86_INS_LFENCE: case X86_INS_SFENCE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool keeps_puts(const cs_insn *ci)
 {
 	const cs_x86 *x = &ci->detail->x86;
@@ -119,20 +137,14 @@ static bool keeps_puts(const cs_insn *ci)
 			if (x->operands[i].type == X86_OP_MEM)
 				return true;
 		return false;
-	case X86_INS_MFENCE: case X86_INS_LFENCE: case X86_INS_SFENCE:
-	case X86_INS_CPUID: case X86_INS_RDTSC: case X86_INS_RDTSCP:
-	case X86_INS_XGETBV: case X86_INS_RDRAND: case X86_INS_RDSEED:
+	/* state images and the x87 environment: helpers with memory */
 	case X86_INS_FXSAVE: case X86_INS_FXSAVE64: case X86_INS_FXRSTOR:
 	case X86_INS_FXRSTOR64: case X86_INS_XSAVE: case X86_INS_XSAVE64:
-	case X86_INS_XRSTOR: case X86_INS_XRSTOR64:
-	case X86_INS_PCMPESTRI: case X86_INS_PCMPESTRM: case X86_INS_PCMPISTRI:
-	case X86_INS_PCMPISTRM: case X86_INS_VPCMPESTRI: case X86_INS_VPCMPESTRM:
-	case X86_INS_VPCMPISTRI: case X86_INS_VPCMPISTRM:
+	case X86_INS_XRSTOR: case X86_INS_XRSTOR64: case X86_INS_FNSTENV:
+	case X86_INS_FLDENV: case X86_INS_FNSAVE: case X86_INS_FRSTOR:
 		return true;
 	default:
-		/* x87 environment and state images: helpers */
-		return ci->id == X86_INS_FNSTENV || ci->id == X86_INS_FLDENV ||
-		       ci->id == X86_INS_FNSAVE || ci->id == X86_INS_FRSTOR;
+		return vex_dirty_or_fence(ci->id);
 	}
 }
 
@@ -774,31 +786,10 @@ static void vex_facts(struct drec *r)
 	bool mem = (r->flags & RF_MEM) && r->t.kind != ACC_PREFETCH;
 	r->vex_guardable = !r->insn.unknown && r->cls == SC_GEN && !mem &&
 			   !(r->flags & (RF_BT_REG | RF_CAS_EXIT));
-	switch (r->insn.id) {
-	case X86_INS_DIV:	/* Iop_DivMod*: primopMightTrap */
-	case X86_INS_IDIV:
-	case X86_INS_CPUID:	/* dirty helpers */
-	case X86_INS_RDTSC:
-	case X86_INS_RDTSCP:
-	case X86_INS_XGETBV:
-	case X86_INS_RDRAND:
-	case X86_INS_RDSEED:
-	case X86_INS_PCMPESTRI:
-	case X86_INS_PCMPESTRM:
-	case X86_INS_PCMPISTRI:
-	case X86_INS_PCMPISTRM:
-	case X86_INS_VPCMPESTRI:
-	case X86_INS_VPCMPESTRM:
-	case X86_INS_VPCMPISTRI:
-	case X86_INS_VPCMPISTRM:
-	case X86_INS_MFENCE:	/* IRStmt_MBE */
-	case X86_INS_LFENCE:
-	case X86_INS_SFENCE:
+	/* Iop_DivMod*: primopMightTrap; dirty helpers and fences */
+	if (r->insn.id == X86_INS_DIV || r->insn.id == X86_INS_IDIV ||
+	    vex_dirty_or_fence(r->insn.id))
 		r->vex_guardable = false;
-		break;
-	default:
-		break;
-	}
 }
 
 bool decode_vex_insn(struct decoder *d, uint64_t pc, struct vex_insn *vi)

@@ -324,13 +324,8 @@ static void step_bt(const struct drec *r, const reg_t *regs,
 		ev->cond_taken[ev->n_cond++] = false;
 }
 
-/* The general registers (bit N: number N) that are constants VEX's iropt
- * sees before the instruction at PC of the thread with fs_base FS, in *K:
- * set in its superblock (mov imm, xor self, lea [rip + disp], and copies
- * of those) and not written since.  The superblock is walked from its
- * entry: its first block, then the one a chased jmp or call goes to; a
- * conditional branch on the way (a merged && pair), or PC in another
- * superblock than the one the last steps were in, is false. */
+/* The entry of the superblock the instruction at PC (of the thread with
+ * fs_base FS) continues, in *ENTRY; false when PC begins another one. */
 static bool sb_entry_of(const struct decoder *d, uint64_t pc, uint64_t fs,
 			uint64_t *entry)
 {
@@ -347,6 +342,12 @@ static bool sb_entry_of(const struct decoder *d, uint64_t pc, uint64_t fs,
 	return d->sb_next && d->sb_next == pc;
 }
 
+/* The general registers (bit N: number N) that are constants VEX's iropt
+ * sees before PC, in *KP: set in the superblock from AT, its entry, on
+ * (mov imm, xor self, lea [rip + disp], and copies of those) and not
+ * written since.  The walk goes through its first block, then the one a
+ * chased jmp or call goes to; a conditional branch on the way (a merged
+ * && pair) is false. */
 static bool sb_walk(struct decoder *d, uint64_t at, uint64_t pc,
 		    uint16_t *kp)
 {
@@ -371,13 +372,6 @@ static bool sb_walk(struct decoder *d, uint64_t at, uint64_t pc,
 	}
 	*kp = (uint16_t)k;
 	return true;
-}
-
-static bool sb_consts(struct decoder *d, uint64_t pc, uint64_t fs,
-		      uint16_t *kp)
-{
-	uint64_t entry;
-	return sb_entry_of(d, pc, fs, &entry) && sb_walk(d, entry, pc, kp);
 }
 
 /* A register-indirect jmp or call whose register is a constant in its
@@ -426,8 +420,10 @@ static void fold_indirect(struct decoder *d, const struct drec *r,
  * without RFBM bit 0, the MXCSR one without bits 1 and 2. */
 static bool xs_rfbm_const(struct decoder *d, uint64_t pc, uint64_t fs)
 {
+	uint64_t entry;
 	uint16_t k;
-	return sb_consts(d, pc, fs, &k) && (k & 5) == 5;	/* rax, rdx */
+	return sb_entry_of(d, pc, fs, &entry) && sb_walk(d, entry, pc, &k) &&
+	       (k & 5) == 5;	/* rax, rdx */
 }
 
 static void step_vex_xs(struct decoder *d, const struct drec *r, uint64_t a,

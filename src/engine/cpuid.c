@@ -94,23 +94,11 @@ static bool cpuid_by_supervisor(const struct tracer *tr,
 	       ((t->insn->id == X86_INS_CPUID && !on_cpu) || vg_xgetbv(tr, t));
 }
 
-static bool xsave_family(unsigned id)
-{
-	switch (id) {
-	case X86_INS_XSAVE: case X86_INS_XSAVE64: case X86_INS_XSAVEOPT:
-	case X86_INS_XSAVEOPT64: case X86_INS_XSAVEC: case X86_INS_XSAVEC64:
-	case X86_INS_XSAVES: case X86_INS_XSAVES64: case X86_INS_XRSTOR:
-	case X86_INS_XRSTOR64: case X86_INS_XRSTORS: case X86_INS_XRSTORS64:
-		return true;
-	default:
-		return false;
-	}
-}
-
 void cpuid_vg_before_step(struct tracer *tr, struct tracee *t)
 {
 	struct user_regs_struct *r = &t->regs;
-	if (!tr->opt.cpuid_valgrind || !t->insn || !xsave_family(t->insn->id) ||
+	if (!tr->opt.cpuid_valgrind || !t->insn ||
+	    !decode_xsave_family(t->insn) ||
 	    (!((uint32_t)r->rax & ~7u) && !(uint32_t)r->rdx))
 		return;
 	struct user_regs_struct m = *r;
@@ -143,7 +131,7 @@ enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t)
 	 * step finishes it before anything else runs. */
 	if (!cpuid_by_supervisor(tr, t) || t->in_syscall)
 		return SUPER_NO;
-	int cpu = t->pinned ? tr->pin_cpu : thread_cpu(tr->target_pid, t->tid);
+	int cpu = -1;		/* the host's cpuid's, where it runs */
 	unsigned out[4];
 	struct user_regs_struct after = t->regs;
 	if (t->insn->id == X86_INS_XGETBV) {
@@ -151,12 +139,15 @@ enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t)
 		after.rdx = 0;
 		goto done;
 	}
-	if (tr->opt.cpuid_valgrind)
+	if (tr->opt.cpuid_valgrind) {
 		vg_cpuid(&tr->vg, (uint32_t)t->regs.rax, (uint32_t)t->regs.rcx,
 			 out);
-	else
+	} else {
+		cpu = t->pinned ? tr->pin_cpu :
+		      thread_cpu(tr->target_pid, t->tid);
 		cpuid_on(cpu, (unsigned)t->regs.rax, (unsigned)t->regs.rcx,
 			 out);
+	}
 	after.rax = out[0];
 	after.rbx = out[1];
 	after.rcx = out[2];

@@ -189,14 +189,6 @@ static const struct vg_table tables[] = {
 			  N(haswell), { 7, 0x340, 0x340, 0 }, true },
 };
 
-/* XCR0 of this host (the OS has OSXSAVE set). */
-static uint64_t xcr0(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	return (uint64_t)hi << 32 | lo;
-}
-
 void vg_cpuid_probe(struct vg_cpuid *v)
 {
 	unsigned a, b, c, d, max, c1;
@@ -215,7 +207,7 @@ void vg_cpuid_probe(struct vg_cpuid *v)
 	bool ssse3 = c1 & (1u << 9), cx16 = c1 & (1u << 13), avx = false,
 	     avx2 = false;
 	const unsigned osxsave_avx = (1u << 26) | (1u << 27) | (1u << 28);
-	if ((c1 & osxsave_avx) == osxsave_avx && (xcr0() & 7) == 7) {
+	if ((c1 & osxsave_avx) == osxsave_avx && (host_xcr0() & 7) == 7) {
 		__cpuid_count(0xd, 2, a, b, c, d);
 		avx = b == 576 && a == 256;
 	}

@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 
 #include "error.h"
+#include "hostenv.h"
 
 #define ENTRY 640		/* a trampoline: code, slots, data */
 #define CODE_MAX 448
@@ -90,13 +91,6 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 			sigaction(sig, &old_act[i], NULL);
 }
 
-static uint64_t xgetbv0(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	return (uint64_t)hi << 32 | lo;
-}
-
 struct native *native_new(char *why, size_t len)
 {
 	unsigned a, b, c, d;
@@ -104,7 +98,7 @@ struct native *native_new(char *why, size_t len)
 		snprintf(why, len, "the kernel has not enabled XSAVE");
 		return NULL;
 	}
-	uint64_t xcr0 = xgetbv0();
+	uint64_t xcr0 = host_xcr0();
 	/* SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM */
 	uint64_t rfbm = xcr0 & 0xe6;
 	if (!(rfbm & 2)) {

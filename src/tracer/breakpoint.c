@@ -112,15 +112,15 @@ static unsigned long dr7_of(const struct hw_slot slots[4],
 	return dr7;
 }
 
-/* Program TID's debug registers; ADDR (or NULL) holds what DR0-3 hold
- * and is kept up to date: with DR7 off (WAS_OFF) and the addresses in
- * place, only DR7 is written (a window's start event, re-armed at each
- * window's end, bench/windows.c). */
+/* Program TID's debug registers; ADDR holds what DR0-3 hold and is kept
+ * up to date: with DR7 off (WAS_OFF) and the addresses in place, only DR7
+ * is written (a window's start event, re-armed at each window's end,
+ * bench/windows.c). */
 static int program(pid_t tid, const struct hw_slot slots[4],
 		   unsigned enabled_mask, uint64_t addr[4], bool was_off)
 {
 	unsigned long dr7 = dr7_of(slots, enabled_mask);
-	bool in_place = addr && was_off;
+	bool in_place = was_off;
 	for (int i = 0; i < 4 && in_place; i++)
 		if (slots[i].used && (enabled_mask & (1u << i)) &&
 		    addr[i] != slots[i].addr)
@@ -134,24 +134,16 @@ static int program(pid_t tid, const struct hw_slot slots[4],
 			const struct hw_slot *s = &slots[i];
 			if (!s->used || !(enabled_mask & (1u << i)))
 				continue;
-			if (addr)
-				addr[i] = 0;	/* not known if it fails */
+			addr[i] = 0;	/* not known if it fails */
 			rc = poke_dr(tid, i, s->addr);
 			if (rc < 0)
 				return rc;
-			if (addr)
-				addr[i] = s->addr;
+			addr[i] = s->addr;
 		}
 	}
 	if (dr7)
 		guard_dr_used();	/* the guardian clears them if we die */
 	return dr7 ? poke_dr(tid, 7, dr7) : 0;
-}
-
-int hwbp_program(pid_t tid, const struct hw_slot slots[4],
-		 unsigned enabled_mask)
-{
-	return program(tid, slots, enabled_mask, NULL, false);
 }
 
 int hwbp_clear(pid_t tid)

@@ -460,10 +460,6 @@ int breakpoint_remove(pid_t tid, struct breakpoint *bp);
  * replaced, if it is among them. */
 void breakpoint_shadow(const struct breakpoint *bp, uint64_t addr,
 		       void *buf, size_t len);
-/* Program the used SLOTS whose bit is in ENABLED_MASK into thread TID
- * (stopped); the others are disabled. */
-int hwbp_program(pid_t tid, const struct hw_slot slots[4],
-		 unsigned enabled_mask);
 int hwbp_clear(pid_t tid);
 /* Our int3 under T's pc (being stepped), or NULL. */
 struct breakpoint *breakpoint_at_pc(struct tracer *tr, const struct tracee *t);

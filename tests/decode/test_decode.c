@@ -1046,33 +1046,52 @@ static void check_xs(struct decoder *d, const char *what, const uint8_t *code,
 		      (unsigned)want[i][2]);
 }
 
-/* A register-indirect call whose register VEX's superblock holds as a
- * constant ends the block at a constant: Cachegrind counts no Bi (ld.so's
- * `lea rsi, [rip + f]; call _dl_receive_error` chased into its `call
- * rsi`).  Each sequence runs from a new superblock; the last step is the
- * call, to NEXT. */
-static bool ind_seq(struct decoder *d, const uint8_t *code, size_t len, uint64_t pc)
+/* A sequence stepped from PC (a new superblock): every direct jmp and
+ * call in it goes to the next instruction, a register-indirect call to
+ * 0xd10000 (rsi's and rdi's value).  Its reads, counted; whether its last
+ * step was an indirect branch, in *INDIRECT. */
+static unsigned step_seq(struct decoder *d, const uint8_t *code, size_t len, uint64_t pc,
+			 bool *indirect)
 {
-	struct step_events ev = { 0 };
-	struct user_regs_struct b = { .rsp = RSP, .rsi = 0xd10000, .rdi = 0xd10000 }, a;
+	struct step_events ev;
+	struct user_regs_struct b = { .rsp = RSP, .rbx = RBX, .rsi = 0xd10000,
+				      .rdi = 0xd10000 }, a;
 	const char *err = NULL;
+	unsigned reads = 0;
 
 	cur_code = code;
 	cur_len = len;
 	cur_pc = pc;
+	*indirect = false;
 	for (uint64_t at = pc; at < pc + len;) {
 		const struct insn *in = decode_insn(d, at, &err);
-		if (!CHECK(in && in->len, "ind: decode at +%u", (unsigned)(at - pc)))
-			return false;
+		if (!CHECK(in && in->len, "seq: decode at +%u", (unsigned)(at - pc)))
+			return 99;
 		b.rip = at;
 		a = b;
 		a.rip = in->branch == BR_CALL_IND ? 0xd10000 : at + in->len;
-		if (in->branch == BR_CALL_IND)
+		if (in->branch == BR_CALL || in->branch == BR_CALL_IND)
 			a.rsp -= 8;
-		CHECK(decode_step(d, in, &b, &a, &ev) == 0, "ind: step");
+		memset(&ev, 0, sizeof(ev));
+		CHECK(decode_step(d, in, &b, &a, &ev) == 0, "seq: step");
+		for (unsigned i = 0; i < ev.n_acc; i++)
+			reads += ev.acc[i].kind == ACC_READ;
+		*indirect = ev.indirect;
+		b.rsp = a.rsp;
 		at += in->len;
 	}
-	return ev.indirect;
+	return reads;
+}
+
+/* A register-indirect call whose register VEX's superblock holds as a
+ * constant ends the block at a constant: Cachegrind counts no Bi (ld.so's
+ * `lea rsi, [rip + f]; call _dl_receive_error` chased into its `call
+ * rsi`). */
+static bool ind_seq(struct decoder *d, const uint8_t *code, size_t len, uint64_t pc)
+{
+	bool indirect;
+	step_seq(d, code, len, pc, &indirect);
+	return indirect;
 }
 
 static void check_ind_const(bool chase)
@@ -1101,34 +1120,11 @@ static void check_ind_const(bool chase)
 	decode_free(d);
 }
 
-/* Reads of a sequence stepped from PC (a new superblock), chasing. */
+/* Reads of a sequence stepped from PC (a new superblock). */
 static unsigned seq_reads(struct decoder *d, const uint8_t *code, size_t len, uint64_t pc)
 {
-	struct step_events ev;
-	struct user_regs_struct b = { .rsp = RSP, .rbx = RBX }, a;
-	const char *err = NULL;
-	unsigned reads = 0;
-
-	cur_code = code;
-	cur_len = len;
-	cur_pc = pc;
-	for (uint64_t at = pc; at < pc + len;) {
-		const struct insn *in = decode_insn(d, at, &err);
-		if (!CHECK(in && in->len, "seq reads: decode at +%u", (unsigned)(at - pc)))
-			return 99;
-		b.rip = at;
-		a = b;
-		a.rip = at + in->len;	/* every jmp and call here is to +0 */
-		if (in->branch == BR_CALL)
-			a.rsp -= 8;
-		memset(&ev, 0, sizeof(ev));
-		CHECK(decode_step(d, in, &b, &a, &ev) == 0, "seq reads: step");
-		for (unsigned i = 0; i < ev.n_acc; i++)
-			reads += ev.acc[i].kind == ACC_READ;
-		b.rsp = a.rsp;
-		at += in->len;
-	}
-	return reads;
+	bool indirect;
+	return step_seq(d, code, len, pc, &indirect);
 }
 
 /* A load whose register the block a chased jmp goes to overwrites is dead
