@@ -272,6 +272,9 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 		why = "the ring's guard page could not be made";
 		goto fail;
 	}
+	/* Kept when the ring goes: a fault of it may still be queued for a
+	 * thread when it is let go (tracee_drop_queued_traps). */
+	guard_ring(tr, (uint64_t)args[0], (uint64_t)args[0] + PAGE);
 	read_code_ranges(in, t->tid);
 	in->ready = true;
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
@@ -353,6 +356,50 @@ static bool proof_trap(struct tracer *tr, struct tracee *t, struct inst *in,
 	return true;
 }
 
+/* CACHETRACE_TEST_RING_QUEUED (tests/attach/ringq.sh): each ring fault is
+ * made the race recover() must survive, that no test can time. */
+static bool test_ring_queued(void)
+{
+	static int on = -1;
+	if (on < 0)
+		on = getenv("CACHETRACE_TEST_RING_QUEUED") != NULL;
+	return on;
+}
+
+/* T, in the delivery stop of the ring guard's SIGSEGV at block B's probe
+ * (registers R), left in the state of a thread that our interrupt stopped
+ * before it took that signal: the same SIGSEGV queued.  Delivered while
+ * blocked, the kernel queues it again (ptrace_signal); the thread runs
+ * one getpid, from B's first exit stub, to stop at its system call's
+ * end, and gets its own mask back. */
+static void queue_ring_fault(struct tracee *t, struct inst *in,
+			     const struct iblock *b,
+			     const struct user_regs_struct *r)
+{
+	uint64_t mask, with, base = 0;
+	for (unsigned i = 0; i < in->n_caches; i++)
+		if (r->rip - in->caches[i].at < CACHE_BYTES)
+			base = in->caches[i].at;
+	if (!base || ptrace(PTRACE_GETSIGMASK, t->tid, (void *)8, &mask) < 0)
+		return;
+	with = mask | 1ull << (SIGSEGV - 1);
+	struct user_regs_struct q = *r;
+	q.rip = base + b->exit[0].stub + ITRANS_STUB_SC - 2;
+	q.rax = ITRANS_STUB_NR;
+	q.orig_rax = (unsigned long long)-1;
+	int status;
+	if (ptrace(PTRACE_SETSIGMASK, t->tid, (void *)8, &with) < 0 ||
+	    tracee_setregs(t->tid, &q) < 0 ||
+	    tracee_restart_pid(t->tid, PTRACE_SYSCALL, SIGSEGV) < 0 ||
+	    tracee_wait(t->tid, &status) <= 0 ||
+	    tracee_restart_pid(t->tid, PTRACE_SYSCALL, 0) < 0 ||
+	    tracee_wait(t->tid, &status) <= 0)
+		error_msg("test: the ring's fault could not be queued");
+	ptrace(PTRACE_SETSIGMASK, t->tid, (void *)8, &mask);
+	t->inject = 0;
+	guard_signal(t, 0);
+}
+
 /* T stopped in the cache somewhere else than an exit (a signal, a fault,
  * the ring's guard): put its state back at the original instruction and
  * account what completed.  False when the pc is not in a block. */
@@ -423,8 +470,22 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		t->pending_sig = 0;
 		guard_signal(t, 0);
 	}
+	if (pos.probe && test_ring_queued())
+		queue_ring_fault(t, in, b, &r);
 	r.rip = pos.pc;
-	return back_at(t, &r);
+	if (!back_at(t, &r))
+		return false;
+	if (pos.probe) {
+		/* Stopped by our interrupt after the probe's fault but before
+		 * its signal was taken (the kernel reports an interrupt
+		 * first), the thread has it still queued: dropped here, or
+		 * it would come at its next run, at the original code, as a
+		 * fault of the program's own (a target killed by SIGSEGV
+		 * after a kill -9 of cachetrace in a toggle window). */
+		guard_fault("ringq");
+		tracee_drop_queued_traps(tr, t, &t->inject);
+	}
+	return true;
 }
 
 static bool leave_cache(struct tracer *tr, struct tracee *t,

@@ -294,18 +294,25 @@ static unsigned restore_int3s(const struct journal *j, struct gthread *th,
  * that trapped as cachetrace died, a step's syscall-exit report, our
  * int3 hit just as we stopped it) would kill it once detached: let it
  * come to its delivery stop and drop it there, the thread rewound when it
- * is our int3's (the stop after it is the thread's group stop again). */
+ * is our int3's (the stop after it is the thread's group stop again).
+ * The same of the ring's SIGSEGV queued for a thread that cachetrace put
+ * back at its original code (journal_ring_fault). */
 static void drop_queued_traps(const struct journal *j, pid_t tid)
 {
 	for (int tries = 0; tries < 4; tries++) {
 		siginfo_t si[8];
 		struct __ptrace_peeksiginfo_args args = { 0, 0, 8 };
 		int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &args, si);
+		uint64_t guard[2] = {
+			__atomic_load_n(&j->h->ring_guard[0], __ATOMIC_ACQUIRE),
+			__atomic_load_n(&j->h->ring_guard[1], __ATOMIC_ACQUIRE)
+		};
 		bool trap = false;
 		for (int i = 0; i < n; i++)
-			trap |= si[i].si_signo == SIGTRAP &&
-				si[i].si_code != SI_USER &&
-				si[i].si_code != SI_TKILL;
+			trap |= (si[i].si_signo == SIGTRAP &&
+				 si[i].si_code != SI_USER &&
+				 si[i].si_code != SI_TKILL) ||
+				journal_ring_fault(&si[i], guard);
 		if (!trap || ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
 			return;
 		int status;
@@ -682,6 +689,14 @@ void guard_fault(const char *site)
 	}
 	if (countdown > 0 && --countdown == 0)
 		kill(getpid(), SIGKILL);
+}
+
+void guard_ring(struct tracer *tr, uint64_t lo, uint64_t hi)
+{
+	tr->ring_guard[0] = lo;
+	tr->ring_guard[1] = hi;
+	if (guard_journal)
+		journal_ring_guard(guard_journal, lo, hi);
 }
 
 void guard_signal(struct tracee *t, int sig)

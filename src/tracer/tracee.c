@@ -1,6 +1,7 @@
 /* The thread table and the ptrace plumbing shared by every mode. */
 #include "tracer.h"
 
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "journal.h"
 
 struct tracee *tracee_find(struct tracer *tr, pid_t tid)
 {
@@ -507,10 +509,24 @@ bool tracee_trap_queued(pid_t tid)
 	return false;
 }
 
+bool tracee_ours_queued(struct tracer *tr, pid_t tid)
+{
+	siginfo_t si[8];
+	struct __ptrace_peeksiginfo_args args = { .off = 0, .flags = 0,
+						  .nr = 8 };
+	int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &args, si);
+	for (int i = 0; i < n; i++)
+		if ((si[i].si_signo == SIGTRAP && si[i].si_code != SI_USER &&
+		     si[i].si_code != SI_TKILL) ||
+		    journal_ring_fault(&si[i], tr->ring_guard))
+			return true;
+	return false;
+}
+
 void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep)
 {
 	for (int tries = 0; tries < 4; tries++) {
-		if (!tracee_trap_queued(t->tid))
+		if (!tracee_ours_queued(tr, t->tid))
 			return;
 		if (tracee_restart_pid(t->tid, PTRACE_CONT, 0) < 0)
 			return;
@@ -518,9 +534,14 @@ void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep)
 		if (tracee_wait(t->tid, &status) < 0 || !WIFSTOPPED(status))
 			return;
 		int sig = WSTOPSIG(status);
+		siginfo_t si;
 		if (((unsigned)status >> 16) == 0 && sig == SIGTRAP)
 			rewind_our_int3(tr, t);
-		if (((unsigned)status >> 16) == 0 && sig != SIGTRAP && !*keep)
+		else if (((unsigned)status >> 16) == 0 && sig == SIGSEGV &&
+			 ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 &&
+			 journal_ring_fault(&si, tr->ring_guard))
+			continue;	/* the ring's guard: dropped */
+		else if (((unsigned)status >> 16) == 0 && !*keep)
 			*keep = sig;	/* another one: keep it */
 	}
 }

@@ -117,6 +117,13 @@ void journal_cache(struct journal *j, unsigned i, uint64_t lo, uint64_t hi)
 	__atomic_store_n(&j->h->cache[i][1], hi, __ATOMIC_RELEASE);
 }
 
+void journal_ring_guard(struct journal *j, uint64_t lo, uint64_t hi)
+{
+	__atomic_store_n(&j->h->ring_guard[1], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&j->h->ring_guard[0], lo, __ATOMIC_RELEASE);
+	__atomic_store_n(&j->h->ring_guard[1], hi, __ATOMIC_RELEASE);
+}
+
 void journal_hold(struct journal *j, bool held)
 {
 	__atomic_store_n(&j->h->hold, held, __ATOMIC_RELEASE);
