@@ -140,16 +140,23 @@ uint64_t *engine_pc_row(struct engine *e, uint64_t pc)
 	return flat_row(e, pc);
 }
 
-void engine_new_costs(struct engine *e)
+struct cost_table *engine_swap_costs(struct engine *e, struct cost_table *c)
 {
-	if (e->costs)
-		costs_free(e->costs);
-	e->costs = costs_new(e->n_events);
+	struct cost_table *old = e->costs;
+	e->costs = c ? c : costs_new(e->n_events);
 	free(e->row_cache);
 	e->row_cache = NULL;
 	e->row_gen++;		/* every insn.user is stale */
 	if (!e->row_gen)
-		e->row_gen = 1;	/* 0 is a new record's */
+		e->row_gen = 1;
+	return old;
+}
+
+void engine_new_costs(struct engine *e)
+{
+	struct cost_table *old = engine_swap_costs(e, NULL);
+	if (old)
+		costs_free(old);
 }
 
 /* INSN's flat row, kept in the decoder's record (insn.user) while the

@@ -68,6 +68,8 @@ struct engine {
 	pid_t target_pid;		/* decode reads its memory otherwise */
 
 	uint64_t max_steps;		/* per window; 0: no cap */
+	uint64_t sample_cap;		/* --sample: the lead's steps at which
+					 * its warm-up or sample ends; 0: none */
 	uint64_t swatch_lo, swatch_hi;	/* --stop-watch range [lo, hi) */
 	bool swatch_rw;			/* reads end the window too */
 
@@ -169,6 +171,9 @@ void insn_tally_print(const struct insn_tally *t, FILE *f, const char *prefix,
 		      const char *title);
 
 /* account.c: shared by the engines. */
+/* The costs go to table C from now (NULL: a new one); returns the one
+ * they went to.  Only between an engine's runs (nothing in flight). */
+struct cost_table *engine_swap_costs(struct engine *e, struct cost_table *c);
 /* NR is a system call that changes the maps. */
 bool is_mm_syscall(unsigned long long nr);
 double now_seconds(void);

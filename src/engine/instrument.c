@@ -426,8 +426,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 	drain(tr, t, in, base, b->pc);
 
 	/* The block's completed instructions, from its partial record. */
-	const uint64_t *w = (const uint64_t *)(void *)
-		(in->ring + ISLOT_SIZE + (base - ring_start(in)));
+	const uint64_t *w = ring_local(in, base);
 	struct lean_step s[IBLOCK_MAX];
 	unsigned k = 1;
 	if (b->kind == IEND_STR) {
@@ -641,6 +640,10 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			      "recovered";
 		return VERDICT_FAILED;
 	}
+	/* --sample's cap, met in the cache: here, at its next exit */
+	if (tracee_leads(t) && tr->eng.sample_cap &&
+	    t->win.steps >= tr->eng.sample_cap)
+		return VERDICT_STOP;
 	if (!in->off)
 		in->off = cannot(tr, t);
 	if (!in->off && !in->ready && !t->inject && !t->in_syscall)
@@ -683,6 +686,15 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			insn_tally_add(in->stepped, first);
 		return stepped(tr, t);
 	}
+	/* --sample: room in the ring (empty here) for about the records
+	 * of the instructions left to its cap, so that the guard stops the
+	 * thread near it (four bytes an instruction: a loop whose every
+	 * other instruction accesses memory writes about that). */
+	uint64_t cap = tracee_leads(t) ? tr->eng.sample_cap : 0;
+	uint64_t want = cap > t->win.steps ? (cap - t->win.steps) * 4 : 0;
+	want = want < 4096 ? 4096 : want > RING_BYTES ? RING_BYTES : want;
+	in->skip = cap ? (RING_BYTES - want) & ~7ull : 0;
+	slot(in)[ISLOT_CUR / 8] = ring_start(in);
 	struct user_regs_struct r = t->regs;
 	r.rip = itrans_entry(c->x, b);
 	r.gs_base = in->ring_at;

@@ -37,6 +37,7 @@ struct inst {
 	unsigned execs;			/* the image's (tr->execs) */
 	uint8_t *ring;			/* ours: the slot, then the ring */
 	uint64_t ring_at;
+	uint64_t skip;			/* ring_start's, set while it is empty */
 	uint64_t stop;			/* the stop pc the blocks end at */
 	uint32_t gen;			/* the decoder's, when translated */
 	const char *off;		/* why nothing runs from the cache */
@@ -67,9 +68,19 @@ static inline uint64_t *slot(struct inst *in)
 	return (uint64_t *)(void *)in->ring;
 }
 
+/* Where a thread's records begin: the ring's start, or later (in->skip
+ * bytes) when fewer are wanted before the guard stops it. */
 static inline uint64_t ring_start(const struct inst *in)
 {
-	return in->ring_at + ISLOT_SIZE;
+	return in->ring_at + ISLOT_SIZE + in->skip;
+}
+
+/* Our view of the ring's target address ADDR. */
+static inline const uint64_t *ring_local(const struct inst *in,
+					 uint64_t addr)
+{
+	return (const uint64_t *)(const void *)(in->ring +
+						(addr - in->ring_at));
 }
 
 /* instrument.c: the cache whose code holds target address ADDR */

@@ -68,7 +68,7 @@ static bool ring_skew(void)
 void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	   uint64_t end, uint64_t last_next)
 {
-	const uint64_t *w = (const uint64_t *)(void *)(in->ring + ISLOT_SIZE);
+	const uint64_t *w = ring_local(in, ring_start(in));
 	size_t n_words = (end - ring_start(in)) / 8, p = 0;
 	uint64_t fs = t->regs.fs_base, rsp = t->regs.rsp;
 	struct lean_run run;

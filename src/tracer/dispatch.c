@@ -39,6 +39,8 @@ static void tracer_step(struct tracer *tr, struct tracee *t)
 		}
 		switch (v) {
 		case VERDICT_STOP:
+			if (sample_warmed(tr, t))
+				continue;	/* counted from here */
 			window_end(tr, t, NULL);
 			tracer_restart(tr, t, window_after(tr, t));
 			return;
@@ -199,7 +201,8 @@ static enum restart stepped_trap(struct tracer *tr, struct tracee *t,
 		tr->engine->end_window(tr, t);
 		return RESTART_CONT;
 	}
-	if (tracee_leads(t) && engine_at_stop(&tr->eng, t)) {
+	if (tracee_leads(t) && engine_at_stop(&tr->eng, t) &&
+	    !sample_warmed(tr, t)) {
 		window_end(tr, t, NULL);
 		return window_after(tr, t);
 	}
@@ -256,8 +259,12 @@ static enum restart dispatch_stepping(struct tracer *tr, struct tracee *t,
  * what we have, release the target. */
 static void finish_interrupted(struct tracer *tr)
 {
-	snprintf(tr->interrupt_reason, sizeof(tr->interrupt_reason),
-		 "interrupted by %s", strsignal(interrupted_by));
+	if (interrupted_by)
+		snprintf(tr->interrupt_reason, sizeof(tr->interrupt_reason),
+			 "interrupted by %s", strsignal(interrupted_by));
+	else
+		snprintf(tr->interrupt_reason, sizeof(tr->interrupt_reason),
+			 "--duration's time was up");
 	/* As a run whose target exits first says (issue 26: an attached
 	 * run interrupted before its start printed an all-zero summary and
 	 * nothing else). */
@@ -276,7 +283,7 @@ static void finish_interrupted(struct tracer *tr)
 	output_commit(tr);
 	output_print_summary(tr);
 	tr->done = true;
-	tr->exit_status = 128 + interrupted_by;
+	tr->exit_status = interrupted_by ? 128 + interrupted_by : 0;
 }
 
 static enum restart dispatch_event(struct tracer *tr, struct event_info *ei)
@@ -370,7 +377,12 @@ static void note_how_it_ended(struct tracer *tr)
 {
 	const struct options *o = &tr->opt;
 	if (!tr->eng.windows && !o->quiet) {
-		if (o->start || o->start_watch)
+		if (o->sample_len)
+			error_msg("warning: the target exited before a sample "
+				  "was due (%s: every period of its CPU time); "
+				  "no instructions were traced",
+				  window_start_event(tr));
+		else if (o->start || o->start_watch)
 			error_msg("warning: the target exited before the start "
 				  "event (%s); no instructions were traced",
 				  window_start_event(tr));
@@ -419,6 +431,7 @@ void tracer_run(struct tracer *tr)
 		return;
 	}
 	announce_armed(tr);
+	sample_arm(tr);
 	if (!window_has_start_event(tr)) {
 		struct tracee *t = tracee_find(tr, tr->target_pid);
 		tracer_restart(tr, t, window_begin_thread(tr, t));
@@ -443,6 +456,14 @@ void tracer_run(struct tracer *tr)
 		}
 		if (tr->done || window_all_done(tr) || !tr->tracees)
 			break;		/* done, or every thread is gone */
+		bool expired;
+		long within = sample_tick(tr, &expired);
+		if (expired) {
+			finish_interrupted(tr);
+			break;
+		}
+		if (tr->done)
+			break;
 		struct event_info ei;
 		struct tracee *turn = window_next_turn(tr);
 		if (turn) {
@@ -457,8 +478,13 @@ void tracer_run(struct tracer *tr)
 		if (gate_sampling(tr)) {
 			/* a thread that runs natively for long would fill
 			 * its ring of samples: they are read every 20 ms */
-			tracee_next_event_within(&ei, 20);
+			tracee_next_event_within(&ei, 20000);
 			gate_poll(tr);
+		} else if (within >= 0) {
+			/* --sample, --duration: look again then */
+			tracee_next_event_within(&ei, within);
+			if (ei.ev == TE_NONE && errno == EAGAIN)
+				continue;
 		} else {
 			tracee_next_event(&ei);
 		}

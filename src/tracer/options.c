@@ -38,6 +38,17 @@ static void usage(void)
 "                          end each window after N instructions\n"
 "  --intervals=N           trace N start..stop windows into one profile\n"
 "                          [1]; 0: until interrupted or the target ends\n"
+"  --sample=PERIOD:LENGTH[:WARMUP]\n"
+"                          run natively; every PERIOD of the target's CPU\n"
+"                          time (us, ms, s), simulate a window of LENGTH\n"
+"                          instructions (k, M, G), its first WARMUP only\n"
+"                          warming the caches and predictor; with --start,\n"
+"                          samples begin at the start event once due\n"
+"  --sample-cold           each sample starts with empty caches and\n"
+"                          predictor (as --cache-state=cold)\n"
+"  --duration=T            end after T (us, ms, s) of wall time: the\n"
+"                          windows end, the profile is written, the target\n"
+"                          is let go (or, launched, goes on)\n"
 "  --threads=hit|all       trace only the thread that hit the start event\n"
 "                          [hit], or every thread of the target\n"
 "  --engine=instrument|emulate|step|lockstep|lockstep:instrument|native\n"
@@ -162,6 +173,74 @@ static int parse_count(const char *opt, const char *v, uint64_t *out)
 	return parse_count_max(opt, v, UINT64_MAX, out);
 }
 
+/* A time: digits, then us, ms or s ("20ms"), at most a day: 0 and *NS,
+ * or -1. */
+static int parse_time(const char *v, uint64_t *ns)
+{
+	size_t d = strspn(v, "0123456789");
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	if (!d || d > 9 || (v[0] == '0' && d > 1))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(v + d, units[i].unit)) {
+			*ns = strtoull(v, NULL, 10) * units[i].ns;
+			return *ns <= 86400ull * 1000000000 ? 0 : -1;
+		}
+	return -1;
+}
+
+/* An instruction count: digits, then nothing, k, M or G (thousands,
+ * millions, billions: "1M" is 1000000), LEN bytes of V: 0, or -1. */
+static int parse_insns(const char *v, size_t len, uint64_t *out)
+{
+	size_t d = 0;
+	while (d < len && v[d] >= '0' && v[d] <= '9')
+		d++;
+	if (!d || d > 12 || (v[0] == '0' && d > 1) || len - d > 1)
+		return -1;
+	uint64_t n = strtoull(v, NULL, 10), mul = 1;
+	if (len > d)
+		switch (v[d]) {
+		case 'k': mul = 1000; break;
+		case 'M': mul = 1000000; break;
+		case 'G': mul = 1000000000; break;
+		default: return -1;
+		}
+	*out = n * mul;
+	return 0;
+}
+
+/* --sample=PERIOD:LENGTH[:WARMUP], "20ms:1M:200k". */
+static int parse_sample(struct options *o, const char *v)
+{
+	char period[32];
+	const char *c1 = strchr(v, ':');
+	const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	const char *end2 = c2 ? c2 : c1 ? c1 + strlen(c1) : NULL;
+	o->sample_arg = v;
+	if (!c1 || (size_t)(c1 - v) >= sizeof(period))
+		return error_usage("--sample: '%s' is not PERIOD:LENGTH[:WARMUP] "
+				   "(20ms:1M:200k)", v);
+	snprintf(period, sizeof(period), "%.*s", (int)(c1 - v), v);
+	if (parse_time(period, &o->sample_period_ns) < 0 ||
+	    !o->sample_period_ns)
+		return error_usage("--sample: the period '%s' is not a time "
+				   "(digits, then us, ms or s: 20ms)", period);
+	if (parse_insns(c1 + 1, (size_t)(end2 - c1 - 1), &o->sample_len) < 0 ||
+	    !o->sample_len)
+		return error_usage("--sample: the length '%.*s' is not a count "
+				   "of instructions (digits, then k, M or G: "
+				   "1M)", (int)(end2 - c1 - 1), c1 + 1);
+	o->sample_warmup = 0;
+	if (c2 && parse_insns(c2 + 1, strlen(c2 + 1), &o->sample_warmup) < 0)
+		return error_usage("--sample: the warm-up '%s' is not a count "
+				   "of instructions (digits, then k, M or G: "
+				   "200k)", c2 + 1);
+	return 0;
+}
+
 /* --I1, --D1, --LL: parsed and checked as Cachegrind checks them. */
 static int parse_geom(const char *opt, const char *v, struct cache_geom *g)
 {
@@ -249,7 +328,8 @@ enum {
 	OPT_BREAKPOINTS, OPT_START_WATCH, OPT_STOP_WATCH, OPT_TOGGLE_SIGNAL,
 	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
 	OPT_CHECK, OPT_HELP, OPT_VERSION, OPT_CACHE_STATE, OPT_MIRROR_BUDGET,
-	OPT_COUNTERS, OPT_COUNTER_SAMPLE, OPT_CPUID, OPT_AUXV,
+	OPT_COUNTERS, OPT_COUNTER_SAMPLE, OPT_CPUID, OPT_AUXV, OPT_SAMPLE,
+	OPT_SAMPLE_COLD, OPT_DURATION,
 };
 
 static const struct option longopts[] = {
@@ -282,6 +362,9 @@ static const struct option longopts[] = {
 	{ "cpuid", required_argument, NULL, OPT_CPUID },
 	{ "auxv", required_argument, NULL, OPT_AUXV },
 	{ "intervals", required_argument, NULL, OPT_INTERVALS },
+	{ "sample", required_argument, NULL, OPT_SAMPLE },
+	{ "sample-cold", no_argument, NULL, OPT_SAMPLE_COLD },
+	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "stop-after", required_argument, NULL, OPT_MAX_INSNS },
 	{ "core-map", required_argument, NULL, OPT_CORE_MAP },
 	{ "call-stacks", required_argument, NULL, OPT_CALL_STACKS },
@@ -427,6 +510,16 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		if (parse_count_max("--intervals", v, UINT32_MAX, &n) < 0)
 			return -1;
 		o->intervals = (unsigned)n;
+		o->intervals_given = true;
+		return 0;
+	case OPT_SAMPLE: return parse_sample(o, v);
+	case OPT_SAMPLE_COLD:
+		o->cold_windows = o->cache_state_given = true;
+		return 0;
+	case OPT_DURATION:
+		if (parse_time(v, &o->duration_ns) < 0 || !o->duration_ns)
+			return error_usage("--duration: '%s' is not a time "
+					   "(digits, then us, ms or s: 10s)", v);
 		return 0;
 	case OPT_CORE_MAP: return parse_core_map(o, v);
 	case OPT_COUNTERS: o->counters = v; return 0;
@@ -501,7 +594,22 @@ static int check_options(const struct options *o, int argc, int first)
 	if (!o->pid && first >= argc)
 		return error_usage("no program to trace (usage: cachetrace "
 				   "[options] -- PROG [ARGS...], or -p PID)");
-	bool has_start = o->start || o->start_watch || o->toggle_signal;
+	bool has_start = o->start || o->start_watch || o->toggle_signal ||
+			 o->sample_len;
+	if (o->sample_len && (o->toggle_signal || o->start_watch))
+		return error_usage("--sample is its own start event: no "
+				   "--%s with it", o->toggle_signal ?
+				   "toggle-signal" : "start-watch");
+	if (o->sample_len && o->max_insns)
+		return error_usage("--sample's LENGTH is the window's: no "
+				   "--max-instructions with it");
+	if (o->sample_len && o->engine && !strcmp(o->engine, "native"))
+		return error_usage("--sample simulates its samples: not with "
+				   "--engine=native");
+	if (o->sample_len && o->sample_warmup && o->call_stacks)
+		return error_usage("--sample: a warm-up with call stacks is not "
+				   "supported (give no WARMUP, or no call "
+				   "stacks)");
 	if ((o->stop || o->stop_watch) && !has_start)
 		return error_usage("--stop needs --start");
 	if (o->start && o->start_watch)
@@ -529,7 +637,8 @@ static int check_options(const struct options *o, int argc, int first)
 				   "(a running one read its vector long ago)");
 	if (o->pid && !has_start && !o->forked_child)
 		return error_usage("-p needs a start event (--start, "
-				   "--start-watch or --toggle-signal)");
+				   "--start-watch, --toggle-signal or "
+				   "--sample)");
 	char err[256];
 	if (model_check(o->model, &o->cfg, err, sizeof(err)) < 0)
 		return error_usage("%s", err);
@@ -578,6 +687,9 @@ int options_parse(struct options *o, int argc, char **argv)
 				   : "callgrind-out-file");
 	if (o->folded_event_given && !o->folded_out)
 		return error_usage("--folded-event: needs --folded-out-file");
+	/* Samples until the end by default. */
+	if (o->sample_len && !o->intervals_given)
+		o->intervals = 0;
 	o->callgrind_file = (o->call_stacks_given && o->call_stacks) ||
 			    o->callgrind_out_given;
 	if ((o->html || o->folded_out || o->callgrind_out_given) &&

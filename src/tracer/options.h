@@ -20,6 +20,12 @@ struct options {
 	int toggle_signal;		/* --toggle-signal; 0: none */
 	uint64_t max_insns;		/* --max-instructions; 0: no cap */
 	unsigned intervals;		/* windows to trace; 0: no limit */
+	bool intervals_given;
+	/* --sample=PERIOD:LENGTH[:WARMUP] (sample.c); sample_len 0: none */
+	uint64_t sample_period_ns;	/* of the target's CPU time */
+	uint64_t sample_len, sample_warmup;	/* instructions */
+	const char *sample_arg;
+	uint64_t duration_ns;		/* --duration; 0: none */
 	bool threads_all;		/* --threads=all */
 	bool sw_breakpoints;		/* --breakpoints=sw */
 	bool breakpoints_given;		/* --breakpoints= was on the line */

@@ -197,6 +197,9 @@ static void describe_region(const struct tracer *tr, FILE *m)
 	else if (o->toggle_signal)
 		desc_line(m, "Region:", "--toggle-signal=%s",
 			  sigabbrev_np(o->toggle_signal));
+	else if (o->sample_len)
+		desc_line(m, "Region:", "--sample=%s, wherever the target "
+			  "stands", o->sample_arg);
 	else
 		desc_line(m, "Region:", "the whole run");
 }
@@ -227,6 +230,7 @@ static void collect_desc(struct tracer *tr)
 			  o->max_insns);
 	if (window_has_start_event(tr))
 		desc_line(m, "Windows:", "%u", tr->windows_done);
+	sample_describe(tr, m, "desc: ", true);
 	if (!native && (o->cache_state_given || tr->windows_done > 1))
 		desc_line(m, "Cache state:", "%s", o->cold_windows ?
 			  "cold at every window (--cache-state=cold)" :
@@ -439,6 +443,7 @@ void output_print_summary(struct tracer *tr)
 	if (tr->partial_reason)
 		fprintf(out, "; partial profile: %s", tr->partial_reason);
 	fputc('\n', out);
+	sample_describe(tr, out, prefix, false);
 	emu_describe(tr, out, prefix);
 	inst_describe(tr, out, prefix);
 	proof_describe(&tr->eng, out, prefix);

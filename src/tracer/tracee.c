@@ -323,7 +323,7 @@ void tracee_next_event(struct event_info *ei)
 	tracee_decode_status(tid, status, ei);
 }
 
-void tracee_next_event_within(struct event_info *ei, long ms)
+void tracee_next_event_within(struct event_info *ei, long us)
 {
 	sigset_t chld, old;
 	sigemptyset(&chld);
@@ -334,7 +334,7 @@ void tracee_next_event_within(struct event_info *ei, long ms)
 	int status, err = 0;
 	pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
 	if (tid == 0) {
-		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+		struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
 		if (sigtimedwait(&chld, NULL, &ts) < 0)
 			err = errno;		/* EAGAIN: the time is up */
 		else

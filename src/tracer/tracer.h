@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <sys/types.h>
 #include <sys/user.h>
 
@@ -69,6 +70,8 @@ struct tracee {
 		const char *fail;	/* why it cannot go on (VERDICT_FAILED) */
 		struct breakpoint *int3; /* ours under its pc (VERDICT_INT3) */
 	} win;
+	uint64_t sample_cpu;		/* its CPU time at the last sample
+					 * (sample.c) */
 	unsigned emu_flags;		/* the emulate engine's (emulate.c) */
 	double emu_parked;		/* since when it has given its turns
 					 * away inside a futex wait; 0: not */
@@ -139,13 +142,10 @@ static inline bool tracee_wants_window(const struct tracee *t)
 static inline bool tracee_leads(const struct tracee *t)
 { return t->flags & TF_LEAD; }
 
-/* engine.h's engine_at_stop with T's registers R. */
-static inline bool engine_at_stop_regs(const struct engine *e,
-				       const struct tracee *t,
-				       const struct user_regs_struct *r)
+/* T's stop event (not a cap on its steps) with T's registers R. */
+static inline bool engine_at_stop_event_regs(const struct tracee *t,
+					     const struct user_regs_struct *r)
 {
-	if (e->max_steps && t->win.steps >= e->max_steps)
-		return true;
 	if (t->win.watch_hit)
 		return true;
 	/* The start function's frame is gone: it returned (rip is the
@@ -154,6 +154,24 @@ static inline bool engine_at_stop_regs(const struct engine *e,
 	if (t->win.on_return)
 		return r->rsp > t->win.entry_sp;
 	return t->win.stop_pc && r->rip == t->win.stop_pc;
+}
+
+static inline bool engine_at_stop_event(const struct tracee *t)
+{
+	return engine_at_stop_event_regs(t, &t->regs);
+}
+
+/* engine.h's engine_at_stop with T's registers R: its stop event, or a
+ * cap on its steps (--max-instructions, a sample's length). */
+static inline bool engine_at_stop_regs(const struct engine *e,
+				       const struct tracee *t,
+				       const struct user_regs_struct *r)
+{
+	if (e->max_steps && t->win.steps >= e->max_steps)
+		return true;
+	if (e->sample_cap && t->win.steps >= e->sample_cap)
+		return true;
+	return engine_at_stop_event_regs(t, r);
 }
 
 /* A software breakpoint (int3), restored byte for byte on removal. */
@@ -225,6 +243,27 @@ struct hostcaps {
 
 /* The run: everything the supervisor knows, passed to every function of
  * the tracer as its first argument. */
+/* --sample's state (sample.c). */
+struct sample_state {
+	clockid_t clock;		/* the target's CPU-time clock... */
+	bool clock_ok;			/* ...if the kernel gives it */
+	uint64_t last_cpu;		/* its CPU time at the last look */
+	uint64_t due;			/* ...at which the next sample is due */
+	bool is_due;			/* it is: the next window begins it */
+	bool warming;			/* the window is in its warm-up */
+	uint64_t from;			/* the lead's steps when the warm-up or
+					 * the counted part began */
+	struct cost_table *kept;	/* the profile's table, during one */
+	uint64_t n, counted, warm;	/* samples; instructions counted and
+					 * in warm-ups */
+	uint64_t t0, deadline;		/* wall clock: start, --duration's end */
+	uint64_t poke_at;		/* ...when to interrupt a sample's lead
+					 * in the code cache; 0: not yet */
+	uint64_t phase_t, phase_steps;	/* wall clock and the lead's steps when
+					 * the warm-up or the counted part
+					 * began: its pace */
+};
+
 struct tracer {
 	struct options opt;
 	struct hostcaps host;		/* hostprobe.c */
@@ -252,6 +291,7 @@ struct tracer {
 	const struct engine_ops *engine_else;
 	struct emu *emu;		/* the emulate/lockstep engines' state */
 	struct inst *inst;		/* the instrument engine's */
+	struct sample_state smp;	/* --sample, --duration */
 	struct gate *gate;		/* the native engine's */
 	const char **event_names;
 	unsigned n_events;
@@ -402,9 +442,9 @@ void tracee_decode_status(pid_t tid, int status, struct event_info *ei);
 void tracee_next_event(struct event_info *ei);
 /* The next wait event if one is there, without waiting. */
 bool tracee_poll_event(struct event_info *ei);
-/* tracee_next_event, for MS milliseconds at most (then TE_NONE, errno
+/* tracee_next_event, for US microseconds at most (then TE_NONE, errno
  * EAGAIN). */
-void tracee_next_event_within(struct event_info *ei, long ms);
+void tracee_next_event_within(struct event_info *ei, long us);
 /* Detach every thread, restarting it with no signal.  The threads must be
  * stopped (interrupt them first with tracee_stop_all). */
 void tracee_detach_all(struct tracer *tr);
@@ -557,6 +597,26 @@ void window_join(struct tracer *tr, struct tracee *t);
 /* Stop stepping thread T, now or at its next stop. */
 void window_leave(struct tracer *tr, struct tracee *t, bool run_on);
 void window_toggle(struct tracer *tr);
+
+/* sample.c: --sample and --duration. */
+/* The run's start: the first sample due one period from now. */
+void sample_arm(struct tracer *tr);
+/* Between events: begins a sample that is due (or lets the next start
+ * event begin it); returns how long (us) the loop may wait for an event
+ * before it looks again, -1 as long as it likes; *EXPIRED when
+ * --duration's time is up. */
+long sample_tick(struct tracer *tr, bool *expired);
+/* A window may begin: no sampling, or a sample is due. */
+bool sample_due(const struct tracer *tr);
+/* Window of lead T begins (window_begin_thread), ends (window_end). */
+void sample_begin(struct tracer *tr, struct tracee *t);
+void sample_end(struct tracer *tr, struct tracee *lead);
+/* T, at its window's cap: true when that was the end of the warm-up,
+ * the window going on, counted from here. */
+bool sample_warmed(struct tracer *tr, struct tracee *t);
+/* The --sample line of the profile (DESC) or of the summary. */
+void sample_describe(const struct tracer *tr, FILE *f, const char *prefix,
+		     bool desc);
 void window_assign_core(struct tracer *tr, struct tracee *t);
 /* The model cores threads are spread over. */
 unsigned window_cores(const struct tracer *tr);

@@ -27,15 +27,21 @@
 
 bool window_has_start_event(const struct tracer *tr)
 {
-	return tr->opt.start || tr->opt.start_watch || tr->opt.toggle_signal;
+	return tr->opt.start || tr->opt.start_watch || tr->opt.toggle_signal ||
+	       tr->opt.sample_len;
 }
 
 const char *window_start_event(const struct tracer *tr)
 {
 	static char buf[512];
 	const struct options *o = &tr->opt;
-	if (o->start)
+	if (o->start && o->sample_len)
+		snprintf(buf, sizeof(buf), "--start=%s with --sample=%s",
+			 o->start, o->sample_arg);
+	else if (o->start)
 		snprintf(buf, sizeof(buf), "--start=%s", o->start);
+	else if (o->sample_len)
+		snprintf(buf, sizeof(buf), "--sample=%s", o->sample_arg);
 	else if (o->start_watch)
 		snprintf(buf, sizeof(buf), "--start-watch=%s", o->start_watch);
 	else if (o->toggle_signal)
@@ -59,6 +65,8 @@ bool window_all_done(const struct tracer *tr)
 bool window_can_begin(const struct tracer *tr)
 {
 	if (tr->opt.intervals && tr->eng.windows >= tr->opt.intervals)
+		return false;
+	if (!sample_due(tr))
 		return false;
 	/* The native engine's windows are one at a time: one stop event,
 	 * and the other threads are counted, not stepped. */
@@ -476,6 +484,7 @@ enum restart window_begin_thread(struct tracer *tr, struct tracee *t)
 		tracer_fail(tr);
 		return RESTART_NONE;
 	}
+	sample_begin(tr, t);
 	if (e->cs && callstack_begin(e->cs, t->tid, &t->regs) < 0)
 		debug_msg("no initial call stack for thread %d", t->tid);
 	debug_msg("window %u begins at 0x%llx in thread %d", e->windows,
@@ -545,6 +554,7 @@ void window_end(struct tracer *tr, struct tracee *lead, const char *reason)
 			  "in when the window began (%s)", lead->tid, e->windows,
 			  name ? name : nr);
 	}
+	sample_end(tr, lead);
 	lead->flags &= ~TF_LEAD;
 	tr->n_active--;
 	tr->windows_done++;

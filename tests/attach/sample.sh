@@ -1,0 +1,122 @@
+#!/bin/sh
+# --sample=PERIOD:LENGTH[:WARMUP] (issue 31), checked against counts
+# worked out by hand from tests/attach/sweep.c: work() reads one byte of
+# each of a 16 KiB buffer's 256 lines, 1,541 instructions a sweep
+# (objdump: 6 a line, 5 a round), 20 sweeps a call.  Every model is given
+# (an empty 8-way 32 KiB D1 of 64-byte lines holds the buffer): a sample
+# that begins with empty caches misses each line once on the line that
+# reads it (sweep.c:15), 256 D1mr, and one whose warm-up swept the buffer
+# misses none.  The step and emulate engines end a warm-up and a sample
+# at the instruction; the instrument engine at its next stop after it.
+. "$(dirname "$0")/lib.sh"
+P=sw$$
+build sweep $P
+GEOM="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
+
+# line_cost FILE LINE EVENT: EVENT on LINE of sweep.c's work().
+line_cost() {
+	c=$(col "$1" "$3")
+	awk -v l="$2" -v c="${c:-1}" '
+		/^fl=/ { f = ($0 ~ /sweep\.c$/); next }
+		/^fn=/ { w = f && $0 == "fn=work"; next }
+		/^[0-9]/ { if (w && $1 == l) { v = $(c + 1); if (v != ".") s += v } }
+		END { print s + 0 }' "$1"
+}
+sampled() { sed -n 's/^desc: Sampled: *//p' "$1"; }
+
+run() {	# run NAME OPTIONS...: a launched run of 10,000 calls of work()
+	name=$1; shift
+	"$CT" $GEOM "$@" -o $name.cg -- ./$P 10000 >$name.out 2>$name.err
+	rc=$?
+	[ $rc -eq 0 ] || fail "$name: status $rc: $(grep -v '^==' $name.err | head -2)"
+}
+
+for e in step emulate; do
+	run $e-cold --engine=$e --sample=1ms:20k --intervals=1
+	[ "$(summary $e-cold.cg)" = 20000 ] && pass "$e: a sample of 20000 instructions" ||
+		fail "$e: the sample's Ir $(summary $e-cold.cg), not 20000"
+	[ "$(line_cost $e-cold.cg 15 D1mr)" = 256 ] &&
+		pass "$e: an empty D1 misses each of the 256 lines once" ||
+		fail "$e: sweep.c:15 D1mr $(line_cost $e-cold.cg 15 D1mr), not 256"
+	sampled $e-cold.cg | grep -q '1 sample, 20000 instructions counted, 0 in warm-ups' &&
+		pass "$e: desc: Sampled says so" ||
+		fail "$e: desc: Sampled: '$(sampled $e-cold.cg)'"
+
+	run $e-warm --engine=$e --sample=1ms:20k:5k --intervals=1
+	[ "$(summary $e-warm.cg)" = 20000 ] &&
+		pass "$e: the warm-up's 5000 not counted" ||
+		fail "$e: Ir $(summary $e-warm.cg) with a warm-up, not 20000"
+	[ "$(line_cost $e-warm.cg 15 D1mr)" = 0 ] &&
+		pass "$e: the warm-up's misses never counted" ||
+		fail "$e: sweep.c:15 D1mr $(line_cost $e-warm.cg 15 D1mr) after a warm-up"
+	sampled $e-warm.cg | grep -q '1 sample, 20000 instructions counted, 5000 in warm-ups' &&
+		pass "$e: desc: Sampled gives the warm-up" ||
+		fail "$e: desc: Sampled: '$(sampled $e-warm.cg)'"
+done
+
+# Two samples: the second finds the caches the first left (warm), or
+# empty (--sample-cold).
+run kept --engine=step --sample=1ms:5k --intervals=2
+run cold --engine=step --sample=1ms:5k --intervals=2 --sample-cold
+[ "$(line_cost kept.cg 15 D1mr)" = 256 ] && [ "$(line_cost cold.cg 15 D1mr)" = 512 ] &&
+	pass "kept caches: 256 misses in two samples; --sample-cold: 512" ||
+	fail "two samples: $(line_cost kept.cg 15 D1mr) kept, $(line_cost cold.cg 15 D1mr) cold (256, 512)"
+grep -q '^desc: Cache state: *cold at every window' cold.cg &&
+	pass "--sample-cold: desc: Cache state says so" ||
+	fail "--sample-cold: $(grep '^desc: Cache state' cold.cg)"
+
+# The default engine, its sample ended at its next stop after the cap.
+run inst --sample=1ms:20k:5k --intervals=3
+n=$(summary inst.cg)
+[ "$n" -ge 60000 ] && [ "$n" -lt 600000 ] &&
+	pass "instrument: 3 samples, $n instructions counted" ||
+	fail "instrument: $n instructions counted in 3 samples of 20000"
+[ "$(line_cost inst.cg 15 D1mr)" = 0 ] &&
+	pass "instrument: the warm-ups' misses never counted" ||
+	fail "instrument: sweep.c:15 D1mr $(line_cost inst.cg 15 D1mr) after warm-ups"
+cmp -s inst.out step-cold.out && pass "the target's output intact" ||
+	fail "the target's output: $(head -1 inst.out)"
+
+# With --start, samples begin at the start event: never outside work(),
+# each one 5000 instructions (a call runs 30,820).
+run region --engine=step --start=work --sample=1ms:5k --intervals=3
+[ "$(summary region.cg)" = 15000 ] && [ "$(fn_cost region.cg work)" = 15000 ] &&
+	[ "$(windows region.cg)" = 3 ] &&
+	pass "--start: 3 samples of 5000, all in work()" ||
+	fail "--start: Ir $(summary region.cg), work $(fn_cost region.cg work), windows $(windows region.cg)"
+
+# Bad input: one line naming the problem, a non-zero exit.
+for bad in --sample=20ms --sample=20:1M --sample=20ms:0 --sample=20ms:1M:x \
+	   --sample=0ms:1M --sample=20ms:1.5M --duration=0s --duration=10; do
+	"$CT" $bad -- ./$P 1 >/dev/null 2>bad.err
+	rc=$?
+	opt=${bad%%=*}
+	# the usage error's line, then "Try 'cachetrace --help'"
+	[ $rc = 2 ] && head -1 bad.err | grep -q "^cachetrace: $opt: " &&
+		[ "$(wc -l <bad.err)" = 2 ] && grep -q "Try" bad.err &&
+		pass "$bad: refused: $(head -1 bad.err)" ||
+		fail "$bad: status $rc: $(cat bad.err)"
+done
+"$CT" --sample=20ms:1M --toggle-signal=USR2 -- ./$P 1 >/dev/null 2>bad.err &&
+	fail "--sample with --toggle-signal accepted" ||
+	pass "--sample with --toggle-signal: $(cat bad.err)"
+
+# Attached to a program that runs for ever, for one second of samples:
+# it lives on, free, with every sample's instructions in the profile.
+./$P >/dev/null &
+spid=$!
+sleep 0.2
+"$CT" $GEOM -p $spid --sample=2ms:50k:10k --duration=1s -o att.cg 2>att.err &
+CTPID=$!
+wait_ct 30
+[ "$CTRC" = 0 ] && pass "--duration=1s: cachetrace ended by itself, status 0" ||
+	fail "--duration=1s: status $CTRC: $(grep -v '^==' att.err | head -2)"
+check_free $spid "after --duration"
+k=$(sampled att.cg | sed -n 's/.*: \([0-9]*\) samples\{0,1\},.*/\1/p')
+[ "${k:-0}" -ge 5 ] && [ "$(fn_cost att.cg work)" -gt 0 ] &&
+	pass "attached: $k samples in a second, work() counted" ||
+	fail "attached: '$(sampled att.cg)'"
+grep -q 'spent in samples' att.err && pass "the summary gives the time in samples" ||
+	fail "no time in samples in the summary"
+kill $spid
+finish
