@@ -344,6 +344,7 @@ static void tracer_free(struct tracer *tr)
 		tracee_remove(tr, tr->tracees->tid);
 	emu_free(tr);
 	inst_free(tr);
+	sample_free(tr);
 	gate_free(tr);
 	free(tr->event_names);
 	free(tr->totals);

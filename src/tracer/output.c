@@ -391,7 +391,8 @@ void output_write_profile(struct tracer *tr)
 	tr->totals = xcalloc(tr->n_events, sizeof(*tr->totals));
 	int src = tr->n_pending;
 	FILE *m = pending_open(tr, "-o", xstrdup(tr->out_name));
-	cgout_write(m, &meta, tr->eng.costs, tr->syms, tr->totals);
+	cgout_write(m, &meta, sample_costs(tr), tr->syms, tr->totals);
+	sample_write_stats(tr, m);
 	fclose(m);
 	if (tr->eng.cs) {
 		int cg = render_call_stacks(tr);
@@ -444,6 +445,7 @@ void output_print_summary(struct tracer *tr)
 		fprintf(out, "; partial profile: %s", tr->partial_reason);
 	fputc('\n', out);
 	sample_describe(tr, out, prefix, false);
+	sample_print_support(tr, out, prefix);
 	emu_describe(tr, out, prefix);
 	inst_describe(tr, out, prefix);
 	proof_describe(&tr->eng, out, prefix);

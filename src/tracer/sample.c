@@ -34,6 +34,7 @@
 
 #include "costs.h"
 #include "error.h"
+#include "hashtab.h"
 
 static uint64_t ns_of(const struct timespec *ts)
 {
@@ -198,6 +199,178 @@ long sample_tick(struct tracer *tr, bool *expired)
 	return wait;
 }
 
+/* ---- the samples' statistics, per function ----
+ * Each sample's counted part goes to a table of its own, added to the
+ * profile's when it ends; its rows, summed per function, give each
+ * function's RATIOS (m over a) in that sample, and their sums over the
+ * samples (of m, a, m*m, a*a, m*a) the spread a confidence interval
+ * needs (the ratio estimator's variance). */
+enum { R_SHARE, R_D1, R_LL, R_I1, R_BR, R_N };
+static const char *const ratio_name[R_N] = { "share", "D1", "LL", "I1",
+					      "Bm" };
+/* Each ratio's events, by name: m's, then a's ("@": the sample's Ir). */
+static const char *const ratio_ev[R_N][2][2] = {
+	{ { "Ir", NULL }, { "@", NULL } },
+	{ { "D1mr", "D1mw" }, { "Dr", "Dw" } },
+	{ { "DLmr", "DLmw" }, { "Dr", "Dw" } },
+	{ { "I1mr", NULL }, { "Ir", NULL } },
+	{ { "Bcm", "Bim" }, { "Bc", "Bi" } },
+};
+
+struct sfn {
+	uint64_t n;			/* samples it ran in */
+	double sum[R_N][5];		/* m, a, m*m, a*a, m*a */
+	double cur[R_N][2];		/* this sample's m and a */
+	bool touched;
+};
+
+struct sample_stats {
+	int ev[R_N][2][2];		/* event indexes; -1: none, -2: @ */
+	bool have[R_N];
+	struct strintern names;		/* "file\tfn" -> function id */
+	struct sfn *fn;
+	uint32_t n_fn, cap_fn;
+	struct { uint64_t pc; uint32_t id; } *pcs;	/* pc -> function */
+	uint32_t n_pcs, cap_pcs;
+	struct hashtab pc_map;
+	uint32_t *touched;
+	uint32_t n_touched;
+	double n, t1, t2;		/* samples, sum of Ir, of Ir*Ir */
+};
+
+static uint64_t pc_hash_of(const void *ctx, uint32_t i)
+{
+	const struct sample_stats *st = ctx;
+	return hash_u64(st->pcs[i].pc);
+}
+
+static struct sample_stats *stats_of(struct tracer *tr)
+{
+	struct sample_state *s = &tr->smp;
+	if (s->stats)
+		return s->stats;
+	struct sample_stats *st = s->stats = xcalloc(1, sizeof(*st));
+	for (unsigned r = 0; r < R_N; r++) {
+		st->have[r] = true;
+		for (unsigned k = 0; k < 2; k++)
+			for (unsigned j = 0; j < 2; j++) {
+				const char *name = ratio_ev[r][k][j];
+				int idx = -1;
+				if (name && !strcmp(name, "@"))
+					idx = -2;
+				for (unsigned e = 0; name && idx == -1 &&
+				     e < tr->n_events; e++)
+					if (!strcmp(tr->event_names[e], name))
+						idx = (int)e;
+				st->ev[r][k][j] = idx;
+				if (name && idx == -1)
+					st->have[r] = false;
+			}
+	}
+	return st;
+}
+
+/* The function PC is in (resolved once). */
+static uint32_t fn_of(struct tracer *tr, struct sample_stats *st, uint64_t pc)
+{
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&st->pc_map, hash_u64(pc), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&st->pc_map, &p))
+		if (st->pcs[i].pc == pc)
+			return st->pcs[i].id;
+	struct src_loc loc;
+	sym_lookup(tr->syms, pc, &loc);
+	char *key = xasprintf("%s\t%s", loc.file ? loc.file : "???",
+			      loc.fn ? loc.fn : "???");
+	for (char *c = key; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	bool is_new;
+	uint32_t id = strintern_id(&st->names, key, strlen(key), &is_new);
+	free(key);
+	if (is_new) {
+		if (st->n_fn == st->cap_fn) {
+			st->cap_fn = st->cap_fn ? 2 * st->cap_fn : 256;
+			st->fn = xreallocarray(st->fn, st->cap_fn, sizeof(*st->fn));
+			st->touched = xreallocarray(st->touched, st->cap_fn,
+					       sizeof(*st->touched));
+		}
+		memset(&st->fn[st->n_fn++], 0, sizeof(*st->fn));
+	}
+	if (st->n_pcs == st->cap_pcs) {
+		st->cap_pcs = st->cap_pcs ? 2 * st->cap_pcs : 1024;
+		st->pcs = xreallocarray(st->pcs, st->cap_pcs, sizeof(*st->pcs));
+	}
+	st->pcs[st->n_pcs].pc = pc;
+	st->pcs[st->n_pcs].id = id;
+	hashtab_insert(&st->pc_map, &p, st->n_pcs++, pc_hash_of, st);
+	return id;
+}
+
+static double ev_sum(const struct sample_stats *st, const uint64_t *row,
+		     const int *ev)
+{
+	double v = 0;
+	for (unsigned j = 0; j < 2; j++)
+		if (ev[j] >= 0)
+			v += (double)row[ev[j]];
+	return v;
+}
+
+/* Sample table C's costs go to the profile's table and the statistics. */
+static void fold(struct tracer *tr, struct cost_table *c)
+{
+	struct sample_state *s = &tr->smp;
+	struct sample_stats *st = stats_of(tr);
+	unsigned ne = tr->n_events;
+	int ir = -1;
+	for (unsigned e = 0; e < ne; e++)
+		if (!strcmp(tr->event_names[e], "Ir"))
+			ir = (int)e;
+	double total = 0;
+	st->n_touched = 0;
+	for (size_t i = 0; i < costs_count(c); i++) {
+		uint64_t pc = costs_pc_at(c, i);
+		const uint64_t *row = costs_row_at(c, i);
+		uint64_t *to = costs_row(s->kept, pc);
+		for (unsigned e = 0; e < ne; e++)
+			to[e] += row[e];
+		uint32_t id = fn_of(tr, st, pc);
+		struct sfn *f = &st->fn[id];
+		if (!f->touched) {
+			f->touched = true;
+			memset(f->cur, 0, sizeof(f->cur));
+			st->touched[st->n_touched++] = id;
+		}
+		for (unsigned r = 0; r < R_N; r++) {
+			if (!st->have[r])
+				continue;
+			f->cur[r][0] += ev_sum(st, row, st->ev[r][0]);
+			f->cur[r][1] += ev_sum(st, row, st->ev[r][1]);
+		}
+		if (ir >= 0)
+			total += (double)row[ir];
+	}
+	st->n++;
+	st->t1 += total;
+	st->t2 += total * total;
+	for (uint32_t k = 0; k < st->n_touched; k++) {
+		struct sfn *f = &st->fn[st->touched[k]];
+		f->touched = false;
+		if (f->cur[R_SHARE][0] > 0)
+			f->n++;
+		f->cur[R_SHARE][1] = total;
+		for (unsigned r = 0; r < R_N; r++) {
+			double m = f->cur[r][0], a = f->cur[r][1];
+			f->sum[r][0] += m;
+			f->sum[r][1] += a;
+			f->sum[r][2] += m * m;
+			f->sum[r][3] += a * a;
+			f->sum[r][4] += m * a;
+		}
+	}
+}
+
 void sample_begin(struct tracer *tr, struct tracee *t)
 {
 	struct sample_state *s = &tr->smp;
@@ -209,24 +382,11 @@ void sample_begin(struct tracer *tr, struct tracee *t)
 	s->from = s->phase_steps = t->win.steps;
 	s->phase_t = wall_ns();
 	s->poke_at = 0;
-	if (tr->opt.sample_warmup) {
-		s->kept = engine_swap_costs(e, NULL);
-		s->warming = true;
-		e->sample_cap = s->from + tr->opt.sample_warmup;
-	} else {
-		e->sample_cap = s->from + tr->opt.sample_len;
-	}
-}
-
-/* The warm-up's costs go; the profile's table is back. */
-static void end_warmup(struct tracer *tr, struct tracee *t)
-{
-	struct sample_state *s = &tr->smp;
-	costs_free(engine_swap_costs(&tr->eng, s->kept));
-	s->kept = NULL;
-	s->warming = false;
-	s->warm += t->win.steps - s->from;
-	s->from = t->win.steps;
+	/* the warm-up's table, or the sample's */
+	s->kept = engine_swap_costs(e, NULL);
+	s->warming = tr->opt.sample_warmup > 0;
+	e->sample_cap = s->from + (s->warming ? tr->opt.sample_warmup :
+				   tr->opt.sample_len);
 }
 
 bool sample_warmed(struct tracer *tr, struct tracee *t)
@@ -236,26 +396,119 @@ bool sample_warmed(struct tracer *tr, struct tracee *t)
 	if (!s->warming || !e->sample_cap || t->win.steps < e->sample_cap ||
 	    engine_at_stop_event(t))
 		return false;
-	end_warmup(tr, t);
-	e->sample_cap = s->from + tr->opt.sample_len;
-	s->phase_steps = t->win.steps;
+	/* The warm-up's costs go; the sample's table from here. */
+	costs_free(engine_swap_costs(e, NULL));
+	s->warming = false;
+	s->warm += t->win.steps - s->from;
+	s->from = s->phase_steps = t->win.steps;
 	s->phase_t = wall_ns();
 	s->poke_at = 0;
+	e->sample_cap = s->from + tr->opt.sample_len;
 	return true;
 }
 
 void sample_end(struct tracer *tr, struct tracee *lead)
 {
 	struct sample_state *s = &tr->smp;
-	if (!tr->opt.sample_len)
+	struct engine *e = &tr->eng;
+	if (!tr->opt.sample_len || !s->kept)
 		return;
-	if (s->warming)
-		end_warmup(tr, lead);	/* ended in its warm-up */
-	else
+	if (s->warming) {
+		s->warm += lead->win.steps - s->from;	/* ended in it */
+	} else {
 		s->counted += lead->win.steps - s->from;
-	tr->eng.sample_cap = 0;
+		fold(tr, e->costs);
+	}
+	costs_free(engine_swap_costs(e, s->kept));
+	s->kept = NULL;
+	s->warming = false;
+	e->sample_cap = 0;
 	s->last_cpu = target_cpu_ns(tr);
 	s->due = s->last_cpu + tr->opt.sample_period_ns;
+}
+
+struct cost_table *sample_costs(struct tracer *tr)
+{
+	struct sample_state *s = &tr->smp;
+	struct engine *e = &tr->eng;
+	if (!s->kept)
+		return e->costs;
+	if (!s->warming) {
+		/* a sample in progress: what it counted so far, as one */
+		fold(tr, e->costs);
+		costs_free(engine_swap_costs(e, NULL));
+	}
+	return s->kept;
+}
+
+void sample_write_stats(struct tracer *tr, FILE *f)
+{
+	const struct sample_stats *st = tr->smp.stats;
+	if (!tr->opt.sample_len || !st)
+		return;
+	fprintf(f, "# cachetrace-samples: %.0f %.17g %.17g", st->n, st->t1,
+		st->t2);
+	for (unsigned r = 0; r < R_N; r++)
+		if (st->have[r])
+			fprintf(f, " %s", ratio_name[r]);
+	fputc('\n', f);
+	for (uint32_t i = 0; i < st->n_fn; i++) {
+		const struct sfn *fn = &st->fn[i];
+		fprintf(f, "# cachetrace-sample\t%s\t%" PRIu64,
+			st->names.str[i], fn->n);
+		for (unsigned r = 0; r < R_N; r++) {
+			if (!st->have[r])
+				continue;
+			fputc('\t', f);
+			for (unsigned k = 0; k < 5; k++)
+				fprintf(f, "%s%.17g", k ? " " : "",
+					r == R_SHARE && k == 1 ? st->t1 :
+					r == R_SHARE && k == 3 ? st->t2 :
+					fn->sum[r][k]);
+		}
+		fputc('\n', f);
+	}
+}
+
+static int by_ir(const void *a, const void *b, void *ctx)
+{
+	const struct sample_stats *st = ctx;
+	double x = st->fn[*(const uint32_t *)a].sum[R_SHARE][0];
+	double y = st->fn[*(const uint32_t *)b].sum[R_SHARE][0];
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void sample_print_support(struct tracer *tr, FILE *f, const char *prefix)
+{
+	struct sample_stats *st = tr->smp.stats;
+	if (!tr->opt.sample_len || !st || !st->n_fn)
+		return;
+	uint32_t *ord = xcalloc(st->n_fn, sizeof(*ord));
+	for (uint32_t i = 0; i < st->n_fn; i++)
+		ord[i] = i;
+	qsort_r(ord, st->n_fn, sizeof(*ord), by_ir, st);
+	fprintf(f, "%sSamples behind the top functions' estimates:", prefix);
+	for (uint32_t k = 0; k < st->n_fn && k < 5; k++) {
+		const char *name = strchr(st->names.str[ord[k]], '\t');
+		fprintf(f, "%s %s %" PRIu64, k ? "," : "", name + 1,
+			st->fn[ord[k]].n);
+	}
+	fprintf(f, " (of %.0f)\n", st->n);
+	free(ord);
+}
+
+void sample_free(struct tracer *tr)
+{
+	struct sample_stats *st = tr->smp.stats;
+	if (!st)
+		return;
+	strintern_free(&st->names);
+	hashtab_free(&st->pc_map);
+	free(st->fn);
+	free(st->pcs);
+	free(st->touched);
+	free(st);
+	tr->smp.stats = NULL;
 }
 
 static void print_period(FILE *f, uint64_t ns)

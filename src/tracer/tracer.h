@@ -259,6 +259,7 @@ struct sample_state {
 	uint64_t t0, deadline;		/* wall clock: start, --duration's end */
 	uint64_t poke_at;		/* ...when to interrupt a sample's lead
 					 * in the code cache; 0: not yet */
+	struct sample_stats *stats;	/* per function, over the samples */
 	uint64_t phase_t, phase_steps;	/* wall clock and the lead's steps when
 					 * the warm-up or the counted part
 					 * began: its pace */
@@ -614,6 +615,18 @@ void sample_end(struct tracer *tr, struct tracee *lead);
 /* T, at its window's cap: true when that was the end of the warm-up,
  * the window going on, counted from here. */
 bool sample_warmed(struct tracer *tr, struct tracee *t);
+/* The profile's table: the samples' (a sample's counted part so far
+ * added to it first). */
+struct cost_table *sample_costs(struct tracer *tr);
+/* The statistics of the samples, per function, as comment lines after a
+ * profile's summary: cg_annotate skips them, cachetrace-annotate gives
+ * each function's estimates a confidence interval from them
+ * (src/report/annotate/sampled.c has the format). */
+void sample_write_stats(struct tracer *tr, FILE *f);
+/* The summary's line of how many samples the top functions' estimates
+ * rest on. */
+void sample_print_support(struct tracer *tr, FILE *f, const char *prefix);
+void sample_free(struct tracer *tr);
 /* The --sample line of the profile (DESC) or of the summary. */
 void sample_describe(const struct tracer *tr, FILE *f, const char *prefix,
 		     bool desc);

@@ -32,6 +32,7 @@
 
 #include "cgsummary.h"
 #include "error.h"
+#include "sampled.h"
 #include "html_assets.h"
 #include "report_private.h"
 
@@ -763,6 +764,48 @@ static void static_functions(struct page *pg)
 	free(idx);
 }
 
+/* A sampled profile's estimates, with their 95% intervals (sampled.h). */
+static void static_sampled(struct page *pg)
+{
+	FILE *out = pg->out;
+	const struct sampled *sp = pg->p->sampled;
+	if (!sp || sp->bad || !sp->n_ratios)
+		return;
+	fprintf(out, "<section id=\"sampled\"><h2>Sampled estimates</h2>\n"
+		"<p class=\"note\">%.0f sample%s; each estimate with its 95%% "
+		"interval, from the spread between the samples.</p>\n"
+		"<table class=\"counts\" id=\"sampledtab\"><thead><tr>",
+		sp->n, sp->n == 1 ? "" : "s");
+	for (unsigned r = 0; r < sp->n_ratios; r++) {
+		fputs("<th>", out);
+		html_text(out, sampled_title(sp, r));
+		fputs("</th>", out);
+	}
+	fputs("<th>samples</th><th>function</th></tr></thead><tbody>\n", out);
+	uint32_t n, *ord = sampled_order(sp, 0.1, HTML_STATIC_ROWS, &n);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct sampled_fn *f = &sp->fn[ord[k]];
+		fputs("<tr>", out);
+		for (unsigned r = 0; r < sp->n_ratios; r++) {
+			double est, half;
+			if (!sampled_estimate(sp, f, r, &est, &half))
+				fputs("<td>.</td>", out);
+			else if (half < 0)
+				fprintf(out, "<td>%.2f%%</td>", 100 * est);
+			else
+				fprintf(out, "<td>%.2f%% &plusmn;%.2f</td>",
+					100 * est, 100 * half);
+		}
+		fprintf(out, "<td>%.0f</td><td class=\"name\">", f->k);
+		html_text(out, f->fn);
+		fputs(" <span class=\"file\">", out);
+		html_text(out, f->file);
+		fputs("</span></td></tr>\n", out);
+	}
+	fputs("</tbody></table></section>\n", out);
+	free(ord);
+}
+
 static void static_sources(struct page *pg)
 {
 	FILE *out = pg->out;
@@ -865,6 +908,7 @@ int html_write(FILE *out, const struct profile *p, const struct html_opts *o)
 	page_head(&pg);
 	static_run(&pg, summary);
 	static_functions(&pg);
+	static_sampled(&pg);
 	static_sources(&pg);
 	fputs("<section id=\"calls\"><h2>Call tree and callers</h2>"
 	      "<div id=\"tree\"><p class=\"note\">The call tree needs "

@@ -30,6 +30,7 @@
 
 #include "error.h"
 #include "profile_private.h"
+#include "sampled.h"
 
 
 /* ---- the profile -------------------------------------------------------- */
@@ -41,6 +42,8 @@ void prof_init(struct profile *p)
 
 void prof_free(struct profile *p)
 {
+	sampled_free(p->sampled);
+	p->sampled = NULL;
 	for (unsigned i = 0; i < p->n_events; i++)
 		free(p->events[i]);
 	free(p->events);

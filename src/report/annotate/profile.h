@@ -88,6 +88,9 @@ struct profile {
 	uint32_t *fn_map, n_fn_map;
 	struct strintern raw_files, raw_fns;
 
+	struct sampled *sampled;	/* --sample's statistics (sampled.h);
+					 * NULL: none */
+
 	unsigned n_inputs;
 	bool have_mtime;
 	struct timespec oldest_mtime;	/* of the input files, for warnings */

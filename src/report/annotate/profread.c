@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "profile_private.h"
+#include "sampled.h"
 
 #define READ_BUF (2u * PROF_MAX_LINE)
 
@@ -388,7 +389,14 @@ static int rd_line(struct reader *r, const char *s, size_t len)
 		r->cg = p->has_calls = true;
 		return 0;
 	}
-	if (rd_skip_ws(s, end) == end || *s == '#')
+	if (*s == '#') {
+		/* a sampled profile's statistics, else a comment */
+		char err[128];
+		if (sampled_line(&p->sampled, s, end, err, sizeof(err)) < 0)
+			return rd_fail(r, "%s", err);
+		return 0;
+	}
+	if (rd_skip_ws(s, end) == end)
 		return 0;
 
 	switch (r->state) {

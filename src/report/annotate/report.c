@@ -19,6 +19,7 @@
 #include "calltree.h"
 #include "error.h"
 #include "report_private.h"
+#include "sampled.h"
 
 /* A row's badness, (DLmr + DLmw)^2 / Ir, into BUF: "." without Ir; a
  * whole number (commified, rounded down) from 100 up; below that three
@@ -743,6 +744,8 @@ int report_print(FILE *out, const struct profile *p,
 	print_totals(&pr);
 	uint32_t *chosen = print_fn_summary(&pr, fn_rows, true, &rc);
 	free(print_fn_summary(&pr, fn_rows, false, &rc));
+	sampled_print(out, p->sampled, o->sort_threshold[0] < 0 ? 0 :
+		      o->sort_threshold[0], 50);
 	if (p->has_calls && print_incl_summary(&pr))
 		rc = -1;
 	if (o->annotate) {
