@@ -38,12 +38,13 @@ static void usage(void)
 "                          end each window after N instructions\n"
 "  --intervals=N           trace N start..stop windows into one profile\n"
 "                          [1]; 0: until interrupted or the target ends\n"
-"  --sample=PERIOD:LENGTH[:WARMUP]\n"
+"  --sample=PERIOD[:LENGTH[:WARMUP]]\n"
 "                          run natively; every PERIOD of the target's CPU\n"
 "                          time (us, ms, s), simulate a window of LENGTH\n"
 "                          instructions (k, M, G), its first WARMUP only\n"
-"                          warming the caches and predictor; with --start,\n"
-"                          samples begin at the start event once due\n"
+"                          warming the caches and predictor [PERIOD alone:\n"
+"                          1M, 200k of them warm-up; WARMUP: 0]; with\n"
+"                          --start, samples begin at the start event\n"
 "  --sample-cold           each sample starts with empty caches and\n"
 "                          predictor (as --cache-state=cold)\n"
 "  --duration=T            end after T (us, ms, s) of wall time: the\n"
@@ -220,9 +221,21 @@ static int parse_sample(struct options *o, const char *v)
 	const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 	const char *end2 = c2 ? c2 : c1 ? c1 + strlen(c1) : NULL;
 	o->sample_arg = v;
+	if (!c1 && strlen(v) < sizeof(period)) {
+		/* PERIOD alone: the defaults */
+		snprintf(period, sizeof(period), "%s", v);
+		o->sample_len = 1000000;
+		o->sample_warmup = 200000;
+		if (parse_time(period, &o->sample_period_ns) < 0 ||
+		    !o->sample_period_ns)
+			return error_usage("--sample: '%s' is not "
+					   "PERIOD[:LENGTH[:WARMUP]] (20ms, "
+					   "20ms:1M:200k)", v);
+		return 0;
+	}
 	if (!c1 || (size_t)(c1 - v) >= sizeof(period))
-		return error_usage("--sample: '%s' is not PERIOD:LENGTH[:WARMUP] "
-				   "(20ms:1M:200k)", v);
+		return error_usage("--sample: '%s' is not PERIOD[:LENGTH[:WARMUP]] "
+				   "(20ms, 20ms:1M:200k)", v);
 	snprintf(period, sizeof(period), "%.*s", (int)(c1 - v), v);
 	if (parse_time(period, &o->sample_period_ns) < 0 ||
 	    !o->sample_period_ns)
@@ -238,6 +251,10 @@ static int parse_sample(struct options *o, const char *v)
 		return error_usage("--sample: the warm-up '%s' is not a count "
 				   "of instructions (digits, then k, M or G: "
 				   "200k)", c2 + 1);
+	if (o->sample_warmup >= o->sample_len)
+		return error_usage("--sample: the warm-up (%s) is part of the "
+				   "LENGTH (%.*s): it must be shorter", c2 + 1,
+				   (int)(end2 - c1 - 1), c1 + 1);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* --sample=PERIOD:LENGTH[:WARMUP] (issue 31): the target runs natively,
  * and every PERIOD of its CPU time a window of LENGTH instructions is
  * simulated, the first WARMUP of them only warming the caches and the
- * predictor.
+ * predictor (not counted).
  *
  * The period is the target's CPU time (the process's CPU-time clock,
  * every thread's time summed), not wall time: a server waiting for
@@ -396,14 +396,15 @@ bool sample_warmed(struct tracer *tr, struct tracee *t)
 	if (!s->warming || !e->sample_cap || t->win.steps < e->sample_cap ||
 	    engine_at_stop_event(t))
 		return false;
-	/* The warm-up's costs go; the sample's table from here. */
+	/* The warm-up's costs go; the sample's table from here, to LENGTH
+	 * from the sample's first instruction. */
 	costs_free(engine_swap_costs(e, NULL));
 	s->warming = false;
 	s->warm += t->win.steps - s->from;
+	e->sample_cap = s->from + tr->opt.sample_len;
 	s->from = s->phase_steps = t->win.steps;
 	s->phase_t = wall_ns();
 	s->poke_at = 0;
-	e->sample_cap = s->from + tr->opt.sample_len;
 	return true;
 }
 
@@ -531,8 +532,8 @@ void sample_describe(const struct tracer *tr, FILE *f, const char *prefix,
 	double run = (double)(wall_ns() - s->t0) / 1e9;
 	fprintf(f, desc ? "%s%-18severy " : "%s%s every ", prefix, "Sampled:");
 	print_period(f, o->sample_period_ns);
-	fprintf(f, " of the target's CPU time, %" PRIu64 " instructions "
-		"after a warm-up of %" PRIu64 "%s: %" PRIu64 " sample%s, %"
+	fprintf(f, " of the target's CPU time, %" PRIu64 " instructions, "
+		"the first %" PRIu64 " a warm-up%s: %" PRIu64 " sample%s, %"
 		PRIu64 " instructions counted, %" PRIu64 " in warm-ups (not "
 		"counted)", o->sample_len, o->sample_warmup,
 		o->cold_windows ? ", caches emptied at each" : "", s->n,

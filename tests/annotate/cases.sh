@@ -202,6 +202,41 @@ malformed)
 	[ $rc -eq 1 ] || die "2 GiB line: exit status $rc"
 	[[ $err =~ ^"<stdin>:1: line longer than 1048576 bytes" ]] || die "2 GiB line: '$err'"
 	;;
+sampled)
+	# A sampled profile's statistics (cachetrace --sample), worked by
+	# hand: 4 samples of 10 Ir each.  f's Ir 1 2 3 2: share 8/40 = 20%,
+	# residuals m - 0.2 a = -1 0 1 0, s^2 = 2/3, half width
+	# 1.96 sqrt(s^2 / 4) / 10 = 8.00%; g's 9 8 7 8: 80% +-8.00.  f's D1
+	# misses 2 0 2 0 of 10 accesses each: 10%, residuals 1 -1 1 -1,
+	# s^2 = 4/3, 1.96 sqrt(1/3) / 10 = 11.32%; g has no access: none.
+	cd "$tmp" || exit 1
+	T=$(printf '\t')
+	{ printf 'cmd: ./p\nevents: Ir Dr D1mr\n'
+	  printf 'fl=a.c\nfn=f\n1 8 40 4\nfn=g\n2 32\nsummary: 40 40 4\n'
+	  printf '# cachetrace-samples: 4 40 400 share D1\n'
+	  printf '# cachetrace-sample%sa.c%sf%s4%s8 40 18 400 80%s4 40 8 400 40\n' \
+		"$T" "$T" "$T" "$T" "$T"
+	  printf '# cachetrace-sample%sa.c%sg%s4%s32 40 258 400 320%s0 0 0 0 0\n' \
+		"$T" "$T" "$T" "$T" "$T"
+	} > s.cgout
+	"$ann" --annotate=no s.cgout > out 2> err || die "exit status $?"
+	[ -s err ] && die "unexpected stderr: $(cat err)"
+	grep -qx -- '-- Sampled estimates: 4 samples, 95% intervals from the spread between them' out ||
+		die "no Sampled estimates section"
+	grep -qE '^80\.00% \+-8\.00 +\. +4  a\.c:g$' out || die "g's estimates: $(grep 'a.c:g$' out)"
+	grep -qE '^20\.00% \+-8\.00 +10\.00% \+-11\.32 +4  a\.c:f$' out ||
+		die "f's estimates: $(grep 'a.c:f$' out)"
+	[ "$(grep -n 'a\.c:g$' out | cut -d: -f1)" -lt "$(grep -n 'a\.c:f$' out | tail -1 | cut -d: -f1)" ] ||
+		die "g (80%) not before f (20%)"
+	"$ann" --html=s.html s.cgout > /dev/null || die "--html: exit status $?"
+	grep -q '<td>20.00% &plusmn;8.00</td><td>10.00% &plusmn;11.32</td><td>4</td>' s.html ||
+		die "the HTML report lacks f's estimates"
+	# cg_annotate skips them (comments)
+	cg_annotate s.cgout > cg.out 2>&1 || die "cg_annotate: $(head -3 cg.out)"
+	grep -qi warn cg.out && die "cg_annotate warns: $(grep -i warn cg.out)"
+	sed 's/8 40 18 400 80/8 40 x 400 80/' s.cgout > bad.cgout
+	expect_error bad.cgout 10 "malformed sample statistics: a ratio's sums"
+	;;
 *)
 	echo "unknown case $case"; exit 1 ;;
 esac
