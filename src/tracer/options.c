@@ -45,6 +45,8 @@ static void usage(void)
 "                          warming the caches and predictor [PERIOD alone:\n"
 "                          1M, 200k of them warm-up; WARMUP: 0]; with\n"
 "                          --start, samples begin at the start event\n"
+"  --sample-budget=P%%     stretch the period so that samples take at\n"
+"                          most P%% of the run's time\n"
 "  --sample-cold           each sample starts with empty caches and\n"
 "                          predictor (as --cache-state=cold)\n"
 "  --duration=T            end after T (us, ms, s) of wall time: the\n"
@@ -346,7 +348,7 @@ enum {
 	OPT_TRACE_CHILDREN, OPT_FORKED_CHILD, OPT_ENGINE, OPT_HTML, OPT_VEX_CHASE,
 	OPT_CHECK, OPT_HELP, OPT_VERSION, OPT_CACHE_STATE, OPT_MIRROR_BUDGET,
 	OPT_COUNTERS, OPT_COUNTER_SAMPLE, OPT_CPUID, OPT_AUXV, OPT_SAMPLE,
-	OPT_SAMPLE_COLD, OPT_DURATION,
+	OPT_SAMPLE_COLD, OPT_DURATION, OPT_SAMPLE_BUDGET,
 };
 
 static const struct option longopts[] = {
@@ -381,6 +383,7 @@ static const struct option longopts[] = {
 	{ "intervals", required_argument, NULL, OPT_INTERVALS },
 	{ "sample", required_argument, NULL, OPT_SAMPLE },
 	{ "sample-cold", no_argument, NULL, OPT_SAMPLE_COLD },
+	{ "sample-budget", required_argument, NULL, OPT_SAMPLE_BUDGET },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "stop-after", required_argument, NULL, OPT_MAX_INSNS },
 	{ "core-map", required_argument, NULL, OPT_CORE_MAP },
@@ -530,6 +533,16 @@ static int parse_one(struct options *o, int c, char *v, const char *arg)
 		o->intervals_given = true;
 		return 0;
 	case OPT_SAMPLE: return parse_sample(o, v);
+	case OPT_SAMPLE_BUDGET: {
+		size_t d = strspn(v, "0123456789");
+		unsigned long b = strtoul(v, NULL, 10);
+		if (!d || d > 3 || strcmp(v + d, "%") || b < 1 || b > 99)
+			return error_usage("--sample-budget: '%s' is not a "
+					   "percentage from 1%% to 99%% (10%%)",
+					   v);
+		o->sample_budget = (unsigned)b;
+		return 0;
+	}
 	case OPT_SAMPLE_COLD:
 		o->cold_windows = o->cache_state_given = true;
 		return 0;
@@ -617,6 +630,8 @@ static int check_options(const struct options *o, int argc, int first)
 		return error_usage("--sample is its own start event: no "
 				   "--%s with it", o->toggle_signal ?
 				   "toggle-signal" : "start-watch");
+	if (o->sample_budget && !o->sample_len)
+		return error_usage("--sample-budget needs --sample");
 	if (o->sample_len && o->max_insns)
 		return error_usage("--sample's LENGTH is the window's: no "
 				   "--max-instructions with it");

@@ -25,6 +25,7 @@ struct options {
 	uint64_t sample_period_ns;	/* of the target's CPU time */
 	uint64_t sample_len, sample_warmup;	/* instructions */
 	const char *sample_arg;
+	unsigned sample_budget;		/* --sample-budget, percent; 0: none */
 	uint64_t duration_ns;		/* --duration; 0: none */
 	bool threads_all;		/* --threads=all */
 	bool sw_breakpoints;		/* --breakpoints=sw */

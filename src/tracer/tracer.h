@@ -256,6 +256,9 @@ struct sample_state {
 	struct cost_table *kept;	/* the profile's table, during one */
 	uint64_t n, counted, warm;	/* samples; instructions counted and
 					 * in warm-ups */
+	uint64_t began;			/* wall clock at this sample's start */
+	uint64_t rng;			/* the periods' jitter (xorshift) */
+	uint64_t stretched;		/* periods --sample-budget stretched */
 	uint64_t t0, deadline;		/* wall clock: start, --duration's end */
 	uint64_t poke_at;		/* ...when to interrupt a sample's lead
 					 * in the code cache; 0: not yet */

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""bench/sample: a sampled profile against the full one of the same run
+(issue 31).  compare.py FULL SAMPLED: for each function with >= 5% of the
+full profile's data accesses (Dr + Dw), its D1 and LL miss rates (misses
+per data access) in both, and their relative difference; the last line
+says how many are within 15%."""
+import sys
+
+
+def read(path):
+    """Per file:function totals of a Cachegrind-format profile."""
+    events, fns, cur, fl = [], {}, None, '?'
+    with open(path, errors='replace') as f:
+        for line in f:
+            if line.startswith('events:'):
+                events = line.split()[1:]
+            elif line.startswith('fl='):
+                fl = line[3:].rstrip('\n')
+            elif line.startswith('fn='):
+                cur = fns.setdefault(fl + ':' + line[3:].rstrip('\n'),
+                                     [0] * len(events))
+            elif line[:1].isdigit() and cur is not None:
+                for i, v in enumerate(line.split()[1:]):
+                    if v != '.':
+                        cur[i] += int(v)
+    return events, fns
+
+
+def rates(events, row):
+    ix = {e: i for i, e in enumerate(events)}
+    acc = row[ix['Dr']] + row[ix['Dw']]
+    d1 = row[ix['D1mr']] + row[ix['D1mw']]
+    ll = row[ix['DLmr']] + row[ix['DLmw']]
+    return acc, (d1 / acc if acc else 0), (ll / acc if acc else 0)
+
+
+def rel(a, b):
+    if a == b:
+        return 0.0
+    return abs(b - a) / a if a else float('inf')
+
+
+def main():
+    ev, full = read(sys.argv[1])
+    ev2, samp = read(sys.argv[2])
+    total = sum(rates(ev, r)[0] for r in full.values())
+    ok = n = 0
+    print('%-44s %7s %9s %9s %6s %9s %9s %6s' % (
+        'function (>= 5% of data accesses)', 'share', 'D1 full', 'sampled',
+        'diff', 'LL full', 'sampled', 'diff'))
+    for name, row in sorted(full.items(), key=lambda kv: -rates(ev, kv[1])[0]):
+        acc, d1, ll = rates(ev, row)
+        if acc < 0.05 * total:
+            continue
+        s = samp.get(name)
+        sacc, sd1, sll = rates(ev2, s) if s else (0, 0, 0)
+        e1, e2 = rel(d1, sd1), rel(ll, sll)
+        n += 2
+        ok += (e1 <= 0.15) + (e2 <= 0.15)
+        print('%-44s %6.1f%% %8.3f%% %8.3f%% %5.0f%% %8.4f%% %8.4f%% %5.0f%%' % (
+            name[-44:], 100 * acc / total, 100 * d1, 100 * sd1, 100 * e1,
+            100 * ll, 100 * sll, 100 * e2))
+    print('%d of %d rates within 15%%' % (ok, n))
+
+
+main()
