@@ -43,7 +43,7 @@ static void usage(void)
 "                          time (us, ms, s), simulate a window of LENGTH\n"
 "                          instructions (k, M, G), its first WARMUP only\n"
 "                          warming the caches and predictor [PERIOD alone:\n"
-"                          1M, 200k of them warm-up; WARMUP: 0]; with\n"
+"                          200k, 50k of them warm-up; WARMUP: 0]; with\n"
 "                          --start, samples begin at the start event\n"
 "  --sample-budget=P%%     stretch the period so that samples take at\n"
 "                          most P%% of the run's time\n"
@@ -215,7 +215,7 @@ static int parse_insns(const char *v, size_t len, uint64_t *out)
 	return 0;
 }
 
-/* --sample=PERIOD:LENGTH[:WARMUP], "20ms:1M:200k". */
+/* --sample=PERIOD[:LENGTH[:WARMUP]], "5ms", "20ms:1M:200k". */
 static int parse_sample(struct options *o, const char *v)
 {
 	char period[32];
@@ -226,18 +226,18 @@ static int parse_sample(struct options *o, const char *v)
 	if (!c1 && strlen(v) < sizeof(period)) {
 		/* PERIOD alone: the defaults */
 		snprintf(period, sizeof(period), "%s", v);
-		o->sample_len = 1000000;
-		o->sample_warmup = 200000;
+		o->sample_len = 200000;
+		o->sample_warmup = 50000;
 		if (parse_time(period, &o->sample_period_ns) < 0 ||
 		    !o->sample_period_ns)
 			return error_usage("--sample: '%s' is not "
-					   "PERIOD[:LENGTH[:WARMUP]] (20ms, "
+					   "PERIOD[:LENGTH[:WARMUP]] (5ms, "
 					   "20ms:1M:200k)", v);
 		return 0;
 	}
 	if (!c1 || (size_t)(c1 - v) >= sizeof(period))
 		return error_usage("--sample: '%s' is not PERIOD[:LENGTH[:WARMUP]] "
-				   "(20ms, 20ms:1M:200k)", v);
+				   "(5ms, 20ms:1M:200k)", v);
 	snprintf(period, sizeof(period), "%.*s", (int)(c1 - v), v);
 	if (parse_time(period, &o->sample_period_ns) < 0 ||
 	    !o->sample_period_ns)
