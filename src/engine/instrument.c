@@ -686,13 +686,16 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			insn_tally_add(in->stepped, first);
 		return stepped(tr, t);
 	}
-	/* --sample: room in the ring (empty here) for about the records
-	 * of the instructions left to its cap, so that the guard stops the
-	 * thread near it (four bytes an instruction: a loop whose every
-	 * other instruction accesses memory writes about that). */
+	/* --sample: room in the ring (empty here) for the records of half
+	 * the instructions left to its cap, at the bytes an instruction the
+	 * ring has taken lately (four before it has any): the guard stops
+	 * the thread before the cap, or not far past it when its code
+	 * writes fewer, and each stop halves what is left. */
 	uint64_t cap = tracee_leads(t) ? tr->eng.sample_cap : 0;
-	uint64_t want = cap > t->win.steps ? (cap - t->win.steps) * 4 : 0;
-	want = want < 4096 ? 4096 : want > RING_BYTES ? RING_BYTES : want;
+	uint64_t left = cap > t->win.steps ? cap - t->win.steps : 0;
+	uint64_t want = in->ring_insns > 1000 ?
+		left * in->ring_bytes / in->ring_insns / 2 : left * 2;
+	want = want < 512 ? 512 : want > RING_BYTES ? RING_BYTES : want;
 	in->skip = cap ? (RING_BYTES - want) & ~7ull : 0;
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
 	struct user_regs_struct r = t->regs;

@@ -38,6 +38,7 @@ struct inst {
 	uint8_t *ring;			/* ours: the slot, then the ring */
 	uint64_t ring_at;
 	uint64_t skip;			/* ring_start's, set while it is empty */
+	uint64_t ring_bytes, ring_insns;	/* drained lately (drain) */
 	uint64_t stop;			/* the stop pc the blocks end at */
 	uint32_t gen;			/* the decoder's, when translated */
 	const char *off;		/* why nothing runs from the cache */

@@ -73,6 +73,7 @@ void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	uint64_t fs = t->regs.fs_base, rsp = t->regs.rsp;
 	struct lean_run run;
 	struct lean_block *b = p < n_words ? plan_of(in, w[p]) : NULL, *nb;
+	uint64_t steps = t->win.steps;
 	engine_lean_run_start(&tr->eng, &run, fs);
 	while (b && p + 1 + engine_lean_head(b)->words <= n_words) {
 		const struct lean_head *h = engine_lean_head(b);
@@ -100,8 +101,7 @@ void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 			engine_lean_run_start(&tr->eng, &run, fs);
 		} else {
 			if (h->words && ring_skew())
-				((uint64_t *)(void *)in->ring)[ISLOT_SIZE / 8 +
-							p - h->words] += 64;
+				*(uint64_t *)(uintptr_t)(w + p - h->words) += 64;
 			engine_account_block(&tr->eng, t, &run, b,
 					     w + p - h->words,
 					     nb ? engine_lean_head(nb)->pc :
@@ -114,6 +114,14 @@ void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	}
 	engine_lean_run_end(&tr->eng, &run);
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
+	/* The ring's bytes an instruction, lately (--sample sizes the ring
+	 * by it): the sums halved as they grow, the old weighing less. */
+	in->ring_bytes += 8 * p;
+	in->ring_insns += t->win.steps - steps;
+	if (in->ring_insns > (1u << 24)) {
+		in->ring_bytes /= 2;
+		in->ring_insns /= 2;
+	}
 }
 
 static uint64_t *gpr(struct user_regs_struct *r, unsigned num)
