@@ -31,7 +31,7 @@ PY
 cmd() {
 	case $1 in
 	phases) echo "./phases 8" ;;
-	json) echo "python3 jsonbench.py" ;;
+	json) echo "/usr/bin/python3 jsonbench.py" ;;
 	xz) echo "xz -3 -c -T1 xz.in" ;;
 	sqlite) echo "./sqlite-load 200000" ;;
 	esac
