@@ -53,8 +53,10 @@ for p in ${*:-phases json xz sqlite}; do
 	echo "== $p, --sample=$S: native $nat s, Cachegrind $cg s, cachetrace" \
 	     "full $full s, sampled $warm s (--sample-cold $cold s)"
 	sed -n 's/^desc: Sampled: *//p' $p.warm.cg
-	echo "-- kept caches (default):"
-	python3 "$D/compare.py" $p.full.cg $p.warm.cg
-	echo "-- --sample-cold:"
-	python3 "$D/compare.py" $p.full.cg $p.cold.cg | tail -1
+	echo "-- kept caches (default), the estimates (weighted samples):"
+	python3 "$D/compare.py" $p.full.cg $p.warm.cg --estimates
+	echo "-- the same, the profile's raw counts:"
+	python3 "$D/compare.py" $p.full.cg $p.warm.cg | tail -1
+	echo "-- --sample-cold, the estimates:"
+	python3 "$D/compare.py" $p.full.cg $p.cold.cg --estimates | tail -1
 done

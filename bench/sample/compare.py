@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """bench/sample: a sampled profile against the full one of the same run
-(issue 31).  compare.py FULL SAMPLED: for each function with >= 5% of the
+(issue 31).  compare.py FULL SAMPLED [--estimates]: for each function with >= 5% of the
 full profile's data accesses (Dr + Dw), its D1 and LL miss rates (misses
 per data access) in both, and their relative difference; the last line
-says how many are within 15%."""
+says how many are within 15%.  With --estimates, the sampled rates are
+the profile's estimates (its statistics, each sample weighted by the
+instructions a cycle the model estimates for it), not its raw counts."""
 import sys
 
 
@@ -26,6 +28,24 @@ def read(path):
     return events, fns
 
 
+def stats(path):
+    """The sampled profile's estimates: per file:function, its D1 and LL
+    ratios (sum m / sum a) from the statistics after the summary."""
+    names, est = [], {}
+    with open(path, errors='replace') as f:
+        for line in f:
+            if line.startswith('# cachetrace-samples:'):
+                names = line.split()[5:]
+            elif line.startswith('# cachetrace-sample\t'):
+                _, fl, fn, _k, *rs = line.rstrip('\n').split('\t')
+                r = {}
+                for name, sums in zip(names, rs):
+                    m, a = [float(v) for v in sums.split()[:2]]
+                    r[name] = m / a if a else 0.0
+                est[fl + ':' + fn] = r
+    return est
+
+
 def rates(events, row):
     ix = {e: i for i, e in enumerate(events)}
     acc = row[ix['Dr']] + row[ix['Dw']]
@@ -43,6 +63,7 @@ def rel(a, b):
 def main():
     ev, full = read(sys.argv[1])
     ev2, samp = read(sys.argv[2])
+    est = stats(sys.argv[2])
     total = sum(rates(ev, r)[0] for r in full.values())
     ok = n = 0
     print('%-44s %7s %9s %9s %6s %9s %9s %6s' % (
@@ -54,6 +75,8 @@ def main():
             continue
         s = samp.get(name)
         sacc, sd1, sll = rates(ev2, s) if s else (0, 0, 0)
+        if '--estimates' in sys.argv and name in est:
+            sd1, sll = est[name].get('D1', 0), est[name].get('LL', 0)
         e1, e2 = rel(d1, sd1), rel(ll, sll)
         n += 2
         ok += (e1 <= 0.15) + (e2 <= 0.15)

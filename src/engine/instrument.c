@@ -675,6 +675,17 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop,
 					 &why);
 		}
+		if (!b && why && strstr(why, "can write") &&
+		    in->maps_window != tr->eng.windows) {
+			/* Code mapped since the ranges were read: the
+			 * target ran natively between windows (a module
+			 * dlopen'ed between two samples was stepped), so
+			 * they are read again, once a window. */
+			in->maps_window = tr->eng.windows;
+			read_code_ranges(in, t->tid);
+			b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop,
+					 &why);
+		}
 		/* a string instruction no block takes: alone */
 		if (!b && itrans_is_string(first) && t->regs.rip != stop)
 			b = itrans_solo(c->x, first, &why);

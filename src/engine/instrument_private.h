@@ -51,6 +51,7 @@ struct inst {
 	struct { uint64_t lo, hi; } *code;
 	size_t n_code, cap_code;
 	bool maps_stale;
+	unsigned maps_window;		/* the window they were last read in */
 	/* --engine=lockstep:instrument: the thread runs in the cache a
 	 * machine instruction at a time (stepping, between two of its
 	 * steps), its registers at the original code as they were after
