@@ -12,6 +12,7 @@
 P=sw$$
 build sweep $P
 GEOM="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
+ANNOT=$(dirname "$CT")/cachetrace-annotate
 
 # line_cost FILE LINE EVENT: EVENT on LINE of sweep.c's work().
 line_cost() {
@@ -74,6 +75,13 @@ sampled inst.cg | grep -q "3 samples, $n instructions counted" &&
 [ "$(line_cost inst.cg 15 D1mr)" = 0 ] &&
 	pass "instrument: the warm-ups' misses never counted" ||
 	fail "instrument: sweep.c:15 D1mr $(line_cost inst.cg 15 D1mr) after warm-ups"
+# Its statistics: cachetrace-annotate's estimates, cg_annotate unbothered.
+"$ANNOT" --annotate=no inst.cg >inst.ann 2>&1
+grep -q -- '-- Sampled estimates: 3 samples' inst.ann &&
+	grep -qE '^[0-9.]+% \+-[0-9.]+ .* 3  .*sweep\.c:work$' inst.ann &&
+	pass "cachetrace-annotate: work()'s estimates from 3 samples" ||
+	fail "cachetrace-annotate: $(grep -A4 'Sampled estimates' inst.ann)"
+check_annotate inst.cg "a sampled profile"
 cmp -s inst.out step-cold.out && pass "the target's output intact" ||
 	fail "the target's output: $(head -1 inst.out)"
 
@@ -93,6 +101,22 @@ run region --engine=step --start=work --sample=1ms:5k --intervals=3
 	[ "$(windows region.cg)" = 3 ] &&
 	pass "--start: 3 samples of 5000, all in work()" ||
 	fail "--start: Ir $(summary region.cg), work $(fn_cost region.cg work), windows $(windows region.cg)"
+
+# Code mapped while the target ran natively between two windows (libm,
+# dlopen'ed between f()'s two calls) runs from the instrument engine's
+# cache, not stepped: the code ranges are read again.
+build latecode L$$ -ldl
+cos_cost() {	# libm's cos() by any of its names (__cos_fma: an ifunc's)
+	awk '/^fn=/ { c = ($0 ~ /^fn=(__)?cos/); next }
+	     /^[0-9]/ { if (c) s += $2 } END { print s + 0 }' "$1"
+}
+"$CT" --start=f --intervals=2 -o late.cg -- ./L$$ >late.out 2>late.err ||
+	fail "late code: status $?"
+stepped=$(sed -n 's/.* exits, [0-9]* stops inside), \([0-9]*\) stepped.*/\1/p' late.err)
+[ "$(windows late.cg)" = 2 ] && [ "${stepped:-99999}" -lt 100 ] &&
+	[ "$(cos_cost late.cg)" -gt 20000 ] &&
+	pass "late code: cos() counted, $stepped instructions stepped" ||
+	fail "late code: $(windows late.cg) windows, '$stepped' stepped, cos $(cos_cost late.cg)"
 
 # Bad input: one line naming the problem, a non-zero exit.
 for bad in --sample=20 --sample=20:1M --sample=20ms:0 --sample=20ms:1M:x \
