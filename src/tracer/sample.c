@@ -182,11 +182,21 @@ long sample_tick(struct tracer *tr, bool *expired)
 	}
 	if (tr->opt.sample_len && tr->n_active)
 		return min_wait(wait, poke(tr, now));
-	if (!tr->opt.sample_len || s->is_due || window_all_done(tr))
+	if (!tr->opt.sample_len || window_all_done(tr))
 		return wait;
+	if (s->is_due) {
+		/* Its thread is on its way to our stop, or (--start) the
+		 * start event will come; else that thread is gone before it
+		 * stopped: another is chosen. */
+		bool coming = tr->opt.start;
+		for (struct tracee *t = tr->tracees; t; t = t->next)
+			coming |= tracee_wants_window(t);
+		if (coming)
+			return wait;
+	}
 	uint64_t cpu = target_cpu_ns(tr);
 	s->last_cpu = cpu;
-	if (cpu < s->due) {
+	if (!s->is_due && cpu < s->due) {
 		/* No sooner than the CPU time left could have been spent,
 		 * every thread on a CPU of its own. */
 		unsigned n = 0;
