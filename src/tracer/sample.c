@@ -167,6 +167,48 @@ static long poke(struct tracer *tr, uint64_t now)
 	return (long)((s->poke_at - now + 999) / 1000);
 }
 
+/* A sample's lead that runs no instruction of its own for a while (a
+ * main thread in pthread_join, a server between requests) would hold its
+ * window open for as long as it waits, and no other sample would come:
+ * its thread's CPU time is looked at every 2 periods (20 ms at least),
+ * and a sample whose lead used none meanwhile ends.
+ * Returns the wait (us) until the next look, or -1. */
+static long stalled(struct tracer *tr, uint64_t now)
+{
+	struct sample_state *s = &tr->smp;
+	struct tracee *lead = tr->tracees;
+	while (lead && !tracee_leads(lead))
+		lead = lead->next;
+	if (!lead || tracee_ending(lead))
+		return -1;
+	uint64_t every = 2 * tr->opt.sample_period_ns;
+	if (every < 20000000)
+		every = 20000000;
+	if (s->stall_at && now >= s->stall_at) {
+		uint64_t cpu = thread_cpu_ns(tr->target_pid, lead->tid);
+		if (cpu && cpu == s->stall_cpu) {
+			debug_msg("sample: thread %d waits: its sample ends",
+				  lead->tid);
+			s->stalls++;
+			s->stall_at = 0;
+			/* Stopped, it leaves now; in the code cache, at our
+			 * interrupt; stepped through a system call, when
+			 * that returns (an interrupt then would leave the
+			 * step's trap to kill it): the next sample need not
+			 * wait for it. */
+			window_end(tr, lead, NULL);
+			return -1;
+		}
+		s->stall_cpu = cpu;
+		s->stall_at = now + every;
+	}
+	if (!s->stall_at) {
+		s->stall_cpu = thread_cpu_ns(tr->target_pid, lead->tid);
+		s->stall_at = now + every;
+	}
+	return (long)((s->stall_at - now + 999) / 1000);
+}
+
 long sample_tick(struct tracer *tr, bool *expired)
 {
 	struct sample_state *s = &tr->smp;
@@ -181,7 +223,8 @@ long sample_tick(struct tracer *tr, bool *expired)
 		wait = (long)((s->deadline - now + 999) / 1000);
 	}
 	if (tr->opt.sample_len && tr->n_active)
-		return min_wait(wait, poke(tr, now));
+		return min_wait(wait, min_wait(poke(tr, now),
+					       stalled(tr, now)));
 	if (!tr->opt.sample_len || window_all_done(tr))
 		return wait;
 	if (s->is_due) {
@@ -438,6 +481,7 @@ void sample_begin(struct tracer *tr, struct tracee *t)
 	s->is_due = false;
 	s->n++;
 	s->began = wall_ns();
+	s->stall_at = 0;
 	s->from = s->phase_steps = t->win.steps;
 	s->phase_t = wall_ns();
 	s->poke_at = 0;
@@ -612,6 +656,9 @@ void sample_describe(const struct tracer *tr, FILE *f, const char *prefix,
 	if (!desc && run > 0)
 		fprintf(f, "; %.1f%% of the run's %.2f s spent in samples",
 			100.0 * tr->eng.t_stepping / run, run);
+	if (!desc && s->stalls)
+		fprintf(f, "; %" PRIu64 " ended early, their thread waiting",
+			s->stalls);
 	if (o->sample_budget)
 		fprintf(f, "; --sample-budget=%u%% stretched %" PRIu64
 			" period%s", o->sample_budget, s->stretched,

@@ -259,6 +259,9 @@ struct sample_state {
 	uint64_t began;			/* wall clock at this sample's start */
 	uint64_t rng;			/* the periods' jitter (xorshift) */
 	uint64_t stretched;		/* periods --sample-budget stretched */
+	uint64_t stall_at, stall_cpu;	/* when the lead's CPU time is looked
+					 * at next, and what it was last */
+	uint64_t stalls;		/* samples ended so */
 	uint64_t t0, deadline;		/* wall clock: start, --duration's end */
 	uint64_t poke_at;		/* ...when to interrupt a sample's lead
 					 * in the code cache; 0: not yet */
