@@ -118,6 +118,21 @@ stepped=$(sed -n 's/.* exits, [0-9]* stops inside), \([0-9]*\) stepped.*/\1/p' l
 	pass "late code: cos() counted, $stepped instructions stepped" ||
 	fail "late code: $(windows late.cg) windows, '$stepped' stepped, cos $(cos_cost late.cg)"
 
+# Threads taking turns, their main thread waiting in pthread_join: the
+# first sample, due after 1 ms of CPU time, falls on main as it starts
+# them, and main then waits for the rest of the run.  That sample ends
+# (its thread used no CPU time for 20 ms) and others follow, the target
+# unharmed (a stepped system call's thread interrupted to end it died of
+# its step's trap).
+build threads T$$
+./T$$ alt 20000 >alt.ref 2>&1
+"$CT" --sample=1ms:20k:5k -o alt.cg -- ./T$$ alt 20000 >alt.out 2>alt.err ||
+	fail "threads: status $?"
+k=$(sampled alt.cg | sed -n 's/.*: \([0-9]*\) samples\{0,1\},.*/\1/p')
+! grep -q 'killed by' alt.err && cmp -s alt.ref alt.out && [ "${k:-0}" -ge 2 ] &&
+	pass "threads: $k samples, the target's output intact" ||
+	fail "threads: $k samples, $(grep -E 'killed|exited' alt.err), output $(head -1 alt.out)"
+
 # Bad input: one line naming the problem, a non-zero exit.
 for bad in --sample=20 --sample=20:1M --sample=20ms:0 --sample=20ms:1M:x \
 	   --sample=20ms:1M:1M --sample-budget=0% --sample-budget=10 \
