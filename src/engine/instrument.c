@@ -423,6 +423,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		r.rip = pos.pc;
 		return back_at(t, &r);
 	}
+	guard_fault("ringdrain");	/* tests/attach/ringq.sh */
 	drain(tr, t, in, base, b->pc);
 
 	/* The block's completed instructions, from its partial record. */

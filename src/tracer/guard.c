@@ -678,16 +678,18 @@ int guard_start(struct tracer *tr)
 
 void guard_fault(const char *site)
 {
+	/* CACHETRACE_FAULT=kill@SITE:N: the Nth pass at SITE (passes
+	 * elsewhere do not count) */
+	static const char *f;
 	static long countdown = -1;
 	if (countdown < 0) {
-		/* CACHETRACE_FAULT=kill@SITE:N */
-		const char *f = getenv("CACHETRACE_FAULT");
-		size_t n = strlen(site);
-		countdown = f && !strncmp(f, "kill@", 5) &&
-			    !strncmp(f + 5, site, n) && f[5 + n] == ':' ?
-			    atol(f + 6 + n) : 0;
+		f = getenv("CACHETRACE_FAULT");
+		countdown = f && !strncmp(f, "kill@", 5) && strchr(f, ':') ?
+			    atol(strchr(f, ':') + 1) : 0;
 	}
-	if (countdown > 0 && --countdown == 0)
+	size_t n = strlen(site);
+	if (countdown > 0 && !strncmp(f + 5, site, n) && f[5 + n] == ':' &&
+	    --countdown == 0)
 		kill(getpid(), SIGKILL);
 }
 

@@ -9,6 +9,9 @@
 # that state.  It must be dropped by cachetrace (the profile as without the
 # hook, the target's output intact) and by the guardian when cachetrace
 # is killed right there (CACHETRACE_FAULT=kill@ringq:N).
+# And the ordinary case: the thread held in the guard's delivery stop
+# while cachetrace drains the ring, cachetrace killed then
+# (kill@ringdrain:N): the guardian finds it at the probe and runs it on.
 . "$(dirname "$0")/lib.sh"
 R=rf$$
 build ringfill $R
@@ -39,16 +42,23 @@ S=rq$$
 build server $S
 printf 'h 1\ns 7\nh 3\n' >reqs
 ./$S <reqs >sref || fail "untraced server run"
+for how in queued drain; do
 for n in 1 3 8; do
-	what="killed at ring fault $n"
+	what="killed at ring fault $n ($how)"
 	rm -f req tgt.out; mkfifo req
 	./$S <req >tgt.out &
 	spid=$!
 	exec 3>req
 	echo 'h 1' >&3
-	CACHETRACE_TEST_RING_QUEUED=1 CACHETRACE_FAULT=kill@ringq:$n \
-		"$CT" -q --engine=instrument -p $spid --start=spin -o p.cg \
-		2>ct.err &
+	if [ $how = queued ]; then
+		CACHETRACE_TEST_RING_QUEUED=1 CACHETRACE_FAULT=kill@ringq:$n \
+			"$CT" -q --engine=instrument -p $spid --start=spin \
+			-o p.cg 2>ct.err &
+	else
+		CACHETRACE_FAULT=kill@ringdrain:$n "$CT" -q \
+			--engine=instrument -p $spid --start=spin -o p.cg \
+			2>ct.err &
+	fi
 	CTPID=$!
 	wait_traced $spid || fail "$what: cachetrace never attached"
 	wait_armed $spid || fail "$what: the target was never let go"
@@ -75,5 +85,6 @@ for n in 1 3 8; do
 	rc=$?
 	[ $rc -eq 0 ] && cmp -s sref tgt.out && pass "$what: server output intact" ||
 		fail "$what: the server's status $rc, output: $(diff sref tgt.out | head -3)"
+done
 done
 finish
