@@ -126,20 +126,21 @@ else
 		fail "late code: $(windows late.cg) windows, '$stepped' stepped, cos $(cos_cost late.cg)"
 fi
 
-# Threads taking turns, their main thread waiting in pthread_join: the
-# first sample, due after 1 ms of CPU time, falls on main as it starts
-# them, and main then waits for the rest of the run.  That sample ends
-# (its thread used no CPU time for 20 ms) and others follow, the target
-# unharmed (a stepped system call's thread interrupted to end it died of
-# its step's trap).
+# A sample whose thread waits ends early: threads.c's mutex mode, main
+# calling locked_work(), which waits 300 ms for the mutex another thread
+# holds.  The sample begins there (--start, due at once), its thread
+# uses no CPU time for 20 ms, and the sample ends then, not when the
+# mutex comes: the summary says so; the target is unharmed (interrupted
+# to end it, a thread stepped through a system call died of its step's
+# trap).
 build threads T$$
-./T$$ alt 20000 >alt.ref 2>&1
-"$CT" --sample=1ms:20k:5k -o alt.cg -- ./T$$ alt 20000 >alt.out 2>alt.err ||
-	fail "threads: status $?"
-k=$(sampled alt.cg | sed -n 's/.*: \([0-9]*\) samples\{0,1\},.*/\1/p')
-! grep -q 'killed by' alt.err && cmp -s alt.ref alt.out && [ "${k:-0}" -ge 2 ] &&
-	pass "threads: $k samples, the target's output intact" ||
-	fail "threads: $k samples, $(grep -E 'killed|exited' alt.err), output $(head -1 alt.out)"
+./T$$ mutex >mx.ref 2>&1
+"$CT" --sample=1us:20k --start=locked_work --intervals=1 -o mx.cg -- \
+	./T$$ mutex >mx.out 2>mx.err || fail "waiting thread: status $?"
+grep -q 'Sampled: .*1 sample,.*; 1 ended early, their thread waiting' mx.err &&
+	! grep -q 'killed by' mx.err && cmp -s mx.ref mx.out &&
+	pass "a waiting thread's sample ended early, the target's output intact" ||
+	fail "waiting thread: $(grep -E 'Sampled|killed|exited' mx.err), output $(head -1 mx.out)"
 
 # Bad input: one line naming the problem, a non-zero exit.
 for bad in --sample=20 --sample=20:1M --sample=20ms:0 --sample=20ms:1M:x \
