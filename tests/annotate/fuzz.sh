@@ -17,6 +17,7 @@ clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	"$root/tests/annotate/fuzz_parser.c" "$root/src/report/annotate/profile.c" \
 	"$root/src/report/annotate/profread.c" \
 	"$root/src/report/annotate/profread_cg.c" \
+	"$root/src/report/annotate/sampled.c" \
 	"$root/src/report/annotate/calltree.c" \
 	"$root/src/report/annotate/flamegraph.c" \
 	"$root/src/util/error.c" "$root/src/util/hashtab.c" \

@@ -720,6 +720,41 @@ bool report_opts_defaults(struct report_opts *o, const struct profile *p,
 	return o->badness_ir >= 0;
 }
 
+/* A sampled profile's section (sampled.h): functions by share, at most
+ * MAX, those under THRESHOLD percent of Ir left out. */
+static void print_sampled(FILE *out, const struct sampled *p,
+			  double threshold, unsigned max)
+{
+	if (!p || p->bad || !p->n_ratios)
+		return;
+	char arg[96];
+	snprintf(arg, sizeof(arg), ": %.0f sample%s, 95%% intervals from the "
+		 "spread between them", p->n, p->n == 1 ? "" : "s");
+	rep_fancy(out, "Sampled estimates", arg);
+	for (unsigned r = 0; r < p->n_ratios; r++)
+		fprintf(out, "%-19s ", sampled_title(p, r));
+	fprintf(out, "samples  file:function\n\n");
+	uint32_t n, *ord = sampled_order(p, threshold, max, &n);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct sampled_fn *f = &p->fn[ord[k]];
+		for (unsigned r = 0; r < p->n_ratios; r++) {
+			double est, half;
+			char cell[40];
+			if (!sampled_estimate(p, f, r, &est, &half))
+				snprintf(cell, sizeof(cell), ".");
+			else if (half < 0)
+				snprintf(cell, sizeof(cell), "%.2f%%", 100 * est);
+			else
+				snprintf(cell, sizeof(cell), "%.2f%% +-%.2f",
+					 100 * est, 100 * half);
+			fprintf(out, "%-19s ", cell);
+		}
+		fprintf(out, "%7.0f  %s:%s\n", f->k, f->file, f->fn);
+	}
+	free(ord);
+	fputc('\n', out);
+}
+
 int report_print(FILE *out, const struct profile *p,
 		 const struct report_opts *o)
 {
@@ -744,7 +779,7 @@ int report_print(FILE *out, const struct profile *p,
 	print_totals(&pr);
 	uint32_t *chosen = print_fn_summary(&pr, fn_rows, true, &rc);
 	free(print_fn_summary(&pr, fn_rows, false, &rc));
-	sampled_print(out, p->sampled, o->sort_threshold[0] < 0 ? 0 :
+	print_sampled(out, p->sampled, o->sort_threshold[0] < 0 ? 0 :
 		      o->sort_threshold[0], 50);
 	if (p->has_calls && print_incl_summary(&pr))
 		rc = -1;

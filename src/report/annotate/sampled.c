@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "error.h"
-#include "report_private.h"
 
 #define SAMPLES_KEY "# cachetrace-samples:"
 #define SAMPLE_KEY "# cachetrace-sample\t"
@@ -204,37 +203,4 @@ uint32_t *sampled_order(const struct sampled *p, double threshold,
 	}
 	*n = k;
 	return ord;
-}
-
-void sampled_print(FILE *out, const struct sampled *p, double threshold,
-		   unsigned max)
-{
-	if (!p || p->bad || !p->n_ratios)
-		return;
-	char arg[96];
-	snprintf(arg, sizeof(arg), ": %.0f sample%s, 95%% intervals from the "
-		 "spread between them", p->n, p->n == 1 ? "" : "s");
-	rep_fancy(out, "Sampled estimates", arg);
-	for (unsigned r = 0; r < p->n_ratios; r++)
-		fprintf(out, "%-19s ", sampled_title(p, r));
-	fprintf(out, "samples  file:function\n\n");
-	uint32_t n, *ord = sampled_order(p, threshold, max, &n);
-	for (uint32_t k = 0; k < n; k++) {
-		const struct sampled_fn *f = &p->fn[ord[k]];
-		for (unsigned r = 0; r < p->n_ratios; r++) {
-			double est, half;
-			char cell[40];
-			if (!sampled_estimate(p, f, r, &est, &half))
-				snprintf(cell, sizeof(cell), ".");
-			else if (half < 0)
-				snprintf(cell, sizeof(cell), "%.2f%%", 100 * est);
-			else
-				snprintf(cell, sizeof(cell), "%.2f%% +-%.2f",
-					 100 * est, 100 * half);
-			fprintf(out, "%-19s ", cell);
-		}
-		fprintf(out, "%7.0f  %s:%s\n", f->k, f->file, f->fn);
-	}
-	free(ord);
-	fputc('\n', out);
 }

@@ -48,12 +48,8 @@ void sampled_free(struct sampled *p);
  * the interval's half width (negative: fewer than two samples). */
 bool sampled_estimate(const struct sampled *p, const struct sampled_fn *f,
 		      unsigned r, double *est, double *half);
-/* The text report's section: functions by share, at most MAX, those
- * under THRESHOLD percent of Ir left out. */
-void sampled_print(FILE *out, const struct sampled *p, double threshold,
-		   unsigned max);
-/* Its functions in the order sampled_print shows them: an array of *N
- * indexes (free it). */
+/* The functions to show, by share, at most MAX, those under THRESHOLD
+ * percent of Ir left out: an array of *N indexes (free it). */
 uint32_t *sampled_order(const struct sampled *p, double threshold,
 			unsigned max, uint32_t *n);
 /* The heading of ratio R ("Ir share", "D1 miss rate", ...). */
