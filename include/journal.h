@@ -154,4 +154,10 @@ static inline bool journal_ring_fault(const siginfo_t *si,
 	       a >= guard[0] && a < guard[1];
 }
 
+/* Something the kernel queued for stopped thread TID that must not reach
+ * the target: a SIGTRAP it raised (a step, a breakpoint; not one sent),
+ * or the ring guard GUARD's SIGSEGV (journal_ring_fault; {0, 0}: none).
+ * For cachetrace and its guardian alike. */
+bool journal_ours_queued(pid_t tid, const uint64_t guard[2]);
+
 #endif

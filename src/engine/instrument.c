@@ -376,15 +376,13 @@ static void queue_ring_fault(struct tracee *t, struct inst *in,
 			     const struct iblock *b,
 			     const struct user_regs_struct *r)
 {
-	uint64_t mask, with, base = 0;
-	for (unsigned i = 0; i < in->n_caches; i++)
-		if (r->rip - in->caches[i].at < CACHE_BYTES)
-			base = in->caches[i].at;
-	if (!base || ptrace(PTRACE_GETSIGMASK, t->tid, (void *)8, &mask) < 0)
+	uint64_t mask, with;
+	const struct itrans *x = cache_at(in, r->rip);
+	if (!x || ptrace(PTRACE_GETSIGMASK, t->tid, (void *)8, &mask) < 0)
 		return;
 	with = mask | 1ull << (SIGSEGV - 1);
 	struct user_regs_struct q = *r;
-	q.rip = base + b->exit[0].stub + ITRANS_STUB_SC - 2;
+	q.rip = itrans_stub_sc(x, b, 0) - 2;	/* its syscall */
 	q.rax = ITRANS_STUB_NR;
 	q.orig_rax = (unsigned long long)-1;
 	int status;
@@ -642,8 +640,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 		return VERDICT_FAILED;
 	}
 	/* --sample's cap, met in the cache: here, at its next exit */
-	if (tracee_leads(t) && tr->eng.sample_cap &&
-	    t->win.steps >= tr->eng.sample_cap)
+	if (tracee_leads(t) && engine_at_sample_cap(&tr->eng, t))
 		return VERDICT_STOP;
 	if (!in->off)
 		in->off = cannot(tr, t);

@@ -750,6 +750,12 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 	return b;
 }
 
+uint64_t itrans_stub_sc(const struct itrans *x, const struct iblock *b,
+			unsigned j)
+{
+	return x->base + b->exit[j].stub + ITRANS_STUB_SC;
+}
+
 const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
 				   const struct iblock **bp)
 {
@@ -757,7 +763,7 @@ const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
 	if (!b)
 		return NULL;
 	for (unsigned j = 0; j < b->n_exit; j++)
-		if (x->base + b->exit[j].stub + ITRANS_STUB_SC == addr) {
+		if (itrans_stub_sc(x, b, j) == addr) {
 			*bp = b;
 			return &b->exit[j];
 		}

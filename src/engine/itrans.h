@@ -201,6 +201,10 @@ bool itrans_is_string(const struct insn *in);
 uint64_t itrans_entry(const struct itrans *x, const struct iblock *b);
 /* The block numbered ID (a record's first word); NULL if none. */
 const struct iblock *itrans_by_id(const struct itrans *x, uint64_t id);
+/* Where the system call of block B's exit J's stub returns to (the pc
+ * after it), a target address. */
+uint64_t itrans_stub_sc(const struct itrans *x, const struct iblock *b,
+			unsigned j);
 /* The exit whose stub's system call returns to target address ADDR (a
  * thread's pc at its PTRACE_SYSEMU stop); NULL if none.  *B gets its
  * block. */

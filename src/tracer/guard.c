@@ -299,21 +299,13 @@ static unsigned restore_int3s(const struct journal *j, struct gthread *th,
  * back at its original code (journal_ring_fault). */
 static void drop_queued_traps(const struct journal *j, pid_t tid)
 {
+	uint64_t guard[2] = {
+		__atomic_load_n(&j->h->ring_guard[0], __ATOMIC_ACQUIRE),
+		__atomic_load_n(&j->h->ring_guard[1], __ATOMIC_ACQUIRE)
+	};
 	for (int tries = 0; tries < 4; tries++) {
-		siginfo_t si[8];
-		struct __ptrace_peeksiginfo_args args = { 0, 0, 8 };
-		int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &args, si);
-		uint64_t guard[2] = {
-			__atomic_load_n(&j->h->ring_guard[0], __ATOMIC_ACQUIRE),
-			__atomic_load_n(&j->h->ring_guard[1], __ATOMIC_ACQUIRE)
-		};
-		bool trap = false;
-		for (int i = 0; i < n; i++)
-			trap |= (si[i].si_signo == SIGTRAP &&
-				 si[i].si_code != SI_USER &&
-				 si[i].si_code != SI_TKILL) ||
-				journal_ring_fault(&si[i], guard);
-		if (!trap || ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
+		if (!journal_ours_queued(tid, guard) ||
+		    ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
 			return;
 		int status;
 		if (tracee_wait(tid, &status) <= 0 || !WIFSTOPPED(status))

@@ -1,15 +1,15 @@
-/* --sample=PERIOD:LENGTH[:WARMUP] (issue 31): the target runs natively,
- * and every PERIOD of its CPU time a window of LENGTH instructions is
- * simulated, the first WARMUP of them only warming the caches and the
- * predictor (not counted).
+/* --sample=PERIOD[:LENGTH[:WARMUP]] (issue 31): the target runs
+ * natively, and every PERIOD of its CPU time a window of LENGTH
+ * instructions is simulated, the first WARMUP of them only warming the
+ * caches and the predictor (not counted).
  *
  * The period is the target's CPU time (the process's CPU-time clock,
  * every thread's time summed), not wall time: a server waiting for
  * requests is not sampled while it waits, and a sample's own time (the
  * target slowed by the engine) does not count towards the next one.  The
- * next sample is due about PERIOD after the last one ended (jittered).  Samples taken so
- * see each function in proportion to the CPU time it takes, not to its
- * instructions: the profile's shares are shares of the samples.
+ * next sample is due about PERIOD after the last one ended (jittered).
+ * Samples taken so land in each function in proportion to its time, not
+ * its instructions: the statistics weigh them back (fold).
  *
  * Without --start a sample begins wherever the thread that ran most since
  * the last one stands (as --toggle-signal's windows do); with --start,
@@ -19,12 +19,11 @@
  * The warm-up's costs go to a table of their own, thrown away when it
  * ends: its misses warm the models and are never counted.  The step and
  * emulate engines end a warm-up or a sample at the instruction; the
- * instrument engine at its next exit from the code cache (or the ring's
- * next fill, in a loop that never leaves it), a few instructions to a
- * few hundred thousand more: the counts say what was simulated. */
+ * instrument engine at its next stop past it, which its ring, sized for
+ * what is left, and our interrupt (poke) bring near: the counts say what
+ * was simulated. */
 #include "tracer.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -90,8 +89,8 @@ static uint64_t jittered(struct sample_state *s, uint64_t period)
 	s->rng ^= s->rng << 13;
 	s->rng ^= s->rng >> 7;
 	s->rng ^= s->rng << 17;
-	return period / 2 + (uint64_t)((double)(s->rng >> 11) / 9007199254740992.0 *
-				       (double)period);
+	double u = (double)(s->rng >> 11) / 9007199254740992.0;	/* [0, 1) */
+	return period / 2 + (uint64_t)(u * (double)period);
 }
 
 void sample_arm(struct tracer *tr)
@@ -131,6 +130,15 @@ static struct tracee *busiest(struct tracer *tr)
 	return best;
 }
 
+/* The lead of the sample in progress, or NULL. */
+static struct tracee *sample_lead(struct tracer *tr)
+{
+	struct tracee *lead = tr->tracees;
+	while (lead && !tracee_leads(lead))
+		lead = lead->next;
+	return lead;
+}
+
 static long min_wait(long a, long b)
 {
 	return a < 0 || (b >= 0 && b < a) ? b : a;
@@ -146,9 +154,7 @@ static long min_wait(long a, long b)
 static long poke(struct tracer *tr, uint64_t now)
 {
 	struct sample_state *s = &tr->smp;
-	struct tracee *lead = tr->tracees;
-	while (lead && !tracee_leads(lead))
-		lead = lead->next;
+	struct tracee *lead = sample_lead(tr);
 	if (!lead || !lead->in_cache || tracee_stopped(lead) ||
 	    tracee_ending(lead)) {
 		s->poke_at = 0;
@@ -176,9 +182,7 @@ static long poke(struct tracer *tr, uint64_t now)
 static long stalled(struct tracer *tr, uint64_t now)
 {
 	struct sample_state *s = &tr->smp;
-	struct tracee *lead = tr->tracees;
-	while (lead && !tracee_leads(lead))
-		lead = lead->next;
+	struct tracee *lead = sample_lead(tr);
 	if (!lead || tracee_ending(lead))
 		return -1;
 	uint64_t every = 2 * tr->opt.sample_period_ns;
@@ -305,6 +309,7 @@ struct sample_stats {
 	uint32_t n_touched;
 	double n, t1, t2;		/* samples, sum of Ir, of Ir*Ir */
 	int cest[4][3];			/* the cycle estimate's events */
+	int ir;				/* Ir's index; -1: none */
 };
 
 /* The cycles a sample's counts stand for, as the Cachegrind manual puts
@@ -324,6 +329,15 @@ static uint64_t pc_hash_of(const void *ctx, uint32_t i)
 	return hash_u64(st->pcs[i].pc);
 }
 
+/* The index of event NAME, -1 when the model has none (or no NAME). */
+static int event_index(const struct tracer *tr, const char *name)
+{
+	for (unsigned e = 0; name && e < tr->n_events; e++)
+		if (!strcmp(tr->event_names[e], name))
+			return (int)e;
+	return -1;
+}
+
 static struct sample_stats *stats_of(struct tracer *tr)
 {
 	struct sample_state *s = &tr->smp;
@@ -335,26 +349,17 @@ static struct sample_stats *stats_of(struct tracer *tr)
 		for (unsigned k = 0; k < 2; k++)
 			for (unsigned j = 0; j < 2; j++) {
 				const char *name = ratio_ev[r][k][j];
-				int idx = -1;
-				if (name && !strcmp(name, "@"))
-					idx = -2;
-				for (unsigned e = 0; name && idx == -1 &&
-				     e < tr->n_events; e++)
-					if (!strcmp(tr->event_names[e], name))
-						idx = (int)e;
+				int idx = name && !strcmp(name, "@") ? -2 :
+					  event_index(tr, name);
 				st->ev[r][k][j] = idx;
 				if (name && idx == -1)
 					st->have[r] = false;
 			}
 	}
 	for (unsigned k = 0; k < 4; k++)
-		for (unsigned j = 0; j < 3; j++) {
-			st->cest[k][j] = -1;
-			for (unsigned e = 0; cest_ev[k][j] && e < tr->n_events;
-			     e++)
-				if (!strcmp(tr->event_names[e], cest_ev[k][j]))
-					st->cest[k][j] = (int)e;
-		}
+		for (unsigned j = 0; j < 3; j++)
+			st->cest[k][j] = event_index(tr, cest_ev[k][j]);
+	st->ir = event_index(tr, "Ir");
 	return st;
 }
 
@@ -395,8 +400,7 @@ static uint32_t fn_of(struct tracer *tr, struct sample_stats *st, uint64_t pc)
 	return id;
 }
 
-static double ev_sum(const struct sample_stats *st, const uint64_t *row,
-		     const int *ev)
+static double ev_sum(const uint64_t *row, const int *ev)
 {
 	double v = 0;
 	for (unsigned j = 0; j < 2; j++)
@@ -411,10 +415,7 @@ static void fold(struct tracer *tr, struct cost_table *c)
 	struct sample_state *s = &tr->smp;
 	struct sample_stats *st = stats_of(tr);
 	unsigned ne = tr->n_events;
-	int ir = -1;
-	for (unsigned e = 0; e < ne; e++)
-		if (!strcmp(tr->event_names[e], "Ir"))
-			ir = (int)e;
+	int ir = st->ir;
 	double total = 0, cyc[4] = { 0, 0, 0, 0 };
 	st->n_touched = 0;
 	for (size_t i = 0; i < costs_count(c); i++) {
@@ -433,8 +434,8 @@ static void fold(struct tracer *tr, struct cost_table *c)
 		for (unsigned r = 0; r < R_N; r++) {
 			if (!st->have[r])
 				continue;
-			f->cur[r][0] += ev_sum(st, row, st->ev[r][0]);
-			f->cur[r][1] += ev_sum(st, row, st->ev[r][1]);
+			f->cur[r][0] += ev_sum(row, st->ev[r][0]);
+			f->cur[r][1] += ev_sum(row, st->ev[r][1]);
 		}
 		if (ir >= 0)
 			total += (double)row[ir];
@@ -496,7 +497,7 @@ bool sample_warmed(struct tracer *tr, struct tracee *t)
 {
 	struct sample_state *s = &tr->smp;
 	struct engine *e = &tr->eng;
-	if (!s->warming || !e->sample_cap || t->win.steps < e->sample_cap ||
+	if (!s->warming || !engine_at_sample_cap(e, t) ||
 	    engine_at_stop_event(t))
 		return false;
 	/* The warm-up's costs go; the sample's table from here, to LENGTH

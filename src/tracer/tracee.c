@@ -498,29 +498,13 @@ static void rewind_our_int3(struct tracer *tr, struct tracee *t)
 
 bool tracee_trap_queued(pid_t tid)
 {
-	siginfo_t si[8];
-	struct __ptrace_peeksiginfo_args args = { .off = 0, .flags = 0,
-						  .nr = 8 };
-	int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &args, si);
-	for (int i = 0; i < n; i++)
-		if (si[i].si_signo == SIGTRAP && si[i].si_code != SI_USER &&
-		    si[i].si_code != SI_TKILL)
-			return true;
-	return false;
+	static const uint64_t no_ring[2];
+	return journal_ours_queued(tid, no_ring);
 }
 
 bool tracee_ours_queued(struct tracer *tr, pid_t tid)
 {
-	siginfo_t si[8];
-	struct __ptrace_peeksiginfo_args args = { .off = 0, .flags = 0,
-						  .nr = 8 };
-	int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &args, si);
-	for (int i = 0; i < n; i++)
-		if ((si[i].si_signo == SIGTRAP && si[i].si_code != SI_USER &&
-		     si[i].si_code != SI_TKILL) ||
-		    journal_ring_fault(&si[i], tr->ring_guard))
-			return true;
-	return false;
+	return journal_ours_queued(tid, tr->ring_guard);
 }
 
 void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep)

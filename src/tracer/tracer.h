@@ -161,6 +161,13 @@ static inline bool engine_at_stop_event(const struct tracee *t)
 	return engine_at_stop_event_regs(t, &t->regs);
 }
 
+/* T, a window's lead, has run its sample's warm-up or length (--sample). */
+static inline bool engine_at_sample_cap(const struct engine *e,
+					const struct tracee *t)
+{
+	return e->sample_cap && t->win.steps >= e->sample_cap;
+}
+
 /* engine.h's engine_at_stop with T's registers R: its stop event, or a
  * cap on its steps (--max-instructions, a sample's length). */
 static inline bool engine_at_stop_regs(const struct engine *e,
@@ -169,7 +176,7 @@ static inline bool engine_at_stop_regs(const struct engine *e,
 {
 	if (e->max_steps && t->win.steps >= e->max_steps)
 		return true;
-	if (e->sample_cap && t->win.steps >= e->sample_cap)
+	if (engine_at_sample_cap(e, t))
 		return true;
 	return engine_at_stop_event_regs(t, r);
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <unistd.h>
 
 #define JOURNAL_MAGIC 0x434a5431u	/* "CJT1" */
@@ -207,4 +208,18 @@ void journal_wb_commit(struct journal *j)
 void journal_wb_done(struct journal *j)
 {
 	__atomic_store_n(&j->h->wb, 0, __ATOMIC_RELEASE);
+}
+
+bool journal_ours_queued(pid_t tid, const uint64_t guard[2])
+{
+	siginfo_t si[8];
+	struct __ptrace_peeksiginfo_args args = { .off = 0, .flags = 0,
+						  .nr = 8 };
+	int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &args, si);
+	for (int i = 0; i < n; i++)
+		if ((si[i].si_signo == SIGTRAP && si[i].si_code != SI_USER &&
+		     si[i].si_code != SI_TKILL) ||
+		    journal_ring_fault(&si[i], guard))
+			return true;
+	return false;
 }

@@ -111,6 +111,28 @@ check_free() {	# check_free PID WHAT
 		fail "$2: TracerPid '$tp' after cachetrace exited"
 }
 
+# server_free PID WHAT: cachetrace gone, the server (server.c) lives on,
+# free.
+server_free() {
+	if kill -0 "$1" 2>/dev/null; then
+		check_free "$1" "$2"
+	else
+		fail "$2: the server is gone"
+	fi
+}
+
+# server_finish PID REF WHAT SECS: its last request ('h 3') on fd 3, which
+# closes; it must end within SECS with status 0 and REF's output (tgt.out).
+server_finish() {
+	echo 'h 3' >&3
+	exec 3>&-
+	wait_gone "$1" "$4" || fail "$3: the server did not finish"
+	wait "$1"
+	rc=$?
+	[ $rc -eq 0 ] && cmp -s "$2" tgt.out && pass "$3: server output intact" ||
+		fail "$3: the server's status $rc, output: $(diff "$2" tgt.out | head -3)"
+}
+
 # The target's .text in memory equals the file's (no int3 left behind).
 check_text() {	# check_text PID BINARY WHAT
 	set -- "$1" "$2" "$3" $(readelf -SW "$2" |

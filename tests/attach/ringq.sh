@@ -86,21 +86,11 @@ for n in 1 3 8; do
 		[ "$(proc_field $spid TracerPid)" = 0 ] && break
 		sleep 0.1
 	done
-	if kill -0 $spid 2>/dev/null; then
-		check_free $spid "$what"
-	else
-		fail "$what: the server is gone"
-	fi
+	server_free $spid "$what"
 	grep -q 'guard: cachetrace ended without releasing' ct.err &&
 		pass "$what: the guardian released it" ||
 		fail "$what: no word from the guardian: $(head -2 ct.err)"
-	echo 'h 3' >&3
-	exec 3>&-
-	wait_gone $spid 60 || fail "$what: the server did not finish"
-	wait $spid
-	rc=$?
-	[ $rc -eq 0 ] && cmp -s sref tgt.out && pass "$what: server output intact" ||
-		fail "$what: the server's status $rc, output: $(diff sref tgt.out | head -3)"
+	server_finish $spid sref "$what" 60
 done
 done
 finish

@@ -29,18 +29,8 @@ for sig in TERM INT HUP TERM INT HUP TERM INT HUP TERM INT HUP; do
 	sleep 0.3
 	kill -s $sig $CTPID
 	wait_ct 30
-	if kill -0 $spid 2>/dev/null; then
-		check_free $spid "$what"
-	else
-		fail "$what: the server is gone"
-	fi
-	echo 'h 3' >&3
-	exec 3>&-
-	wait_gone $spid 20 || fail "$what: the server did not finish"
-	wait $spid
-	rc=$?
-	[ $rc -eq 0 ] && cmp -s ref tgt.out && pass "$what: server output intact" ||
-		fail "$what: the server's status $rc, output: $(diff ref tgt.out | head -3)"
+	server_free $spid "$what"
+	server_finish $spid ref "$what" 20
 	[ "$(fn_cost p.cg spin)" -gt 0 ] 2>/dev/null &&
 		pass "$what: spin was counted" ||
 		fail "$what: no spin cost in the profile"
