@@ -46,6 +46,15 @@ stop_target() {
 	wait "$TP" 2>/dev/null; echo "target ended: status $?"
 	return 1
 }
+# wait_traced PID: until a tracer has PID (10 s at most).
+wait_traced() {
+	for i in $(seq 1 100); do
+		t=$(awk '/^TracerPid:/{print $2}' "/proc/$1/status" 2>/dev/null)
+		[ -n "$t" ] && [ "$t" != 0 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
 # traced_state PID: "t" when a thread of PID is in a ptrace stop.
 traced_state() {
 	for s in /proc/$1/task/*/status; do

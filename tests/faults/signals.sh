@@ -16,7 +16,9 @@ for sig in QUIT USR1 USR2 ALRM TERM HUP INT XCPU PROF; do
 		"$CT" $G -p "$TP" --start=work --intervals=0 $(bp_opt $bp) \
 			-o s.cg 2> s.err &
 		C=$!
-		sleep 0.7
+		# attached, and a few of its windows run
+		wait_traced "$TP" || fail "SIG$sig/$bp: never attached"
+		sleep 0.2
 		kill -$sig $C
 		wait $C
 		rc=$?

@@ -3,14 +3,18 @@
 # breakpoint, detaches, writes the profile so far marked partial, exits
 # 128+signal; the target carries on to its normal end with its normal output.
 . "$(dirname "$0")/lib.sh"
-P=int$$		# a name of our own for the process checks
-build loop && mv loop $P
-./$P 200 0 > native-stepping.out || fail "native run"
-./$P 40 0 > native-waiting.out || fail "native run"
+# The four cases run at once, each in a directory of its own with a
+# target under a name of its own (for the process checks): each waits
+# seconds for its target's end, and not one after another.
+build loop
+./loop 200 0 > native-stepping.out || fail "native run"
+./loop 40 0 > native-waiting.out || fail "native run"
 
-one() {	# one SIG WHEN(stepping|waiting) EXPECTED_RC
-	sig=$1; when=$2; want=$3
-	rm -f p.cg tgt.out
+one() {	# one N SIG WHEN(stepping|waiting) EXPECTED_RC
+	n=$1; sig=$2; when=$3; want=$4
+	P=int$$-$n
+	mkdir c$n && cd c$n || { fail "no directory c$n"; return; }
+	cp ../loop $P && cp ../native-$when.out . || { fail "no copies"; return; }
 	if [ "$when" = stepping ]; then
 		# The whole run is the window: 200 calls 20 ms apart take
 		# 4 s at least under any engine, so a signal after 1 s lands
@@ -48,8 +52,16 @@ one() {	# one SIG WHEN(stepping|waiting) EXPECTED_RC
 			{ fail "$sig $when: cg_annotate failed"; cat ann.err; }
 	fi
 }
-one INT stepping 130
-one TERM stepping 143
-one HUP waiting 129
-one INT waiting 130
+n=0
+for c in "INT stepping 130" "TERM stepping 143" "HUP waiting 129" \
+	"INT waiting 130"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	( one $n $c ) > case$n.txt 2>&1 &
+done
+wait
+for n in 1 2 3 4; do
+	cat case$n.txt
+	fails=$((fails + $(grep -c '^FAIL' case$n.txt)))
+done
 finish
