@@ -30,8 +30,10 @@ meson test -C build --logbase main --print-errorlogs --no-suite fuzz || status=1
 # the step engine (the plain pass runs them on the default, instrument,
 # and the pass without debug registers on emulate, its fallback): every
 # run-time test of the tracer meets all three.  The kill -9
-# test's 108 kills are the plain pass's; the others kill 24 times.
+# test's 108 kills are the plain pass's; the others kill 24 times, and
+# the tests that repeat a race's run do so once (CACHETRACE_REPEATS).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 CACHETRACE_KILLS=24 \
+CACHETRACE_REPEATS=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CACHETRACE_ENGINE=step \
 	meson test -C build-asan --logbase asan --print-errorlogs --suite unit \
 	--suite annotate --suite tracer --suite attach --suite callstack \
@@ -46,6 +48,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CACHETRACE_ENGINE=step \
 # the debug registers do not fire anyway, the emulate suite takes the pass.
 if build/cachetrace --check | grep -q '^hardware breakpoints: *fire'; then
 	CACHETRACE_HOST=hwbp=no,inject=no,uc-regs=api,memfd=no,model-thread=no,uc-pages=qemu,vvar=no CACHETRACE_KILLS=24 \
+	CACHETRACE_REPEATS=1 \
 		meson test -C build --logbase nohw --print-errorlogs \
 		--suite tracer --suite attach --suite faults || status=1
 else
