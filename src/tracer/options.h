@@ -26,6 +26,7 @@ struct options {
 	uint64_t sample_len, sample_warmup;	/* instructions */
 	const char *sample_arg;
 	unsigned sample_budget;		/* --sample-budget, percent; 0: none */
+	bool sample_budget_given;
 	uint64_t duration_ns;		/* --duration; 0: none */
 	bool threads_all;		/* --threads=all */
 	bool sw_breakpoints;		/* --breakpoints=sw */
@@ -85,6 +86,9 @@ struct options {
 /* Parse ARGV into O.  Returns 0 to run, 1 when --help or --version was
  * printed (exit 0), -1 after a usage message (exit 2). */
 /* --engine's and CACHETRACE_ENGINE's names, as said in an error. */
+/* --sample's default --sample-budget, percent of the run's time. */
+#define SAMPLE_BUDGET_DEFAULT 40
+
 #define ENGINE_NAMES "instrument, emulate, step, lockstep, " \
 		     "lockstep:instrument or native"
 bool engine_known(const char *name);

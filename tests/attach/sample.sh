@@ -57,8 +57,11 @@ done
 
 # Two samples: the second finds the caches the first left (warm), or
 # empty (--sample-cold).
-run kept --engine=step --sample=1ms:5k --intervals=2
-run cold --engine=step --sample=1ms:5k --intervals=2 --sample-cold
+# (No bound on the samples' time: the default one, 40%, would stretch
+# the period past the program's end.)
+run kept --engine=step --sample=1ms:5k --intervals=2 --sample-budget=100%
+run cold --engine=step --sample=1ms:5k --intervals=2 --sample-cold \
+	--sample-budget=100%
 [ "$(line_cost kept.cg 15 D1mr)" = 256 ] && [ "$(line_cost cold.cg 15 D1mr)" = 512 ] &&
 	pass "kept caches: 256 misses in two samples; --sample-cold: 512" ||
 	fail "two samples: $(line_cost kept.cg 15 D1mr) kept, $(line_cost cold.cg 15 D1mr) cold (256, 512)"
@@ -67,7 +70,7 @@ grep -q '^desc: Cache state: *cold at every window' cold.cg &&
 	fail "--sample-cold: $(grep '^desc: Cache state' cold.cg)"
 
 # The default engine, its sample ended at its next stop after the cap.
-run inst --sample=1ms:20k:5k --intervals=3
+run inst --sample=1ms:20k:5k --intervals=3 --sample-budget=100%
 n=$(summary inst.cg)
 sampled inst.cg | grep -q "3 samples, $n instructions counted" &&
 	pass "instrument: 3 samples, $n instructions counted, as the profile's Ir" ||
@@ -93,10 +96,20 @@ cmp -s inst.out step-cold.out && pass "the target's output intact" ||
 grep -q 'sample-budget=50% stretched [12] periods\{0,1\}' budget.err &&
 	pass "--sample-budget: $(grep -o 'sample-budget=50% stretched.*' budget.err)" ||
 	fail "--sample-budget: $(grep Sampled budget.err)"
+# Without the option, the bound is 40%; --sample-budget=100% is none.
+grep -q 'Sampled:.* 2 samples' kept.err && ! grep -q 'sample-budget' kept.err &&
+	pass "--sample-budget=100%: no bound" ||
+	fail "--sample-budget=100%: $(grep Sampled kept.err)"
+"$CT" $GEOM --engine=step --sample=1ms:20k --intervals=2 -o dflt.cg -- \
+	./$P 10000 >/dev/null 2>dflt.err || fail "default bound: status $?"
+grep -q 'sample-budget=40% stretched [12] periods\{0,1\}' dflt.err &&
+	pass "the default bound: $(grep -o 'sample-budget=40% stretched.*' dflt.err)" ||
+	fail "the default bound: $(grep Sampled dflt.err)"
 
 # With --start, samples begin at the start event: never outside work(),
 # each one 5000 instructions (a call runs 30,820).
-run region --engine=step --start=work --sample=1ms:5k --intervals=3
+run region --engine=step --start=work --sample=1ms:5k --intervals=3 \
+	--sample-budget=100%
 [ "$(summary region.cg)" = 15000 ] && [ "$(fn_cost region.cg work)" = 15000 ] &&
 	[ "$(windows region.cg)" = 3 ] &&
 	pass "--start: 3 samples of 5000, all in work()" ||
@@ -145,7 +158,7 @@ grep -q 'Sampled: .*1 sample,.*; 1 ended early, their thread waiting' mx.err &&
 # Bad input: one line naming the problem, a non-zero exit.
 for bad in --sample=20 --sample=20:1M --sample=20ms:0 --sample=20ms:1M:x \
 	   --sample=20ms:1M:1M --sample-budget=0% --sample-budget=10 \
-	   --sample-budget=100% \
+	   --sample-budget=101% \
 	   --sample=0ms:1M --sample=20ms:1.5M --duration=0s --duration=10; do
 	"$CT" $bad -- ./$P 1 >/dev/null 2>bad.err
 	rc=$?
@@ -165,7 +178,8 @@ done
 ./$P >/dev/null &
 spid=$!
 sleep 0.2
-"$CT" $GEOM -p $spid --sample=2ms:50k:10k --duration=1s -o att.cg 2>att.err &
+"$CT" $GEOM -p $spid --sample=2ms:50k:10k --sample-budget=100% --duration=1s \
+	-o att.cg 2>att.err &
 CTPID=$!
 wait_ct 30
 [ "$CTRC" = 0 ] && pass "--duration=1s: cachetrace ended by itself, status 0" ||
