@@ -13,6 +13,9 @@ struct cost_table;
 
 struct cost_table *costs_new(unsigned n_events);
 void costs_free(struct cost_table *t);
+/* Empty T for use again: its memory kept (a sampled run's tables, one
+ * a sample, come and go hundreds of times). */
+void costs_clear(struct cost_table *t);
 
 /* The row of PC, created on first use. */
 uint64_t *costs_row(struct cost_table *t, uint64_t pc);

@@ -143,13 +143,30 @@ uint64_t *engine_pc_row(struct engine *e, uint64_t pc)
 struct cost_table *engine_swap_costs(struct engine *e, struct cost_table *c)
 {
 	struct cost_table *old = e->costs;
+	if (!c && e->spare) {
+		c = e->spare;
+		e->spare = NULL;
+	}
 	e->costs = c ? c : costs_new(e->n_events);
-	free(e->row_cache);
-	e->row_cache = NULL;
+	if (e->row_cache)
+		memset(e->row_cache, 0, ENGINE_ROW_CACHE *
+		       sizeof(*e->row_cache));
 	e->row_gen++;		/* every insn.user is stale */
 	if (!e->row_gen)
 		e->row_gen = 1;
 	return old;
+}
+
+void engine_drop_costs(struct engine *e, struct cost_table *c)
+{
+	if (!c)
+		return;
+	if (e->spare || costs_n_events(c) != e->n_events) {
+		costs_free(c);
+		return;
+	}
+	costs_clear(c);
+	e->spare = c;
 }
 
 void engine_new_costs(struct engine *e)
@@ -942,6 +959,8 @@ void engine_free(struct engine *e)
 	e->row_cache = NULL;
 	if (e->costs)
 		costs_free(e->costs);
+	costs_free(e->spare);
+	e->spare = NULL;
 	e->unknown_seen = NULL;
 	e->scratch = NULL;
 	e->costs = NULL;

@@ -37,6 +37,7 @@ struct engine {
 	unsigned bm_offset;		/* the branch model's first event */
 	unsigned n_events;
 	struct cost_table *costs;
+	struct cost_table *spare;	/* emptied, for engine_swap_costs */
 	struct {			/* in front of costs: a direct-mapped
 					 * cache of rows by pc */
 		uint64_t pc;
@@ -174,6 +175,9 @@ void insn_tally_print(const struct insn_tally *t, FILE *f, const char *prefix,
 /* The costs go to table C from now (NULL: a new one); returns the one
  * they went to.  Only between an engine's runs (nothing in flight). */
 struct cost_table *engine_swap_costs(struct engine *e, struct cost_table *c);
+/* Table C, swapped out and of no more use: kept emptied for the next
+ * engine_swap_costs (one is kept), or freed. */
+void engine_drop_costs(struct engine *e, struct cost_table *c);
 /* NR is a system call that changes the maps. */
 bool is_mm_syscall(unsigned long long nr);
 double now_seconds(void);

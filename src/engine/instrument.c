@@ -695,15 +695,16 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			insn_tally_add(in->stepped, first);
 		return stepped(tr, t);
 	}
-	/* --sample: room in the ring (empty here) for the records of half
-	 * the instructions left to its cap, at the bytes an instruction the
-	 * ring has taken lately (four before it has any): the guard stops
-	 * the thread before the cap, or not far past it when its code
-	 * writes fewer, and each stop halves what is left. */
+	/* --sample: room in the ring (empty here) for the records of 7/8
+	 * of the instructions left to its cap, at the bytes an instruction
+	 * the ring has taken lately (two before it has any): the guard
+	 * stops the thread before the cap, or not far past it when its
+	 * code writes fewer, and each stop leaves an eighth of what was
+	 * left (a half made twice the stops, each some tens of us). */
 	uint64_t cap = tracee_leads(t) ? tr->eng.sample_cap : 0;
 	uint64_t left = cap > t->win.steps ? cap - t->win.steps : 0;
 	uint64_t want = in->ring_insns > 1000 ?
-		left * in->ring_bytes / in->ring_insns / 2 : left * 2;
+		left * in->ring_bytes / in->ring_insns / 8 * 7 : left * 2;
 	want = want < 512 ? 512 : want > RING_BYTES ? RING_BYTES : want;
 	in->skip = cap ? (RING_BYTES - want) & ~7ull : 0;
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
@@ -777,6 +778,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 	const struct iexit *x = at_exit ? exit_at(in, &r, &b) : NULL;
 	if (!x)
 		return recover(tr, t, in);
+	struct itrans *bx = cache_at(in, r.rip);	/* b's cache */
 	/* The stub's system call, stopped at and never run: the registers
 	 * it kept back, and no system call in progress. */
 	r.rax = slot(in)[ISLOT_XRAX / 8];
@@ -821,8 +823,11 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 		     r.rsp <= t->win.entry_sp) &&
 		    (c = cache_for(tr, t, in, to)) &&
 		    (nb = itrans_block(c->x, tr->eng.dec, to, in->stop,
-				       &why)))
+				       &why))) {
 			itrans_ret_add(c->x, in->ring + ISLOT_TBL, to, nb);
+			if (bx)
+				itrans_site_set(bx, b, to, c->x, nb);
+		}
 	} else {
 		r.rip = to;
 		proof_at(tr, t, in, &r);

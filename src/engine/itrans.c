@@ -83,10 +83,21 @@ void itrans_free(struct itrans *x)
 	free(x);
 }
 
+void itrans_site_set(const struct itrans *x, const struct iblock *b,
+		     uint64_t pc, const struct itrans *tox,
+		     const struct iblock *to)
+{
+	if (!b->r_site)
+		return;
+	uint64_t *e = (uint64_t *)(void *)(x->local + b->r_site);
+	e[1] = tox->base + to->off;
+	e[0] = pc;
+}
+
 void itrans_ret_add(const struct itrans *x, uint8_t *table, uint64_t pc,
 		    const struct iblock *b)
 {
-	uint64_t *e = (uint64_t *)(void *)(table + 16 * (pc & (ISLOT_TBL_N - 1)));
+	uint64_t *e = (uint64_t *)(void *)(table + 16 * itrans_tbl_index(pc));
 	e[1] = x->base + b->off;
 	e[0] = pc;
 }
@@ -585,7 +596,23 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 			ind_operand(in, &m);
 			emit_copy(x, e, in, m.bytes, m.len, m.disp, disp);
 		}
-		emit_ret_index(e);
+		/* its own last destination first: rcx = that pc - rax */
+		uint32_t common;
+		e->site_fix[0] = e->at + 3;
+		put8(e, 0x48); put8(e, 0x8b); put8(e, 0x0d);	/* mov rcx, */
+		put32(e, 0);					/* [rip+pc] */
+		put8(e, 0x48); put8(e, 0xf7); put8(e, 0xd1);	/* not rcx */
+		put8(e, 0x48); put8(e, 0x8d); put8(e, 0x4c);	/* lea rcx, */
+		put8(e, 0x08); put8(e, 0x01);			/* [rax+rcx+1] */
+		put8(e, 0xe3); put8(e, 0x02);			/* jrcxz its */
+		put8(e, 0xeb); put8(e, 0x0c);			/* jmp table */
+		e->site_fix[1] = e->at + 3;			/* its: */
+		put8(e, 0x48); put8(e, 0x8b); put8(e, 0x0d);	/* mov rcx, */
+		put32(e, 0);					/* [rip+code] */
+		put8(e, 0xe9);					/* jmp have */
+		common = e->at;
+		put32(e, 0);
+		emit_ret_index(e);				/* table: */
 		emit_tbl_load(e, ISLOT_TBL);			/* its pc */
 		put8(e, 0x48); put8(e, 0xf7); put8(e, 0xd1);	/* not rcx */
 		put8(e, 0x48); put8(e, 0x8d); put8(e, 0x4c);	/* lea rcx, */
@@ -604,6 +631,7 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 			e->p[jr] = (uint8_t)(e->at - jr - 1);	/* hit: */
 		emit_ret_index(e);
 		emit_tbl_load(e, ISLOT_TBL + 8);		/* its code */
+		put_rel32_at(e, common, e->at);			/* have: */
 		gs_move(e, true, 1, ISLOT_TGT);
 		gs_move(e, false, 1, ISLOT_RCX);
 		gs_move(e, false, 0, ISLOT_RAX);
@@ -638,7 +666,7 @@ static const char *translate(struct itrans *x, struct iblock *b)
 		return "the code cache is full";
 	struct emit e = { x->local + x->used + ITRANS_HDR, 0,
 			  (uint32_t)(x->size - x->used - ITRANS_HDR),
-			  (uint32_t)(x->used + ITRANS_HDR) };
+			  (uint32_t)(x->used + ITRANS_HDR), { 0, 0 } };
 	unsigned k = 0;
 
 	b->off = e.off;
@@ -676,6 +704,17 @@ static const char *translate(struct itrans *x, struct iblock *b)
 	for (unsigned j = 0; j < b->n_exit; j++) {
 		b->exit[j].stub = e.off + e.at;
 		emit_stub(&e, b->exit[j].target);
+	}
+	if (e.site_fix[0]) {
+		/* the lookup's last destination (itrans_site_set): none yet,
+		 * after the code, never run */
+		while (e.at % 8)
+			put8(&e, 0xcc);
+		b->r_site = e.off + e.at;
+		put_rel32_at(&e, e.site_fix[0], e.at);
+		put_rel32_at(&e, e.site_fix[1], e.at + 8);
+		put32(&e, 0); put32(&e, 0);
+		put32(&e, 0); put32(&e, 0);
 	}
 	if (e.at > e.cap)
 		return "the code cache is full";
@@ -895,7 +934,7 @@ const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 	b->in[0] = in;
 	b->n_exit = 1;
 	b->off = (uint32_t)x->used + ITRANS_HDR;
-	struct emit e = { x->local + b->off, 0, SOLO_PRE, b->off };
+	struct emit e = { x->local + b->off, 0, SOLO_PRE, b->off, { 0, 0 } };
 	gs_move(&e, true, 1, ISLOT_SRCX);
 	gs_move(&e, true, 6, ISLOT_SRSI);
 	gs_move(&e, true, 7, ISLOT_SRDI);
@@ -905,7 +944,7 @@ const struct iblock *itrans_solo(struct itrans *x, const struct insn *in,
 	b->exit[0].target = in->pc + in->len;
 	b->exit[0].linked = true;	/* never linked: no jump to patch */
 	e = (struct emit){ x->local + b->exit[0].stub, 0, ITRANS_STUB,
-			   b->exit[0].stub };
+			   b->exit[0].stub, { 0, 0 } };
 	emit_stub(&e, b->exit[0].target);
 	b->end = b->exit[0].stub + ITRANS_STUB;
 	write_header(x, b);

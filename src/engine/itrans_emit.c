@@ -137,9 +137,13 @@ void emit_tbl_load(struct emit *e, uint32_t off)
 	put32(e, off);
 }
 
-/* rcx = 2 * (rax's low 16 bits): the table's entry, in 8-byte units */
+/* rcx = 2 * itrans_tbl_index(rax): the table's entry, in 8-byte units,
+ * with no flag changed */
 void emit_ret_index(struct emit *e)
 {
-	put8(e, 0x0f); put8(e, 0xb7); put8(e, 0xc8);		/* movzx ecx, ax */
+	put8(e, 0x89); put8(e, 0xc1);				/* mov ecx, eax */
+	put8(e, 0x0f); put8(e, 0xc9);				/* bswap ecx */
+	put8(e, 0x8d); put8(e, 0x0c); put8(e, 0x01);	/* lea ecx, [rcx+rax] */
+	put8(e, 0x0f); put8(e, 0xb7); put8(e, 0xc9);		/* movzx ecx, cx */
 	put8(e, 0x48); put8(e, 0x8d); put8(e, 0x0c); put8(e, 0x09); /* lea */
 }

@@ -42,6 +42,9 @@ struct emit {
 	uint8_t *p;		/* the local cache at the block's start */
 	uint32_t at, cap;	/* bytes written, room */
 	uint32_t off;		/* the block's cache offset */
+	uint32_t site_fix[2];	/* the rip-relative loads of a lookup's
+				 * last destination (its pc, its code),
+				 * made when the data follows (0: none) */
 };
 
 static inline void put8(struct emit *e, uint8_t v)
@@ -55,6 +58,16 @@ static inline void put32(struct emit *e, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		put8(e, (uint8_t)(v >> (8 * i)));
+}
+
+/* At AT, the rel32 of a jump or a rip-relative operand ending there
+ * that goes to TO (both offsets in the block). */
+static inline void put_rel32_at(struct emit *e, uint32_t at, uint32_t to)
+{
+	uint32_t v = to - (at + 4);
+	for (int i = 0; i < 4; i++)
+		if (at + i < e->cap)
+			e->p[at + i] = (uint8_t)(v >> (8 * i));
 }
 
 static inline uint8_t rex(bool w, unsigned r, unsigned x, unsigned b)

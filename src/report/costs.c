@@ -50,6 +50,19 @@ void costs_free(struct cost_table *t)
 	free(t);
 }
 
+void costs_clear(struct cost_table *t)
+{
+	for (size_t c = 0; c * ROWS_PER_CHUNK < t->n_rows; c++) {
+		size_t used = t->n_rows - c * ROWS_PER_CHUNK;
+		if (used > ROWS_PER_CHUNK)
+			used = ROWS_PER_CHUNK;
+		memset(t->chunks[c]->counts, 0,
+		       used * t->n_events * sizeof(uint64_t));
+	}
+	t->n_rows = 0;
+	hashtab_clear(&t->map);
+}
+
 static inline uint64_t *row_ptr(const struct cost_table *t, size_t i)
 {
 	struct cost_chunk *c = t->chunks[i / ROWS_PER_CHUNK];
@@ -73,7 +86,7 @@ static uint64_t *new_row(struct cost_table *t, uint64_t pc,
 {
 	size_t i = t->n_rows;
 
-	if (i % ROWS_PER_CHUNK == 0) {
+	if (i % ROWS_PER_CHUNK == 0 && i / ROWS_PER_CHUNK == t->n_chunks) {
 		if (t->n_chunks == t->chunks_cap) {
 			t->chunks_cap = t->chunks_cap ? 2 * t->chunks_cap : 16;
 			t->chunks = xreallocarray(t->chunks, t->chunks_cap,
@@ -86,7 +99,7 @@ static uint64_t *new_row(struct cost_table *t, uint64_t pc,
 	t->chunks[i / ROWS_PER_CHUNK]->pcs[i % ROWS_PER_CHUNK] = pc;
 	t->n_rows++;
 	hashtab_insert(&t->map, p, (uint32_t)i, row_hash, t);
-	/* Chunks come zeroed from xcalloc. */
+	/* Chunks come zeroed from xcalloc, and costs_clear. */
 	return row_ptr(t, i);
 }
 

@@ -502,7 +502,7 @@ bool sample_warmed(struct tracer *tr, struct tracee *t)
 		return false;
 	/* The warm-up's costs go; the sample's table from here, to LENGTH
 	 * from the sample's first instruction. */
-	costs_free(engine_swap_costs(e, NULL));
+	engine_drop_costs(e, engine_swap_costs(e, NULL));
 	s->warming = false;
 	s->warm += t->win.steps - s->from;
 	e->sample_cap = s->from + tr->opt.sample_len;
@@ -524,7 +524,7 @@ void sample_end(struct tracer *tr, struct tracee *lead)
 		s->counted += lead->win.steps - s->from;
 		fold(tr, e->costs);
 	}
-	costs_free(engine_swap_costs(e, s->kept));
+	engine_drop_costs(e, engine_swap_costs(e, s->kept));
 	s->kept = NULL;
 	s->warming = false;
 	e->sample_cap = 0;
