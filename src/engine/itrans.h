@@ -53,15 +53,16 @@
  * address) for a return address whose low 16 bits are i. */
 #define ISLOT_TBL 4096
 #define ISLOT_TBL_N 65536
-/* The table's entry for PC: its low 16 bits plus bits 16-31 byte-swapped
- * (what the cache's code computes with no flag changed).  The low 16
- * bits alone made two functions 64 KiB apart, called in turn through a
- * pointer, take each other's entry: every call left the cache (sqlite,
- * 1,400 of a sampled run's 2,700 exits). */
+/* The table's entry for PC: its low 16 bits, so that no two places of
+ * any 64 KiB of code share one (a large function's jumps and returns
+ * among its own parts, CPython's eval loop).  Any mix of higher bits
+ * would break that where code crosses a 64 KiB boundary, for what it
+ * buys: destinations 64 KiB apart met in turn (sqlite's calls through
+ * pointers), which each block's own last destination takes instead
+ * (itrans_site_set). */
 static inline uint32_t itrans_tbl_index(uint64_t pc)
 {
-	uint32_t lo = (uint32_t)pc;
-	return (lo + __builtin_bswap32(lo)) & (ISLOT_TBL_N - 1);
+	return (uint32_t)pc & (ISLOT_TBL_N - 1);
 }
 #define ISLOT_SIZE (ISLOT_TBL + 16 * ISLOT_TBL_N)
 
@@ -227,6 +228,10 @@ const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
 bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos);
 /* A return to PC goes to B from now on (TABLE: the slot's table, in the
  * supervisor's memory). */
+/* Exit E of block B goes to ADDR, the entry of a block of another cache,
+ * from now on: false when a jump from B's cache does not reach it. */
+bool itrans_link_far(struct itrans *x, const struct iblock *b,
+		     const struct iexit *e, uint64_t addr);
 /* Block B's return or indirect branch, which went to PC, goes to block TO
  * of cache TOX straight from now on, before any look in the table (two
  * hot destinations that share the table's entry took each other's place

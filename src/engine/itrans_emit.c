@@ -141,9 +141,6 @@ void emit_tbl_load(struct emit *e, uint32_t off)
  * with no flag changed */
 void emit_ret_index(struct emit *e)
 {
-	put8(e, 0x89); put8(e, 0xc1);				/* mov ecx, eax */
-	put8(e, 0x0f); put8(e, 0xc9);				/* bswap ecx */
-	put8(e, 0x8d); put8(e, 0x0c); put8(e, 0x01);	/* lea ecx, [rcx+rax] */
-	put8(e, 0x0f); put8(e, 0xb7); put8(e, 0xc9);		/* movzx ecx, cx */
+	put8(e, 0x0f); put8(e, 0xb7); put8(e, 0xc8);		/* movzx ecx, ax */
 	put8(e, 0x48); put8(e, 0x8d); put8(e, 0x0c); put8(e, 0x09); /* lea */
 }
