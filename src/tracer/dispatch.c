@@ -492,6 +492,8 @@ void tracer_run(struct tracer *tr)
 			break;
 		go = dispatch(tr, &ei);
 	}
+	if (tr->target_status != -1 && !tr->tracees)
+		guard_gone();	/* it ended: nothing is left to release */
 	if (tr->done)
 		return;
 	note_how_it_ended(tr);

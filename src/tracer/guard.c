@@ -756,6 +756,13 @@ void guard_release(struct tracer *tr)
 		kill(guard_pid, SIGCONT);
 	tracee_hold_sig = 0;
 	journal_hold(guard_journal, false);
+	guard_gone();
+}
+
+void guard_gone(void)
+{
+	if (!guard_journal)
+		return;
 	journal_state(guard_journal, JOURNAL_RELEASED);
 	if (guard_wfd >= 0)
 		close(guard_wfd);	/* the guardian reads the end, leaves */

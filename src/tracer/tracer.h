@@ -707,6 +707,9 @@ void guard_on_signal(struct tracer *tr, int sig);
 /* The target is released (every thread detached): end our stop and
  * dismiss the guardian. */
 void guard_release(struct tracer *tr);
+/* The target process ended while traced: the guardian is dismissed,
+ * with nothing to release (it said it ended "without releasing"). */
+void guard_gone(void);
 
 /* children.c */
 void children_new(struct tracer *tr, struct tracee *t, struct event_info *ei);

@@ -53,4 +53,25 @@ if [ -s p.cg ]; then
 else
 	fail "no profile p.cg"
 fi
+
+# A server that exits while traced (--intervals=0: windows until its
+# end): cachetrace says so and ends with 0, and its guardian leaves
+# quietly.  It used to report that cachetrace "ended without releasing"
+# the process, which had exited.
+./$S -t 5 40 >end.out &
+spid=$!
+sleep 0.1
+"$CT" -q -p $spid --start=handler --intervals=0 -o end.cg 2>end.err &
+CTPID=$!
+wait_ct 60
+wait $spid
+[ "$CTRC" = 0 ] && pass "a server that exits while traced: cachetrace exit 0" ||
+	fail "a server that exits while traced: cachetrace exit $CTRC: $(cat end.err)"
+grep -q '^desc: Windows: *[1-9]' end.cg &&
+	pass "a server that exits while traced: its windows are in the profile" ||
+	fail "a server that exits while traced: no window in the profile"
+sleep 0.5	# the guardian, which writes to the same stderr, has read the end
+grep -q 'guard' end.err &&
+	fail "a server that exits while traced: the guardian spoke: $(grep guard end.err)" ||
+	pass "a server that exits while traced: the guardian leaves quietly"
 finish
