@@ -226,8 +226,6 @@ const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
 /* Where target address RIP stands in the cache: false when it is not in
  * a block's code. */
 bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos);
-/* A return to PC goes to B from now on (TABLE: the slot's table, in the
- * supervisor's memory). */
 /* Block B's return or indirect branch, which went to PC, goes to block TO
  * of cache TOX straight from now on, before any look in the table (two
  * hot destinations that share the table's entry took each other's place
@@ -235,6 +233,8 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos);
 void itrans_site_set(const struct itrans *x, const struct iblock *b,
 		     uint64_t pc, const struct itrans *tox,
 		     const struct iblock *to);
+/* A return to PC goes to B from now on (TABLE: the slot's table, in the
+ * supervisor's memory). */
 void itrans_ret_add(const struct itrans *x, uint8_t *table, uint64_t pc,
 		    const struct iblock *b);
 /* How many blocks and bytes, for messages. */

@@ -634,7 +634,6 @@ static int check_options(const struct options *o, int argc, int first)
 				   "toggle-signal" : "start-watch");
 	if (o->sample_budget_given && !o->sample_len)
 		return error_usage("--sample-budget needs --sample");
-
 	if (o->sample_len && o->max_insns)
 		return error_usage("--sample's LENGTH is the window's: no "
 				   "--max-instructions with it");

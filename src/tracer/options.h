@@ -83,15 +83,15 @@ struct options {
 	int first;			/* argv[first] is the program */
 };
 
-/* Parse ARGV into O.  Returns 0 to run, 1 when --help or --version was
- * printed (exit 0), -1 after a usage message (exit 2). */
-/* --engine's and CACHETRACE_ENGINE's names, as said in an error. */
 /* --sample's default --sample-budget, percent of the run's time. */
 #define SAMPLE_BUDGET_DEFAULT 40
 
+/* --engine's and CACHETRACE_ENGINE's names, as said in an error. */
 #define ENGINE_NAMES "instrument, emulate, step, lockstep, " \
 		     "lockstep:instrument or native"
 bool engine_known(const char *name);
+/* Parse ARGV into O.  Returns 0 to run, 1 when --help or --version was
+ * printed (exit 0), -1 after a usage message (exit 2). */
 int options_parse(struct options *o, int argc, char **argv);
 
 #endif
