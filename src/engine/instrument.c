@@ -732,6 +732,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	if (tracee_restart(t, tr->eng.proof ? PTRACE_SYSEMU_SINGLESTEP :
 			   PTRACE_SYSEMU, 0) < 0)
 		error_msg("cannot run thread %d", t->tid);
+	guard_fault_stopped(t->tid, "parked");
 	return VERDICT_RUNNING;
 }
 

@@ -685,6 +685,18 @@ void guard_fault(const char *site)
 		kill(getpid(), SIGKILL);
 }
 
+void guard_fault_stopped(pid_t tid, const char *site)
+{
+	const char *f = getenv("CACHETRACE_FAULT");
+	size_t n = strlen(site);
+	if (!f || strncmp(f, "kill@", 5) || strncmp(f + 5, site, n) ||
+	    f[5 + n] != ':')
+		return;
+	for (int ms = 0; ms < 5000 && task_state(tid) != 't'; ms++)
+		usleep(1000);
+	guard_fault(site);
+}
+
 void guard_ring(struct tracer *tr, uint64_t lo, uint64_t hi)
 {
 	tr->ring_guard[0] = lo;

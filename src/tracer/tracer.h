@@ -689,6 +689,10 @@ extern struct journal *guard_journal;
  * with SIGKILL at the Nth pass here ("wb": halfway through a write-back
  * of the emulator's memory and registers). */
 void guard_fault(const char *site);
+/* The same once thread TID, just let run, stands in its next stop, not
+ * yet collected by us: the kernel's way with a stop whose tracer dies
+ * (kill@parked:N, tests/attach/ringfill.sh). */
+void guard_fault_stopped(pid_t tid, const char *site);
 /* The instrument engine's ring guard page is at [LO, HI) in the target
  * (0, 0: no longer). */
 void guard_ring(struct tracer *tr, uint64_t lo, uint64_t hi);
