@@ -56,6 +56,7 @@
 #define RING_BYTES (4u << 20)		/* records between two reads */
 #define CACHE_BYTES (32u << 20)
 #define PAGE 4096u
+#define SHADOW_BYTES (RING_BYTES + PAGE)	/* the records', the guard's */
 #define CACHE_REACH (1ull << 30)
 /* Blocks translated ahead at a stop: a stop costs more than a block's
  * translation (bench/README.md) */
@@ -167,6 +168,9 @@ static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 			inject_unmap(tr, t, in->ring_at,
 				     ISLOT_SIZE + RING_BYTES + PAGE, &why);
 	}
+	if (in->shadow_at && t && !(t->flags & TF_EXITING))
+		inject_unmap(tr, t, in->shadow_at, SHADOW_BYTES, &why);
+	in->shadow_at = 0;
 	in->ring = NULL;
 	in->ready = false;
 }
@@ -225,7 +229,8 @@ static struct icache *cache_for(struct tracer *tr, struct tracee *t,
 				       &why) < 0)
 		return NULL;
 	c->local = local;
-	c->x = itrans_new(c->local, c->at, CACHE_BYTES, in->n_caches << 24);
+	c->x = itrans_new(c->local, c->at, CACHE_BYTES, in->n_caches << 24,
+			  in->shadow);
 	/* A guardian that finds a thread here runs it out (guard.c). */
 	if (guard_journal)
 		journal_cache(guard_journal, in->n_caches, c->at,
@@ -243,6 +248,38 @@ struct itrans *cache_at(const struct inst *in, uint64_t addr)
 		if (addr - in->caches[i].at < CACHE_BYTES)
 			return in->caches[i].x;
 	return NULL;
+}
+
+/* The ring's shadow in T's process (itrans.h): zero pages for its records,
+ * which cost no memory, then a page of 1s for its guard page.  False
+ * (*WHY says why) when it cannot be made. */
+static bool map_shadow(struct tracer *tr, struct tracee *t, struct inst *in,
+		       const char **why)
+{
+	static const uint8_t ones[PAGE] = { [0 ... PAGE - 1] = 1 };
+	uint64_t hint = free_range(t->tid, in->ring_at + ISLOT_SIZE +
+				   RING_BYTES + PAGE, SHADOW_BYTES);
+	long args[6] = { (long)hint, SHADOW_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0 };
+	long res = -1;
+	if (!hint || inject_syscall(tr, t, SYS_mmap, args, &res, why) < 0 ||
+	    (uint64_t)res != hint) {
+		if (res > 0)	/* a kernel before 4.17: a hint only */
+			inject_unmap(tr, t, (uint64_t)res, SHADOW_BYTES, NULL);
+		*why = "the ring's shadow could not be mapped";
+		return false;
+	}
+	in->shadow_at = hint;
+	in->shadow = (int32_t)(hint - (in->ring_at + ISLOT_SIZE));
+	args[2] = PROT_READ;
+	if (tracee_write_mem(t->tid, hint + RING_BYTES, ones, PAGE) < 0 ||
+	    inject_syscall(tr, t, SYS_mprotect, args, &res, why) < 0 ||
+	    res < 0) {
+		*why = "the ring's shadow could not be written";
+		return false;
+	}
+	return true;
 }
 
 /* The ring in T's process; false (in->off says why) when
@@ -275,6 +312,8 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 	/* Kept when the ring goes: a fault of it may still be queued for a
 	 * thread when it is let go (tracee_drop_queued_traps). */
 	guard_ring(tr, (uint64_t)args[0], (uint64_t)args[0] + PAGE);
+	if (!map_shadow(tr, t, in, &why))
+		goto fail;
 	read_code_ranges(in, t->tid);
 	in->ready = true;
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
@@ -356,48 +395,6 @@ static bool proof_trap(struct tracer *tr, struct tracee *t, struct inst *in,
 	return true;
 }
 
-/* CACHETRACE_TEST_RING_QUEUED (tests/attach/ringq.sh): each ring fault is
- * made the race recover() must survive, that no test can time. */
-static bool test_ring_queued(void)
-{
-	static int on = -1;
-	if (on < 0)
-		on = getenv("CACHETRACE_TEST_RING_QUEUED") != NULL;
-	return on;
-}
-
-/* T, in the delivery stop of the ring guard's SIGSEGV at block B's probe
- * (registers R), left in the state of a thread that our interrupt stopped
- * before it took that signal: the same SIGSEGV queued.  Delivered while
- * blocked, the kernel queues it again (ptrace_signal); the thread runs
- * one getpid, from B's first exit stub, to stop at its system call's
- * end, and gets its own mask back. */
-static void queue_ring_fault(struct tracee *t, struct inst *in,
-			     const struct iblock *b,
-			     const struct user_regs_struct *r)
-{
-	uint64_t mask, with;
-	const struct itrans *x = cache_at(in, r->rip);
-	if (!x || ptrace(PTRACE_GETSIGMASK, t->tid, (void *)8, &mask) < 0)
-		return;
-	with = mask | 1ull << (SIGSEGV - 1);
-	struct user_regs_struct q = *r;
-	q.rip = itrans_stub_sc(x, b, 0) - 2;	/* its syscall */
-	q.rax = ITRANS_STUB_NR;
-	q.orig_rax = (unsigned long long)-1;
-	int status;
-	if (ptrace(PTRACE_SETSIGMASK, t->tid, (void *)8, &with) < 0 ||
-	    tracee_setregs(t->tid, &q) < 0 ||
-	    tracee_restart_pid(t->tid, PTRACE_SYSCALL, SIGSEGV) < 0 ||
-	    tracee_wait(t->tid, &status) <= 0 ||
-	    tracee_restart_pid(t->tid, PTRACE_SYSCALL, 0) < 0 ||
-	    tracee_wait(t->tid, &status) <= 0)
-		error_msg("test: the ring's fault could not be queued");
-	ptrace(PTRACE_SETSIGMASK, t->tid, (void *)8, &mask);
-	t->inject = 0;
-	guard_signal(t, 0);
-}
-
 /* T stopped in the cache somewhere else than an exit (a signal, a fault,
  * the ring's guard): put its state back at the original instruction and
  * account what completed.  False when the pc is not in a block. */
@@ -421,7 +418,6 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		r.rip = pos.pc;
 		return back_at(t, &r);
 	}
-	guard_fault("ringdrain");	/* tests/attach/ringq.sh */
 	drain(tr, t, in, base, b->pc);
 
 	/* The block's completed instructions, from its partial record. */
@@ -456,34 +452,8 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 				     t->regs.fs_base);
 	}
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
-	/* The ring's guard: ours, not one to send if we die.  Taken by the
-	 * dispatcher (inject), or by the stop of every thread at the
-	 * window's end (pending_sig, for the detach: the target died of it
-	 * when a SIGTERM to cachetrace came as the ring filled). */
-	if (pos.probe && t->inject == SIGSEGV) {
-		t->inject = 0;
-		guard_signal(t, 0);
-	}
-	if (pos.probe && t->pending_sig == SIGSEGV) {
-		t->pending_sig = 0;
-		guard_signal(t, 0);
-	}
-	if (pos.probe && test_ring_queued())
-		queue_ring_fault(t, in, b, &r);
 	r.rip = pos.pc;
-	if (!back_at(t, &r))
-		return false;
-	if (pos.probe) {
-		/* Stopped by our interrupt after the probe's fault but before
-		 * its signal was taken (the kernel reports an interrupt
-		 * first), the thread has it still queued: dropped here, or
-		 * it would come at its next run, at the original code, as a
-		 * fault of the program's own (a target killed by SIGSEGV
-		 * after a kill -9 of cachetrace in a toggle window). */
-		guard_fault("ringq");
-		tracee_drop_queued_traps(tr, t, &t->inject);
-	}
-	return true;
+	return back_at(t, &r);
 }
 
 static bool leave_cache(struct tracer *tr, struct tracee *t,
@@ -835,6 +805,11 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 	} else {
 		r.rip = to;
 		proof_at(tr, t, in, &r);
+		if (x->fill) {
+			/* the ring is full: read, the block run again */
+			in->fills++;
+			guard_fault("ringdrain");   /* tests/attach/ringfill.sh */
+		}
 		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
 	}
 	r.rip = to;
@@ -901,10 +876,11 @@ void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
 	if (!in || tr->engine != &instrument_engine)
 		return;
 	fprintf(f, "%sEngine: instrument: %" PRIu64 " instructions from the "
-		"code cache (%" PRIu64 " blocks translated, %" PRIu64 " exits, "
-		"%" PRIu64 " stops inside), %" PRIu64 " stepped",
-		prefix, in->cached, in->blocks + blocks_now(in), in->exits,
-		in->recovered,
+		"code cache (%" PRIu64 " blocks translated, %" PRIu64 " ring "
+		"fills, %" PRIu64 " exits, %" PRIu64 " stops inside), %" PRIu64
+		" stepped",
+		prefix, in->cached, in->blocks + blocks_now(in), in->fills,
+		in->exits - in->fills, in->recovered,
 		tr->eng.steps - in->cached);
 	if (in->off)
 		fprintf(f, "; stepped because %s", in->off);

@@ -37,13 +37,15 @@ struct inst {
 	unsigned execs;			/* the image's (tr->execs) */
 	uint8_t *ring;			/* ours: the slot, then the ring */
 	uint64_t ring_at;
+	uint64_t shadow_at;		/* the ring's shadow (itrans.h), */
+	int32_t shadow;			/* this far above the ring */
 	uint64_t skip;			/* ring_start's, set while it is empty */
 	uint64_t ring_bytes, ring_insns;	/* drained lately (drain) */
 	uint64_t stop;			/* the stop pc the blocks end at */
 	uint32_t gen;			/* the decoder's, when translated */
 	const char *off;		/* why nothing runs from the cache */
 	bool said;
-	uint64_t cached, exits, recovered, maps;
+	uint64_t cached, exits, fills, recovered, maps;
 	uint64_t blocks;		/* translated in caches taken out */
 	struct insn_tally *stepped;	/* by mnemonic */
 	/* The target's executable mappings it cannot write, read again

@@ -295,6 +295,8 @@ bool put_back(struct tracee *t, struct inst *in,
 			r->rax = slot(in)[ISLOT_RAX / 8];
 		if (pos->rcx_spilled)
 			r->rcx = slot(in)[ISLOT_RCX / 8];
+		if (pos->prcx_spilled)
+			r->rcx = slot(in)[ISLOT_PRCX / 8];
 		if (pos->rsp_popped)
 			r->rsp -= 8;
 	}

@@ -15,6 +15,7 @@
 #include "itrans_private.h"
 
 #define RSP 4
+#define RCX_BIT (1u << 1)	/* never rT: the ring-full check's */
 /* A string instruction's stores of rcx, rsi and rdi before it */
 #define SOLO_PRE 27
 
@@ -37,10 +38,11 @@ static uint64_t pend_hash(const void *ctx, uint32_t i)
 }
 
 struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size,
-			  uint32_t id_base)
+			  uint32_t id_base, int32_t shadow)
 {
 	struct itrans *x = xcalloc(1, sizeof(*x));
 	x->id_base = id_base;
+	x->shadow = shadow;
 	x->local = local;
 	x->base = base;
 	x->size = size;
@@ -412,7 +414,7 @@ static bool str_ok(struct itrans *x, const struct insn *in, uint16_t *used)
 	if (!itrans_is_string(in) || !decode_copy(in, &bytes, &disp, &g) ||
 	    has_gs_prefix(bytes, in->len) ||
 	    (x->code_ok && !x->code_ok(x->code_ctx, in->pc, in->len)) ||
-	    pick_reg(*used | g) < 0)
+	    pick_reg(*used | g | RCX_BIT) < 0)
 		return false;
 	*used |= g;
 	return true;
@@ -455,7 +457,7 @@ static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
 			const uint8_t *bytes;
 			unsigned disp;
 			decode_copy(in, &bytes, &disp, &g);
-			if (pick_reg(*used | g) < 0)
+			if (pick_reg(*used | g | RCX_BIT) < 0)
 				why = "the block uses every register";
 		}
 		if (why) {
@@ -675,14 +677,25 @@ static const char *translate(struct itrans *x, struct iblock *b)
 	for (unsigned i = 0; b->kind != IEND_STR && i < b->n; i++)
 		b->n_addr = (uint16_t)(b->n_addr + decode_lean(b->in[i])->n_acc);
 	int32_t rec = (int32_t)(8 * (1 + b->n_addr));
+	struct iexit *fill = &b->exit[b->n_exit++];
+	*fill = (struct iexit){ .target = b->pc, .linked = true, .fill = true };
 	gs_move(&e, true, b->rt, ISLOT_ST);
 	gs_move(&e, false, b->rt, ISLOT_CUR);
 	b->probe = e.off + e.at;
+	gs_move(&e, true, 1, ISLOT_PRCX);
+	b->chk = e.off + e.at;
 	if (b->rt >= 8)
 		put8(&e, 0x41);
-	put8(&e, 0xc6);				/* mov byte [rT + rec], 0 */
-	mem_base(&e, 0, b->rt, rec);
-	put8(&e, 0);
+	put8(&e, 0x0f); put8(&e, 0xb6);		/* movzx ecx, byte */
+	mem_base(&e, 1, b->rt, rec + x->shadow);	/* [rT + rec + D] */
+	put8(&e, 0xe3); put8(&e, 23);		/* jrcxz ok */
+	b->full = e.off + e.at;
+	gs_move(&e, false, 1, ISLOT_PRCX);
+	gs_move(&e, false, b->rt, ISLOT_ST);
+	put8(&e, 0xe9);				/* jmp fill */
+	fill->site = e.off + e.at;
+	put32(&e, 0);
+	gs_move(&e, false, 1, ISLOT_PRCX);	/* ok: */
 	put8(&e, rex(true, 0, 0, b->rt));	/* mov qword [rT], id */
 	put8(&e, 0xc7);
 	mem_base(&e, 0, b->rt, 0);
@@ -755,7 +768,7 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 	b->id = x->id_base + x->n_blocks;
 	*why = gather(x, d, pc, stop, b, &used);
 	if (!*why) {
-		b->rt = (uint8_t)pick_reg(used);
+		b->rt = (uint8_t)pick_reg(used | RCX_BIT);
 		*why = translate(x, b);
 	}
 	if (*why) {
@@ -774,7 +787,8 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 
 	/* Its exits to blocks there are; others' exits to it. */
 	for (unsigned j = 0; j < b->n_exit; j++) {
-		if (b->exit[j].ret_miss || b->exit[j].ind_miss)
+		if (b->exit[j].ret_miss || b->exit[j].ind_miss ||
+		    b->exit[j].fill)
 			continue;
 		uint64_t to_pc = b->exit[j].target;
 		const struct iblock *to = to_pc == pc ? b : find_pc(x, to_pc);
@@ -847,11 +861,17 @@ bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos)
 		}
 		return true;
 	}
-	/* The prologue: mov gs:[ST], rT (5+4 bytes), mov rT, gs:[CUR]. */
-	uint32_t spill_end = b->off + 9;
-	pos->rt_spilled = off >= spill_end;
-	pos->rt_live = off >= b->probe;
-	pos->probe = off == b->probe;
+	if (in_stub(b, off, pos) && b->exit[pos->stub].fill) {
+		pos->pc = b->pc;	/* the state as at its start */
+		return true;
+	}
+	/* The prologue: mov gs:[ST], rT (5+4 bytes), mov rT, gs:[CUR], the
+	 * ring-full check (itrans.h); at its jmp to the fill exit rT and
+	 * rcx are back. */
+	uint32_t spill_end = b->off + 9, ok = b->full + 23;
+	pos->rt_spilled = off >= spill_end && off != ok - 5;
+	pos->rt_live = off >= b->probe && off != ok - 5;
+	pos->prcx_spilled = (off >= b->chk && off <= b->full) || off == ok;
 	/* I: the first instruction not complete.  The block's branch is
 	 * complete only as a jcc not taken (at the jmp after it). */
 	unsigned i = 0;

@@ -3,14 +3,21 @@
  * data addresses written to a ring as it runs.  No ptrace here: the
  * translator writes through the supervisor's mapping of the cache and
  * knows the target's addresses of the cache, the ring and the thread's
- * slot (its gs base).
+ * slot (its gs base), and the distance from the ring to its shadow.
  *
  * A block's code, for instructions I0..In-1 (all of them lean: their
  * accesses are decode_lean's templates over the registers before them):
  *
  *	mov gs:[ST], rT            the cursor's register, spilled
  *	mov rT, gs:[CUR]           the ring's cursor
- *	mov byte [rT + REC], 0     the ring is full: a fault on its guard
+ *	mov gs:[PRCX], rcx         is the ring full?  The shadow's byte
+ *	movzx ecx, byte [rT + REC + SHADOW]   for the record's end: 0 in
+ *	jrcxz ok                   room, 1 past the ring's last page;
+ *	mov rcx, gs:[PRCX]         full: the original state back, and
+ *	mov rT, gs:[ST]            out through the fill exit, whose stub
+ *	jmp fill                   goes on to the block's own pc
+ *    ok:
+ *	mov rcx, gs:[PRCX]
  *	mov qword [rT], ID         the record: the block's number...
  *	for each access of Ii:     ...then every access's address
  *	    mov gs:[SS], rS; lea rS, [template]; mov [rT + 8k], rS;
@@ -20,8 +27,12 @@
  *	the end: a jcc and a jmp, a jmp, or a call's push and jmp, each to
  *	    a linked block or to an exit stub for the supervisor
  *
- * rT is a register no instruction of the block names or implies; rS one
- * that its instruction does not.  Flags, the stack and the red zone are
+ * rT is a register no instruction of the block names or implies, never
+ * rcx; rS one that its instruction does not.  A full ring stops the
+ * thread at a system call (the fill exit's stub), as every exit does,
+ * never at a fault: a stop its supervisor did not collect before it died
+ * is then a system call's, which the kernel lets go harmlessly, where a
+ * fault's signal would be delivered (and kill the target).  Flags, the stack and the red zone are
  * untouched (mov and lea only); a direct call pushes the original return
  * address.  A record is 8 bytes of block number, then 8 per access in
  * order; an fs: access is logged without fs's base (the supervisor adds
@@ -49,6 +60,7 @@
 #define ISLOT_SRCX 72		/* a string instruction's rcx, rsi, rdi */
 #define ISLOT_SRSI 80		/* before it (itrans_solo), in that */
 #define ISLOT_SRDI 88		/* order: a record's first three words */
+#define ISLOT_PRCX 96		/* rcx, through the ring-full check */
 /* The returns' table: entry i (16 bytes: the original pc, the cache
  * address) for a return address whose low 16 bits are i. */
 #define ISLOT_TBL 4096
@@ -78,14 +90,9 @@ static inline uint32_t itrans_tbl_index(uint64_t pc)
  *
  * What a thread found in the cache after cachetrace's death may need
  * besides (the guardian, src/tracer/guard.c, which knows no blocks):
- * every block's code is preceded by this header.  The ring-full
- * probe, the one instruction that faults by design, is ITRANS_PROBE
- * bytes into a block's code: there only rT differs from the original
- * state (its value is in the slot's ST), and the block's pc is where to
- * go on. */
+ * every block's code is preceded by this header: its pc, and rT. */
 #define ITRANS_MAGIC 0x31627463u	/* "ctb1" */
 #define ITRANS_HDR 16
-#define ITRANS_PROBE 18
 #define ITRANS_STUB 75
 #define ITRANS_STUB_SC 34	/* the pc after its syscall */
 #define ITRANS_STUB_NR 39	/* SYS_getpid */
@@ -125,6 +132,9 @@ struct iexit {
 	bool ret_miss;		/* a return the table did not know: the
 				 * supervisor finishes it (never linked) */
 	bool ind_miss;		/* the same of an indirect jmp or call */
+	bool fill;		/* the ring is full: to the block's own pc,
+				 * after the supervisor read it (never
+				 * linked) */
 };
 
 /* Where a cache pc is, for a thread stopped there (a signal, a fault):
@@ -145,7 +155,7 @@ struct ipos {
 	bool xrax, xrcx, xr11;		/* an exit's stub holds them in
 					 * XRAX, XRCX, XR11 */
 	uint8_t stub;			/* that exit's number */
-	bool probe;		/* at the ring-full probe */
+	bool prcx_spilled;	/* the ring-full check holds rcx in PRCX */
 	bool solo_begun;	/* a string instruction alone has begun: its
 				 * rcx, rsi and rdi before it in the slot
 				 * (done: it completed) */
@@ -159,12 +169,15 @@ struct iblock {
 	uint16_t n_addr;	/* addresses in its record */
 	uint8_t kind;		/* enum iend */
 	uint8_t rt;		/* the cursor's register */
-	uint8_t n_exit;
-	struct iexit exit[2];
+	uint8_t n_exit;		/* the last: the fill exit (not a string
+				 * instruction alone's) */
+	struct iexit exit[3];
 	const struct insn *in[IBLOCK_MAX];
-	/* cache offsets: of the probe; per instruction, where its
-	 * accesses' code and its copy begin; the epilogue's four points */
-	uint32_t probe;
+	/* cache offsets: the ring-full check's rcx spill (rT holds the
+	 * cursor from there), its shadow load, its full path (rcx then rT
+	 * back, the jmp; then ok); per instruction, where its accesses'
+	 * code and its copy begin; the epilogue's four points */
+	uint32_t probe, chk, full;
 	uint32_t pre[IBLOCK_MAX], copy[IBLOCK_MAX];
 	uint8_t rs[IBLOCK_MAX];		/* its rS (16: no access) */
 	uint32_t ep_lea, ep_cur, ep_rest, ep_done;
@@ -179,9 +192,11 @@ struct iblock {
 struct itrans;
 
 /* A translator writing a cache of SIZE bytes at LOCAL, which the target
- * sees at BASE; its blocks are numbered from ID_BASE on. */
+ * sees at BASE; its blocks are numbered from ID_BASE on.  The ring's
+ * shadow (a byte for each of the ring's: 0 where a record may end, 1 in
+ * the page past it) is SHADOW bytes above the ring's own. */
 struct itrans *itrans_new(uint8_t *local, uint64_t base, size_t size,
-			  uint32_t id_base);
+			  uint32_t id_base, int32_t shadow);
 void itrans_free(struct itrans *x);
 /* Whether the code at [PC, PC + LEN) may be copied (a page the target
  * cannot write: a copy of code it rewrites would go stale); without a

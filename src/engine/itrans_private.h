@@ -23,6 +23,7 @@ struct itrans {
 	uint64_t base;
 	size_t size, used;
 	uint32_t id_base;
+	int32_t shadow;			/* the ring's shadow, this far up */
 	struct iblock **blocks;
 	uint32_t n_blocks, cap_blocks;
 	struct hashtab by_pc;		/* pc -> index in blocks */

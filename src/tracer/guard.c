@@ -65,7 +65,6 @@ struct journal *guard_journal;
 struct gthread {
 	pid_t tid;
 	bool stopped;
-	bool ring_fault;	/* its SIGSEGV was the ring's guard: ours */
 };
 
 /* Is any thread of PID still traced (TracerPid in its status)? */
@@ -338,20 +337,21 @@ static bool in_cache(const struct journal *j, uint64_t addr)
 }
 
 /* Thread TID, stopped in the instrument engine's code cache: run it to
- * where it leaves the cache by design (src/engine/itrans.h).  Most often
- * that is an exit's stub: run with PTRACE_SYSEMU, it stops at the stub's
- * system call, which then never runs, and at the detach the stub takes it
- * on natively to the original pc, its registers as they were.  Or it is
- * the ring's guard page, met by the probe at a block's start, whose header
- * gives the block's pc and the register to take back from the slot: the
- * thread is put there, with no gs base.  The ring's end bounds how long
- * it runs (a few milliseconds at most).  Signals that come meanwhile are
- * kept in SIGS (*N_SIGS of at most MAX) for the detach; a fault of the
- * program's own there (not ours) cannot be put at its original pc without
- * the engine: after three the thread is left as it stands.  True when it
- * is on its way out. */
+ * where it leaves the cache by design (src/engine/itrans.h), an exit's
+ * stub: run with PTRACE_SYSCALL, it stops at the stub's getpid, and at
+ * the detach that runs and the stub takes it on natively to the original
+ * pc, its registers as they were.  The ring's end bounds how long it runs
+ * (a few milliseconds at most): a full ring leaves by a stub too, to the
+ * block's own pc.  Or it stood past a stub's system call already (taken
+ * at its stop, skipped when cachetrace died) and runs out: stopped at its
+ * next system call, natively, which runs at the detach (PTRACE_SYSEMU
+ * would skip it: a server's write lost, tests/attach/ringfill.sh).
+ * Signals that come meanwhile are kept in SIGS (*N_SIGS of at most MAX)
+ * for the detach; a fault of the program's own there (not ours) cannot be
+ * put at its original pc without the engine: after three the thread is
+ * left as it stands.  True when it is on its way out. */
 static bool run_out_of_cache(const struct journal *j, pid_t tid, int *sigs,
-			     unsigned *n_sigs, unsigned max, bool *ring_fault)
+			     unsigned *n_sigs, unsigned max)
 {
 	int sig = 0;
 	unsigned faults = 0;
@@ -365,21 +365,6 @@ static bool run_out_of_cache(const struct journal *j, pid_t tid, int *sigs,
 			return true;	/* at a stub's system call */
 		int deliver = 0;
 		if (round && sig == SIGSEGV) {
-			struct itrans_hdr h;
-			uint64_t st;
-			uint64_t at = r.rip - ITRANS_PROBE - ITRANS_HDR;
-			if (tracee_read_mem(tid, at, &h, sizeof(h)) ==
-			    sizeof(h) && h.magic == ITRANS_MAGIC && h.rt < 16 &&
-			    tracee_read_mem(tid, r.gs_base + 8, &st, 8) == 8) {
-				((unsigned long long *)(void *)&r)
-					[decode_gpr_slot(h.rt)] = st;
-				r.rip = h.pc;
-				r.gs_base = 0;
-				/* a SIGSEGV cachetrace held for it was this
-				 * one (the thread stood at the probe) */
-				*ring_fault = true;
-				return ptrace(PTRACE_SETREGS, tid, NULL, &r) == 0;
-			}
 			if (++faults >= 3)
 				return false;
 			deliver = SIGSEGV;
@@ -387,7 +372,7 @@ static bool run_out_of_cache(const struct journal *j, pid_t tid, int *sigs,
 			sigs[(*n_sigs)++] = sig;
 		}
 		int status;
-		if (ptrace(PTRACE_SYSEMU, tid, NULL, (void *)(long)deliver) < 0 ||
+		if (ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)deliver) < 0 ||
 		    tracee_wait(tid, &status) <= 0 || !WIFSTOPPED(status))
 			return false;
 		sig = (unsigned)status >> 16 ? 0 : WSTOPSIG(status);
@@ -444,7 +429,7 @@ static void rescue(struct journal *j, bool in_process)
 			continue;
 		unsigned before = n_cache_sigs;
 		if (run_out_of_cache(j, th[i].tid, cache_sigs, &n_cache_sigs,
-				     64, &th[i].ring_fault))
+				     64))
 			left++;
 		for (unsigned k = before; k < n_cache_sigs; k++)
 			cache_sig_tids[k] = th[i].tid;
@@ -475,10 +460,7 @@ static void rescue(struct journal *j, bool in_process)
 			sigs++;
 	for (unsigned i = 0; i < JOURNAL_SIGS; i++) {
 		const struct journal_sig *e = &j->h->sig[i];
-		bool ring = false;
-		for (int k = 0; k < n && e->sig == SIGSEGV; k++)
-			ring |= th[k].tid == e->tid && th[k].ring_fault;
-		if (e->tid && e->sig && !ring &&
+		if (e->tid && e->sig &&
 		    syscall(SYS_tgkill, pid, e->tid, e->sig) == 0)
 			sigs++;
 	}

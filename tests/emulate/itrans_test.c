@@ -45,7 +45,8 @@ static struct itrans *x;
 static struct decoder *dec;
 static uint8_t *cache;
 static uint64_t *ring;		/* the slot, then the ring */
-static unsigned exits, returns, indirect;
+static unsigned exits, returns, indirect, fills;
+#define RING_LEN (1u << 20)	/* the records' room */
 static pid_t self_pid;		/* getpid is the exits' from now on */
 
 /* ---- functions run from the cache ---- */
@@ -199,6 +200,12 @@ static void on_trap(int sig, siginfo_t *si, void *uv)
 	g[REG_R11] = (greg_t)ring[ISLOT_XR11 / 8];
 	exits++;
 	uint64_t to = e->target, at;
+	if (e->fill) {
+		/* the ring is full: read (here, dropped), the block again */
+		CHECK_U64(to, b->pc);
+		ring[ISLOT_CUR / 8] = (uint64_t)(ring + ISLOT_SIZE / 8);
+		fills++;
+	}
 	if (e->ret_miss || e->ind_miss) {
 		/* A return or an indirect jmp or call the table does not
 		 * know: ours to finish, into the cache (and its table) when
@@ -318,11 +325,12 @@ static void test_locate(void)
 	if (!CHECK(b, "%s", why))
 		return;
 	uint64_t base = itrans_entry(x, b) - b->off;
-	/* What a guardian reads: the header, the probe's place. */
+	/* What a guardian reads: the header. */
 	struct itrans_hdr h;
 	memcpy(&h, cache + b->off - ITRANS_HDR, sizeof(h));
 	CHECK(h.magic == ITRANS_MAGIC && h.pc == b->pc && h.rt == b->rt);
-	CHECK_U64(b->probe - b->off, ITRANS_PROBE);
+	CHECK(b->rt != 1, "rT is rcx");
+	CHECK(b->exit[b->n_exit - 1].fill);
 	for (unsigned j = 0; j < b->n_exit; j++) {
 		uint64_t to;
 		const uint8_t *st = cache + b->exit[j].stub;
@@ -332,8 +340,22 @@ static void test_locate(void)
 	}
 	CHECK(itrans_locate(x, base + b->off, &pos) && pos.done == 0 &&
 	      pos.pc == b->pc && !pos.rt_spilled && !pos.rt_live);
-	CHECK(itrans_locate(x, base + b->probe, &pos) && pos.probe &&
+	CHECK(itrans_locate(x, base + b->probe, &pos) && !pos.prcx_spilled &&
 	      pos.rt_live && pos.rt_spilled && pos.done == 0);
+	/* the ring-full check: rcx in its slot, then at the jmp to the fill
+	 * exit rcx and rT back, then in the fill exit's stub */
+	CHECK(itrans_locate(x, base + b->chk, &pos) && pos.prcx_spilled &&
+	      pos.rt_live && pos.done == 0 && pos.pc == b->pc);
+	CHECK(itrans_locate(x, base + b->full, &pos) && pos.prcx_spilled);
+	CHECK(itrans_locate(x, base + b->full + 18, &pos) &&
+	      !pos.prcx_spilled && !pos.rt_live && !pos.rt_spilled &&
+	      pos.done == 0);
+	CHECK(itrans_locate(x, base + b->full + 23, &pos) &&
+	      pos.prcx_spilled && pos.rt_live);
+	uint32_t fs = b->exit[b->n_exit - 1].stub;
+	CHECK(itrans_locate(x, base + fs + ITRANS_STUB_SC, &pos) &&
+	      pos.done == 0 && pos.pc == b->pc && pos.xrax && !pos.rt_live &&
+	      !pos.rt_spilled && !pos.prcx_spilled && !pos.rt_bumped);
 	for (unsigned i = 0; i < b->n; i++) {
 		CHECK(itrans_locate(x, base + b->copy[i], &pos) &&
 		      pos.done == i && pos.pc == b->in[i]->pc,
@@ -358,12 +380,20 @@ int main(void)
 	cache = map_cache(clen);
 	if (!CHECK(cache, "no room for a cache near the code"))
 		return test_summary("itrans");
-	x = itrans_new(cache, (uint64_t)cache, clen, 1u << 24);
-	size_t rlen = ISLOT_SIZE + (1u << 20);
+	/* The ring, and its shadow: 0 for the records, 1 past them. */
+	size_t rlen = ISLOT_SIZE + RING_LEN;
 	ring = mmap(NULL, rlen, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!CHECK(ring != MAP_FAILED))
+	uint8_t *shadow = mmap(NULL, RING_LEN + 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!CHECK(ring != MAP_FAILED && shadow != MAP_FAILED))
 		return test_summary("itrans");
+	memset(shadow + RING_LEN, 1, 4096);
+	int64_t sd = shadow - ((uint8_t *)ring + ISLOT_SIZE);
+	if (!CHECK(sd > INT32_MIN / 2 && sd < INT32_MAX / 2,
+		   "the shadow is out of a disp32's reach"))
+		return test_summary("itrans");
+	x = itrans_new(cache, (uint64_t)cache, clen, 1u << 24, (int32_t)sd);
 	ring_reset();
 	struct sigaction sa = { 0 };
 	sa.sa_sigaction = on_trap;
@@ -399,6 +429,30 @@ int main(void)
 			k++;
 		}
 	CHECK_U64(k, 64);
+	CHECK_U64(fills, 0);
+
+	/* The ring full at the first block: out through its fill exit,
+	 * read, the block run again from the ring's start. */
+	ring[ISLOT_CUR / 8] = (uint64_t)(ring + (ISLOT_SIZE + RING_LEN) / 8 - 1);
+	got = (long)run((void *)&sum, (uint64_t)arr, 64);
+	CHECK_U64((uint64_t)got, (uint64_t)want);
+	CHECK_U64(fills, 1);
+	n = ring_addrs(addrs, kinds, 4096);
+	k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += addrs[i] >= (uint64_t)arr && addrs[i] < (uint64_t)(arr + 64);
+	CHECK_U64(k, 64);
+	/* with room for half of the run's records: full midway, in the
+	 * loop */
+	ring_reset();
+	got = (long)run((void *)&sum, (uint64_t)arr, 64);
+	uint64_t per = ring[ISLOT_CUR / 8] - (uint64_t)(ring + ISLOT_SIZE / 8);
+	ring[ISLOT_CUR / 8] = (uint64_t)(ring + (ISLOT_SIZE + RING_LEN) / 8) -
+			      per / 2;
+	fills = 0;
+	CHECK_U64((uint64_t)run((void *)&sum, (uint64_t)arr, 64),
+		  (uint64_t)want);
+	CHECK_U64(fills, 1);
 
 	/* A global's read-modify-write through a moved rip-relative
 	 * operand: one read and one write of it (or one modify). */
