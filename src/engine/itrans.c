@@ -404,6 +404,25 @@ static void link_exit(struct itrans *x, struct iblock *b, unsigned e,
 	b->exit[e].linked = true;
 }
 
+bool itrans_link_far(struct itrans *x, const struct iblock *cb,
+		     const struct iexit *ex, uint64_t addr)
+{
+	uint64_t i = cb->id - x->id_base;
+	if (i >= x->n_blocks || x->blocks[i] != cb)
+		return false;
+	struct iblock *b = x->blocks[i];
+	unsigned e = (unsigned)(ex - cb->exit);
+	if (e >= b->n_exit || b->exit[e].linked || b->exit[e].ret_miss ||
+	    b->exit[e].ind_miss)
+		return false;
+	int64_t rel = (int64_t)(addr - (x->base + b->exit[e].site + 4));
+	if (rel != (int32_t)rel)
+		return false;
+	patch_rel32(x, b->exit[e].site, addr);
+	b->exit[e].linked = true;
+	return true;
+}
+
 /* Can IN, a string instruction, be B's one instruction (IEND_STR)?  Its
  * registers then in *USED. */
 static bool str_ok(struct itrans *x, const struct insn *in, uint16_t *used)

@@ -241,6 +241,10 @@ const struct iexit *itrans_exit_at(const struct itrans *x, uint64_t addr,
 /* Where target address RIP stands in the cache: false when it is not in
  * a block's code. */
 bool itrans_locate(const struct itrans *x, uint64_t rip, struct ipos *pos);
+/* Exit E of block B goes to ADDR, the entry of a block of another cache,
+ * from now on: false when a jump from B's cache does not reach it. */
+bool itrans_link_far(struct itrans *x, const struct iblock *b,
+		     const struct iexit *e, uint64_t addr);
 /* Block B's return or indirect branch, which went to PC, goes to block TO
  * of cache TOX straight from now on, before any look in the table (two
  * hot destinations that share the table's entry took each other's place
