@@ -229,6 +229,18 @@ static void hier_access(struct cache_model *m, const struct mem_access *a,
 	flush_misses(h);
 }
 
+/* A run of instructions, each its fetch then its accesses: the engines'
+ * fast path (one op a fetch or an access took them to the slow one). */
+static void hier_insns(struct cache_model *m, const struct model_insn *v,
+		       unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		hier_fetch(m, v[i].pc, v[i].len, v[i].row);
+		for (unsigned k = 0; k < v[i].n_acc; k++)
+			hier_access(m, &v[i].acc[k], v[i].row);
+	}
+}
+
 static void hier_set_core(struct cache_model *m, unsigned core)
 {
 	struct hier_model *h = (struct hier_model *)m;
@@ -550,6 +562,7 @@ const struct cache_model_ops hier_ops = {
 	.name = "hier",
 	.fetch = hier_fetch,
 	.access = hier_access,
+	.insns = hier_insns,
 	.describe = hier_describe,
 	.set_core = hier_set_core,
 	.report = hier_report,

@@ -15,17 +15,15 @@
 #include "tracer.h"
 #include "instrument_private.h"
 
-/* Block number ID's accounting, made at its first drain (its head: its
- * pc and its record's length); NULL if there is no such block. */
-static struct lean_block *plan_of(struct inst *in, uint64_t id)
+/* plan_of's first drain of block ID. */
+static __attribute__((noinline)) struct lean_block *
+plan_new(struct inst *in, uint64_t id)
 {
 	unsigned ci = (unsigned)(id >> 24);
 	if (ci >= in->n_caches)
 		return NULL;
 	struct icache *c = &in->caches[ci];
 	uint32_t i = id & 0xffffff;
-	if (i < c->n_plans && c->plans[i])
-		return c->plans[i];
 	const struct iblock *b = itrans_by_id(c->x, id);
 	if (!b)
 		return NULL;
@@ -46,6 +44,18 @@ static struct lean_block *plan_of(struct inst *in, uint64_t id)
 	h->words = b->n_addr;
 	h->n = b->n;
 	return c->plans[i] = lb;
+}
+
+/* Block number ID's accounting, made at its first drain (its head: its
+ * pc and its record's length); NULL if there is no such block. */
+static inline struct lean_block *plan_of(struct inst *in, uint64_t id)
+{
+	unsigned ci = (unsigned)(id >> 24);
+	uint32_t i = id & 0xffffff;
+	if (ci < in->n_caches && i < in->caches[ci].n_plans &&
+	    in->caches[ci].plans[i])
+		return in->caches[ci].plans[i];
+	return plan_new(in, id);
 }
 
 /* Tests only (tests/emulate/engines.sh, lockstep-instrument-selftest):
