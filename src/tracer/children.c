@@ -208,8 +208,10 @@ enum restart children_on_exec(struct tracer *tr, struct tracee *t)
 	proof_invalidate(&tr->eng, 0, UINT64_MAX);
 	if (!tr->eng.windows && window_has_start_event(tr) &&
 	    !tr->partial_reason)
-		tr->partial_reason = "the target called exec before the start "
-				     "event";
+		tr->partial_reason = tr->opt.sample_len && !tr->opt.start ?
+			"the target called exec before its first sample "
+			"(--trace-children=yes follows it)" :
+			"the target called exec before the start event";
 	output_write_profile(tr);
 	if (!tr->opt.trace_children) {
 		window_release(tr);

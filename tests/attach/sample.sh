@@ -155,6 +155,26 @@ grep -q 'Sampled: .*1 sample,.*; 1 ended early, their thread waiting' mx.err &&
 	pass "a waiting thread's sample ended early, the target's output intact" ||
 	fail "waiting thread: $(grep -E 'Sampled|killed|exited' mx.err), output $(head -1 mx.out)"
 
+# A shell script that execs the program (a pyenv shim): as valgrind, the
+# run is the script's unless --trace-children=yes follows the exec; the
+# summary says which, and the program's profile (FILE.exec1) is sampled.
+printf '#!/bin/sh\nexec ./%s "$@"\n' $P >shim.sh
+chmod +x shim.sh
+"$CT" --sample=1ms:5k --intervals=2 --sample-budget=100% -o shim.cg -- \
+	./shim.sh 10000 >shim.out 2>shim.err || fail "shim: status $?"
+grep -q 'the target called exec before its first sample (--trace-children=yes follows it)' shim.err &&
+	pass "an exec before the first sample: said, with the way on" ||
+	fail "exec before the first sample: $(grep -E 'Traced|exec' shim.err)"
+rm -f shim.*.cg*
+"$CT" --trace-children=yes --sample=1ms:5k --intervals=2 \
+	--sample-budget=100% -o shim.%p.cg -- ./shim.sh 10000 >shim.out \
+	2>shim.err || fail "shim, --trace-children=yes: status $?"
+f=$(ls shim.*.cg.exec1 2>/dev/null)
+[ -n "$f" ] && sampled "$f" | grep -q '2 samples, [0-9]* instructions' &&
+	[ "$(line_cost "$f" 15 Ir)" -gt 0 ] && cmp -s shim.out step-cold.out &&
+	pass "--trace-children=yes: the program's run sampled ($f)" ||
+	fail "--trace-children=yes: '$f': $(sampled "$f"), $(grep -E 'Traced|exec' shim.err)"
+
 # Bad input: one line naming the problem, a non-zero exit.
 for bad in --sample=20 --sample=20:1M --sample=20ms:0 --sample=20ms:1M:x \
 	   --sample=20ms:1M:1M --sample-budget=0% --sample-budget=10 \
