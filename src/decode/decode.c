@@ -237,12 +237,10 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 {
 	uint32_t kept = 0;
 
-	/* Rare (exec, munmap, text writes): drop the records in range and
-	 * rebuild the map from the rest, which keeps linear probing's chains
-	 * intact without tombstones. */
-	if (d->chase)
-		chase_clear(d->chase);	/* superblocks span many pcs */
-	d->sb_gen++;
+	/* Rare (exec, a system call that unmaps or reprotects code): drop
+	 * the records in range and rebuild the map from the rest, which
+	 * keeps linear probing's chains intact without tombstones.  None in
+	 * range (most such calls are about data): nothing changes. */
 	for (uint32_t i = 0; i < d->n_recs; i++) {
 		struct drec *r = d->recs[i];
 		if (r->insn.pc >= start && r->insn.pc < end)
@@ -252,6 +250,9 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 	}
 	if (kept == d->n_recs)
 		return;
+	if (d->chase)
+		chase_clear(d->chase);	/* superblocks span many pcs */
+	d->sb_gen++;
 	if (!++d->gen)
 		d->gen = 1;
 	memset(d->recent, 0, sizeof(d->recent));

@@ -12,10 +12,12 @@
 #include "modelq.h"
 #include "tracer.h"
 
+#include <capstone/capstone.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +30,39 @@ bool is_mm_syscall(unsigned long long nr)
 	       nr == SYS_brk || nr == SYS_mremap || nr == SYS_shmat ||
 	       nr == SYS_shmdt || nr == SYS_pkey_mprotect ||
 	       nr == SYS_madvise || nr == SYS_remap_file_pages;
+}
+
+/* System call R (its registers before it), one of is_mm_syscall's, may
+ * have unmapped, replaced or reprotected code: what the decoders hold of
+ * its range goes (a JIT's W^X rewrite of code at the same address, a
+ * dlclose and a dlopen there; the instrument engine's blocks follow the
+ * decoder's generation).  A new mapping replaces nothing but at a fixed
+ * address; brk maps no code. */
+static void mm_invalidate(struct engine *e, const struct user_regs_struct *r)
+{
+	uint64_t lo = r->rdi, len = r->rsi;
+	switch (r->rax) {
+	case SYS_brk:
+		return;
+	case SYS_mmap:
+		if (!(r->r10 & MAP_FIXED))
+			return;
+		break;
+	case SYS_munmap:
+	case SYS_mprotect:
+	case SYS_pkey_mprotect:
+	case SYS_madvise:
+	case SYS_mremap:
+	case SYS_remap_file_pages:
+		break;
+	default:		/* shmat, shmdt: their range is the kernel's */
+		lo = 0;
+		len = UINT64_MAX;
+		break;
+	}
+	uint64_t hi = len > UINT64_MAX - lo ? UINT64_MAX : lo + len;
+	decode_invalidate(e->dec, lo, hi);
+	proof_invalidate(e, lo, hi);
 }
 
 double now_seconds(void)
@@ -454,6 +489,8 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 	if (e->cs)
 		callstack_step(e->cs, t->tid, in, before, after);
 	count_step(e, t);
+	if (in->id == X86_INS_SYSCALL && is_mm_syscall(before->rax))
+		mm_invalidate(e, before);	/* last: IN may go with it */
 }
 
 bool engine_account_again(struct engine *e, struct tracee *t, uint64_t n,

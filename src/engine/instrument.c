@@ -71,8 +71,10 @@ static void read_code_ranges(struct inst *in, pid_t pid)
 	if (!maps_open(&it, pid))
 		return;
 	while (maps_next(&it, &m)) {
+		/* (shared: another mapping of it may write it, as a JIT's
+		 * double mapping does) */
 		if (m.perms[2] != 'x' || m.perms[1] == 'w' ||
-		    strstr(m.name, "cachetrace-"))
+		    m.perms[3] == 's' || strstr(m.name, "cachetrace-"))
 			continue;
 		if (in->n_code == in->cap_code) {
 			in->cap_code = in->cap_code ? 2 * in->cap_code : 64;
