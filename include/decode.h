@@ -52,6 +52,10 @@ struct insn {
 	bool fpu : 1;		/* reads or writes x87/MMX/SSE state */
 	bool writes_rsp : 1;	/* it may change rsp */
 	bool lean : 1;		/* decode_lean has its templates */
+	bool changes : 1;	/* its code is not fixed (decode_target.
+				 * fixed): looked up by decode_insn each
+				 * time, which reads it again when the
+				 * target ran since */
 	uint16_t undef_flags;	/* rflags bits it leaves undefined */
 	uint16_t id;		/* Capstone instruction id */
 	uint32_t regs_in;	/* the struct user_regs_struct fields (bit
@@ -118,6 +122,12 @@ struct decode_target {
 	/* Fill BUF with the thread's XSAVE area (PTRACE_GETREGSET
 	 * NT_X86_XSTATE, standard format); returns its length or -errno. */
 	ssize_t (*read_xstate)(void *ctx, void *buf, size_t len);
+	/* Optional, both or neither: false when the code at PC may change
+	 * without the decoder's being told (decode_invalidate): a JIT's.
+	 * What is decoded there is read again when EPOCH has moved (the
+	 * target ran since), and decoded anew when its bytes changed. */
+	bool (*fixed)(void *ctx, uint64_t pc);
+	uint64_t (*epoch)(void *ctx);
 };
 
 struct decoder;

@@ -33,4 +33,39 @@ bool maps_open(struct maps_iter *it, pid_t pid);
 bool maps_next(struct maps_iter *it, struct maps_entry *e);
 void maps_close(struct maps_iter *it);
 
+/* Code that cannot change but by a system call that maps, unmaps or
+ * protects it (which a tracer sees in a window): an executable mapping,
+ * not writable, private, of a file (not a memfd, whose contents its fd
+ * writes), or the vDSO.  A JIT's code (anonymous, or a double mapping's
+ * shared one) is not. */
+bool maps_fixed_code(const struct maps_entry *e);
+
+/* A process's mappings, each fixed code or not, read again when asked
+ * about an address in none of them or when STALE (a system call that
+ * maps, unmaps or protects memory ran).  A page of a file's mapping that
+ * the process wrote (a copy of its own, /proc/PID/pagemap says) is not
+ * fixed either: code patched where it was loaded. */
+#define CODEMAP_PAGES 256
+struct codemap {
+	struct codemap_range {
+		uint64_t lo, hi;
+		bool fixed;
+		bool file;		/* a file's: its pages looked at */
+	} *r;
+	size_t n, cap;
+	bool stale;
+	pid_t pid;
+	int pagemap;			/* its fd, or -1 (unreadable: every
+					 * page of a fixed mapping is) */
+	uint32_t gen;			/* of the reads, for PAGE */
+	struct {			/* the pages looked at lately */
+		uint64_t page;
+		uint32_t gen;
+		bool file;
+	} page[CODEMAP_PAGES];
+};
+/* Is the code at PC in PID fixed (maps_fixed_code, its page the file's)? */
+bool codemap_fixed(struct codemap *m, pid_t pid, uint64_t pc);
+void codemap_free(struct codemap *m);
+
 #endif

@@ -923,16 +923,42 @@ static bool writes_rsp_of(struct decoder *d, const struct drec *r)
 	return false;
 }
 
+/* R, decoded from code that may change (decode_target.fixed), the target
+ * having run since: its bytes read again.  False when they changed: R is
+ * gone. */
+static bool still_same(struct decoder *d, struct drec *r)
+{
+	uint8_t buf[16];
+	unsigned len = r->insn.len;
+	if (len && (d->target.read_mem(d->target.ctx, r->insn.pc, buf, len) !=
+		    (ssize_t)len || memcmp(buf, r->bytes, len))) {
+		decode_invalidate(d, r->insn.pc, r->insn.pc + len);
+		return false;
+	}
+	r->epoch = d->target.epoch(d->target.ctx);
+	return true;
+}
+
+static inline bool current(const struct decoder *d, const struct drec *r)
+{
+	return !r->vol || r->epoch == d->target.epoch(d->target.ctx);
+}
+
 const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 {
 	struct hashtab_probe probe;
 	struct drec *r = d->recent[recent_slot(pc)];
 	uint8_t buf[15];
 
-	if (r && r->insn.pc == pc)
-		return &r->insn;
+	if (r && r->insn.pc == pc) {
+		if (current(d, r) || still_same(d, r))
+			return &r->insn;
+		return decode_insn(d, pc, err);		/* anew */
+	}
 	r = map_find(d, pc, &probe);
 	if (r) {
+		if (!current(d, r) && !still_same(d, r))
+			return decode_insn(d, pc, err);
 		d->recent[recent_slot(pc)] = r;
 		return &r->insn;
 	}
@@ -1024,6 +1050,12 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 	r->insn.regs_out = regs_out_of(&r->insn);
 	r->insn.lean = lean_make(r);
 	vex_of(r, &r->vex);
+	if (r->insn.len)
+		memcpy(r->bytes, buf, r->insn.len);
+	r->vol = d->target.fixed && !d->target.fixed(d->target.ctx, pc);
+	r->insn.changes = r->vol;
+	if (r->vol)
+		r->epoch = d->target.epoch(d->target.ctx);
 	d->recent[recent_slot(pc)] = r;
 	/* Nothing has touched the map since the probe. */
 	d->recs[d->n_recs] = r;

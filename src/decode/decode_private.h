@@ -352,6 +352,9 @@ struct drec {
 	uint8_t copy_disp;
 	uint16_t gprs;		/* general registers it names or implies */
 	uint8_t bytes[16];
+	bool vol;		/* not fixed code: its bytes read again */
+	uint64_t epoch;		/* the target's (decode_target.epoch), when
+				 * they were */
 };
 _Static_assert(offsetof(struct drec, lean) == DECODE_LEAN_AT,
 	       "decode_lean finds the templates at DECODE_LEAN_AT");

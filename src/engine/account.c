@@ -61,6 +61,7 @@ static void mm_invalidate(struct engine *e, const struct user_regs_struct *r)
 		break;
 	}
 	uint64_t hi = len > UINT64_MAX - lo ? UINT64_MAX : lo + len;
+	e->code.stale = true;
 	decode_invalidate(e->dec, lo, hi);
 	proof_invalidate(e, lo, hi);
 }

@@ -542,7 +542,8 @@ static inline int next_insn(struct emu *em, const struct insn *prev,
 	if (prev && prev->next_gen == *em->dgen) {
 		for (unsigned i = 0; i < 2; i++) {
 			const struct insn *n = prev->next[i];
-			if (n && n->pc == address && !n->needs_xstate) {
+			if (n && n->pc == address && !n->needs_xstate &&
+			    !n->changes) {
 				t->insn = n;
 				return 0;
 			}

@@ -20,6 +20,7 @@
 
 #include "decode.h"
 #include "model.h"
+#include "procmaps.h"
 
 struct tracer;
 struct tracee;
@@ -52,6 +53,8 @@ struct engine {
 
 	/* The engine's side. */
 	_Alignas(64) struct decoder *dec;
+	struct codemap code;		/* which of the target's code is fixed
+					 * (the decoder asks) */
 	struct step_events ev;		/* the last instruction's, as decoded */
 	struct symbols *syms;		/* for messages and the progress line */
 	struct tracee *current;		/* whose instruction was accounted last */

@@ -62,39 +62,15 @@
  * translation (bench/README.md) */
 #define AHEAD 16
 
-/* Read the ranges of IN's code that the cache may copy. */
-static void read_code_ranges(struct inst *in, pid_t pid)
-{
-	struct maps_iter it;
-	struct maps_entry m;
-	in->n_code = 0;
-	if (!maps_open(&it, pid))
-		return;
-	while (maps_next(&it, &m)) {
-		/* (shared: another mapping of it may write it, as a JIT's
-		 * double mapping does) */
-		if (m.perms[2] != 'x' || m.perms[1] == 'w' ||
-		    m.perms[3] == 's' || strstr(m.name, "cachetrace-"))
-			continue;
-		if (in->n_code == in->cap_code) {
-			in->cap_code = in->cap_code ? 2 * in->cap_code : 64;
-			in->code = xreallocarray(in->code, in->cap_code,
-						 sizeof(*in->code));
-		}
-		in->code[in->n_code].lo = m.lo;
-		in->code[in->n_code++].hi = m.hi;
-	}
-	maps_close(&it);
-	in->maps_stale = false;
-}
-
+/* Whether the code at [PC, PC + LEN) may be copied: code that cannot
+ * change unseen (codemap_fixed: a file's, its pages the file's), not a
+ * JIT's, whose blocks would run a stale copy after a rewrite made while
+ * the target ran natively (between two windows; tests/progs/jit.c). */
 static bool code_ok(void *ctx, uint64_t pc, unsigned len)
 {
-	const struct inst *in = ctx;
-	for (size_t i = 0; i < in->n_code; i++)
-		if (pc >= in->code[i].lo && pc + len <= in->code[i].hi)
-			return true;
-	return false;
+	struct inst *in = ctx;
+	return codemap_fixed(in->codemap, in->pid, pc) &&
+	       codemap_fixed(in->codemap, in->pid, pc + (len ? len - 1 : 0));
 }
 
 /* Where our mappings go: away from where the target's own would (its brk
@@ -325,7 +301,7 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 	guard_ring(tr, (uint64_t)args[0], (uint64_t)args[0] + PAGE);
 	if (!map_shadow(tr, t, in, &why))
 		goto fail;
-	read_code_ranges(in, t->tid);
+	in->codemap = &tr->eng.code;
 	in->ready = true;
 	slot(in)[ISLOT_CUR / 8] = ring_start(in);
 	in->pid = tr->target_pid;
@@ -632,10 +608,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 		return stepped(tr, t);
 	uint64_t stop = tracee_leads(t) ? t->win.stop_pc : 0;
 	uint32_t gen = *decode_generation(tr->eng.dec);
-	if (in->maps_stale)
-		read_code_ranges(in, t->tid);
-	if (stop != in->stop || gen != in->gen || in->maps_stale) {
-		in->maps_stale = false;
+	if (stop != in->stop || gen != in->gen) {
 		reset(in);
 		in->stop = stop;
 		in->gen = gen;
@@ -661,7 +634,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			 * dlopen'ed between two samples was stepped), so
 			 * they are read again, once a window. */
 			in->maps_window = tr->eng.windows;
-			read_code_ranges(in, t->tid);
+			tr->eng.code.stale = true;
 			b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop,
 					 &why);
 		}
@@ -720,15 +693,8 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 static bool inst_trap(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
-	if (!t->in_cache) {
-		/* A system call that may map, unmap or protect code (not
-		 * brk, which maps none): the blocks and the ranges they may
-		 * come from go. */
-		if (in && t->insn && t->insn->id == X86_INS_SYSCALL &&
-		    is_mm_syscall(t->regs.rax) && t->regs.rax != SYS_brk)
-			in->maps_stale = true;
+	if (!t->in_cache)	/* (an mm system call: mm_invalidate) */
 		return step_trap(tr, t);
-	}
 	if (si_code_is_sent(tracee_si_code(t->tid))) {
 		/* Not our exit: a SIGTRAP sent to it, delivered at the
 		 * original instruction. */
@@ -921,7 +887,6 @@ void inst_free(struct tracer *tr)
 	if (!in)
 		return;
 	unmap_all(NULL, NULL, in);
-	free(in->code);
 	insn_tally_free(in->stepped);
 	free(in);
 	tr->inst = NULL;

@@ -48,12 +48,8 @@ struct inst {
 	uint64_t cached, exits, fills, recovered, maps;
 	uint64_t blocks;		/* translated in caches taken out */
 	struct insn_tally *stepped;	/* by mnemonic */
-	/* The target's executable mappings it cannot write, read again
-	 * after each system call that may change them. */
-	struct { uint64_t lo, hi; } *code;
-	size_t n_code, cap_code;
-	bool maps_stale;
-	unsigned maps_window;		/* the window they were last read in */
+	struct codemap *codemap;	/* the engine's: the code it may copy */
+	unsigned maps_window;		/* the window it was last read in */
 	/* --engine=lockstep:instrument: the thread runs in the cache a
 	 * machine instruction at a time (stepping, between two of its
 	 * steps), its registers at the original code as they were after

@@ -218,6 +218,19 @@ static ssize_t read_xstate_cb(void *ctx, void *buf, size_t len)
 	return tracee_read_xstate(decoding_tid(ctx), buf, len);
 }
 
+/* Code no write of the target's can change unseen (a file's, not a
+ * JIT's): decoded once. */
+static bool fixed_cb(void *ctx, uint64_t pc)
+{
+	struct engine *e = ctx;
+	return codemap_fixed(&e->code, decoding_tid(e), pc);
+}
+
+static uint64_t epoch_cb(void *ctx)
+{
+	return tracee_mem_gen();
+}
+
 static char *join_args(char **argv)
 {
 	size_t len = 1;
@@ -334,6 +347,7 @@ static void tracer_free(struct tracer *tr)
 	proof_free(&tr->eng);
 	if (tr->eng.dec)
 		decode_free(tr->eng.dec);
+	codemap_free(&tr->eng.code);
 	if (tr->syms)
 		sym_close(tr->syms);
 	if (tr->eng.bm)
@@ -454,6 +468,8 @@ int main(int argc, char **argv)
 		.ctx = &tracer.eng,
 		.read_mem = read_mem_cb,
 		.read_xstate = read_xstate_cb,
+		.fixed = fixed_cb,
+		.epoch = epoch_cb,
 	};
 	const char *derr;
 	tr->eng.dec = decode_new(&target, &derr);

@@ -153,6 +153,11 @@ void tracee_mem_changed(void)
 	mem_gen++;
 }
 
+uint64_t tracee_mem_gen(void)
+{
+	return mem_gen;
+}
+
 static const uint8_t *code_page(pid_t tid, uint64_t page)
 {
 	for (unsigned i = 0; i < 2; i++) {

@@ -429,6 +429,9 @@ ssize_t tracee_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
 ssize_t tracee_read_code(pid_t tid, uint64_t addr, void *buf, size_t len);
 /* The target's memory was written other than by tracee_write_mem. */
 void tracee_mem_changed(void);
+/* Changes whenever the target may have written its memory (it ran, or
+ * we wrote it). */
+uint64_t tracee_mem_gen(void);
 /* Write TID's memory: process_vm_writev, or /proc/TID/mem where that is
  * refused (a seccomp filter around cachetrace).  0 or -errno. */
 int tracee_write_mem(pid_t tid, uint64_t addr, const void *buf, size_t len);

@@ -1,7 +1,12 @@
 #include "procmaps.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "error.h"
 
 bool maps_open(struct maps_iter *it, pid_t pid)
 {
@@ -31,4 +36,96 @@ void maps_close(struct maps_iter *it)
 	if (it->f)
 		fclose(it->f);
 	it->f = NULL;
+}
+
+bool maps_fixed_code(const struct maps_entry *e)
+{
+	if (e->perms[2] != 'x' || e->perms[1] == 'w' || e->perms[3] == 's')
+		return false;
+	return (e->name[0] == '/' && strncmp(e->name, "/memfd:", 7)) ||
+	       !strcmp(e->name, "[vdso]") || !strcmp(e->name, "[vsyscall]");
+}
+
+static void codemap_read(struct codemap *m, pid_t pid)
+{
+	struct maps_iter it;
+	struct maps_entry e;
+	m->n = 0;
+	m->stale = false;
+	if (!++m->gen)
+		m->gen = 1;
+	if (m->pid != pid) {
+		if (m->pid && m->pagemap >= 0)
+			close(m->pagemap);
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+		m->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+		m->pid = pid;
+	}
+	if (!maps_open(&it, pid))
+		return;
+	while (maps_next(&it, &e)) {
+		if (m->n == m->cap) {
+			m->cap = m->cap ? 2 * m->cap : 64;
+			m->r = xreallocarray(m->r, m->cap, sizeof(*m->r));
+		}
+		m->r[m->n++] = (struct codemap_range){
+			e.lo, e.hi, maps_fixed_code(&e), e.name[0] == '/' };
+	}
+	maps_close(&it);
+}
+
+/* The range of M holding PC (they are in address order), or NULL. */
+static const struct codemap_range *codemap_find(const struct codemap *m,
+						uint64_t pc)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pc < m->r[mid].lo)
+			hi = mid;
+		else if (pc >= m->r[mid].hi)
+			lo = mid + 1;
+		else
+			return &m->r[mid];
+	}
+	return NULL;
+}
+
+/* Is PAGE (a page number) still the file's, not a copy the process
+ * wrote?  Bit 61 of its pagemap entry: a file page (or shared). */
+static bool file_page(struct codemap *m, uint64_t page)
+{
+	unsigned k = (unsigned)page % CODEMAP_PAGES;
+	if (m->page[k].gen == m->gen && m->page[k].page == page)
+		return m->page[k].file;
+	uint64_t pm;
+	/* present: bit 61 says; swapped: anonymous; neither: never read,
+	 * the file's when it is */
+	bool file = m->pagemap < 0 ||
+		    pread(m->pagemap, &pm, 8, (off_t)(page * 8)) != 8 ||
+		    (pm & 1ull << 63 ? (pm >> 61) & 1 : !(pm & 1ull << 62));
+	m->page[k].page = page;
+	m->page[k].gen = m->gen;
+	m->page[k].file = file;
+	return file;
+}
+
+bool codemap_fixed(struct codemap *m, pid_t pid, uint64_t pc)
+{
+	const struct codemap_range *r = m->stale || m->pid != pid ? NULL :
+					codemap_find(m, pc);
+	if (!r) {
+		codemap_read(m, pid);
+		r = codemap_find(m, pc);
+	}
+	return r && r->fixed && (!r->file || file_page(m, pc >> 12));
+}
+
+void codemap_free(struct codemap *m)
+{
+	free(m->r);
+	if (m->pid && m->pagemap >= 0)
+		close(m->pagemap);
+	*m = (struct codemap){ 0 };
 }

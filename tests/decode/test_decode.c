@@ -1460,6 +1460,67 @@ static void check_allow(struct decoder *d)
 	}
 }
 
+/* Code that is not fixed (a JIT's): what was decoded there is read again
+ * once the target ran (its epoch moved), and decoded anew when it
+ * changed; fixed code is decoded once. */
+static bool jit_fixed;
+static uint64_t jit_epoch;
+static bool fake_fixed(void *ctx, uint64_t pc)
+{
+	(void)ctx; (void)pc;
+	return jit_fixed;
+}
+static uint64_t fake_epoch(void *ctx)
+{
+	(void)ctx;
+	return jit_epoch;
+}
+
+static void check_volatile(void)
+{
+	struct decode_target t = { .read_mem = fake_read,
+				   .read_xstate = fake_xstate,
+				   .fixed = fake_fixed, .epoch = fake_epoch };
+	const char *err = NULL;
+	struct decoder *d = decode_new(&t, &err);
+	if (!CHECK(d, "volatile: decode_new: %s", err))
+		return;
+	/* mov eax, [rdi] then, rewritten, mov [rdi], eax */
+	uint8_t code[3] = { 0x8b, 0x07, 0xc3 };
+	cur_code = code;
+	cur_pc = 0xe00000;
+	cur_len = sizeof(code);
+	for (int fixed = 0; fixed < 2; fixed++) {
+		jit_fixed = fixed;
+		uint64_t pc = 0xe00000;
+		decode_invalidate(d, pc, pc + 16);
+		code[0] = 0x8b;
+		const struct insn *a = decode_insn(d, pc, &err);
+		code[0] = 0x89;			/* rewritten, the epoch the same */
+		const struct insn *b = decode_insn(d, pc, &err);
+		jit_epoch++;			/* the target ran */
+		const struct insn *c = decode_insn(d, pc, &err);
+		uint32_t gen = *decode_generation(d);
+		const struct insn *e = decode_insn(d, pc, &err);
+		if (!CHECK(a && b && c && e, "volatile: decode: %s", err))
+			break;
+		CHECK(b == a, "volatile: the same epoch: not read again");
+		if (fixed) {
+			CHECK(c == a && strstr(c->text, "mov") &&
+			      decode_lean(c)->acc[0].kind == ACC_READ,
+			      "fixed code: decoded once (%s)", c->text);
+		} else {
+			CHECK(decode_lean(c)->n_acc == 1 &&
+			      decode_lean(c)->acc[0].kind == ACC_WRITE,
+			      "volatile: the new bytes decoded (%s)", c->text);
+			CHECK(e == c && *decode_generation(d) == gen,
+			      "volatile: unchanged bytes kept");
+		}
+	}
+	cur_code = NULL;
+	decode_free(d);
+}
+
 int main(void)
 {
 	struct decode_target t = { .read_mem = fake_read, .read_xstate = fake_xstate };
@@ -1487,6 +1548,7 @@ int main(void)
 	check_ind_const(false);
 	check_ind_const(true);
 	check_dead_chased();
+	check_volatile();
 	printf("%zu rows, %u of them lean\n", n, n_lean);
 	return test_summary("test-decode");
 }

@@ -370,7 +370,8 @@ static void test_locate(void)
 
 int main(void)
 {
-	static const struct decode_target t = { NULL, read_self, no_xstate };
+	static const struct decode_target t = { .read_mem = read_self,
+						.read_xstate = no_xstate };
 	const char *err;
 	dec = decode_new(&t, &err);
 	if (!CHECK(dec, "%s", err))

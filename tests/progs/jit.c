@@ -1,7 +1,9 @@
 /* Code rewritten at the same address, as a JIT does it under W^X: the
  * page of jitted() made writable, new code written, made executable
  * again, three times, each time with instructions of another shape (one
- * load; two loads; a store), each run 2,000 times by work().  A tool
+ * load; two loads; a store), each run 2,000 times by run_it().  With
+ * --start=work the rewrites are in the window; with --start=run_it
+ * --intervals=3 they are made natively, between the windows.  A tool
  * that kept what it decoded or translated of the old code counts the old
  * shape (Dr, Dw, Ir) and, running a stale copy, gets the wrong sums.
  * jitted()'s counts, by hand: Ir 2,000 x (2 + 3 + 3) = 16,000; Dr 2,000
@@ -40,15 +42,22 @@ __attribute__((noinline)) static int emit(unsigned k)
 	return mprotect(page, 4096, PROT_READ | PROT_EXEC);
 }
 
-__attribute__((noinline)) int work(void)
+__attribute__((noinline)) int run_it(void)
 {
 	static int data[3] = { 5, 7, 0 };
+	int s = 0;
+	for (int i = 0; i < 2000; i++)
+		s += jitted(data, i);
+	return s;
+}
+
+__attribute__((noinline)) int work(void)
+{
 	int s = 0;
 	for (unsigned k = 0; k < 3; k++) {
 		if (emit(k) < 0)
 			return -1;
-		for (int i = 0; i < 2000; i++)
-			s += jitted(data, i);
+		s += run_it();
 	}
 	return s;
 }
