@@ -223,7 +223,7 @@ static ssize_t read_xstate_cb(void *ctx, void *buf, size_t len)
 static bool fixed_cb(void *ctx, uint64_t pc)
 {
 	struct engine *e = ctx;
-	return codemap_fixed(&e->code, decoding_tid(e), pc);
+	return codemap_fixed(&e->code, e->target_pid, pc);	/* its maps */
 }
 
 static uint64_t epoch_cb(void *ctx)
