@@ -205,7 +205,7 @@ enum restart children_on_exec(struct tracer *tr, struct tracee *t)
 		memset(o->dr_addr, 0, sizeof(o->dr_addr));
 	}
 	decode_invalidate(tr->eng.dec, 0, UINT64_MAX);
-	tr->eng.code.stale = true;
+	codemap_free(&tr->eng.code);	/* a new image: its pagemap too */
 	proof_invalidate(&tr->eng, 0, UINT64_MAX);
 	if (!tr->eng.windows && window_has_start_event(tr) &&
 	    !tr->partial_reason)
