@@ -137,6 +137,7 @@ static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 		drop_plans(c);
 		free(c->plans);
 		c->plans = NULL;
+		c->n_plans = 0;
 		itrans_free(c->x);
 	}
 	in->n_caches = 0;

@@ -63,6 +63,30 @@ else
 	fail "exec: not one profile of the new image: '$new' in $(ls cg.* 2>/dev/null)"
 fi
 
+# The same whole (no --start): the first image ran from the instrument
+# engine's code cache when it called exec; the new image's run starts
+# with none (cachetrace crashed in its first read of the ring: the old
+# image's accounting was kept for the new one's blocks).
+rm -f cg.*
+"$CT" -q --trace-children=yes -o 'cg.%p' -- ./$F exec ./$S -t 0 2 \
+	>tgt.out 2>ct.err &
+CTPID=$!
+wait_ct 60 || fail "exec, whole runs: hung"
+[ "$CTRC" = 0 ] && pass "exec, whole runs: exit 0" ||
+	fail "exec, whole runs: exit $CTRC: $(head -3 ct.err)"
+pid=$(awk '$1 == "exec" { print $2 }' tgt.out)
+sed 1d tgt.out | cmp -s native.out - && pass "exec, whole runs: output intact" ||
+	fail "exec, whole runs: output differs: $(cat tgt.out)"
+new=$(grep -l "^cmd: ./$S -t 0 2\$" cg.$pid* 2>/dev/null)
+if [ -n "$pid" ] && [ -s cg.$pid ] && [ -n "$new" ]; then
+	got=$(fn_cost $new handler)
+	[ "$got" -eq $((2 * one)) ] &&
+		pass "exec, whole runs: handler Ir $got (two requests) in $new" ||
+		fail "exec, whole runs: handler Ir $got in $new, expected $((2 * one))"
+else
+	fail "exec, whole runs: profiles $(ls cg.* 2>/dev/null)"
+fi
+
 # vfork, then exec in the child: the child's new image has handler.
 rm -f cg.*
 "$CT" --trace-children=yes --start=handler -o 'cg.%p' -- \
