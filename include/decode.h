@@ -140,6 +140,14 @@ void decode_free(struct decoder *d);
  * NULL when the bytes cannot be read or decoded; *err then says why. */
 const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err);
 
+/* How many pages hold code decoded where it may change (decode_target.
+ * fixed false): 0 for a program with no JIT, so that an emulator needs
+ * no look at its stores (a pointer into the decoder, read at will). */
+const uint32_t *decode_volatile_pages(const struct decoder *d);
+/* Is ADDR in one of those pages?  A store there must make the target's
+ * epoch move (an emulator's store into a JIT's page). */
+bool decode_volatile_page(const struct decoder *d, uint64_t addr);
+
 /* Forget cached instructions in [start, end) (exec, munmap, text writes). */
 void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end);
 

@@ -86,6 +86,7 @@
  *   flagged (insn.unknown) so that the tracer can say so once per pc. */
 #include "decode.h"
 #include "decode_private.h"
+#include "error.h"
 #include "hashtab.h"
 #include "hostenv.h"
 
@@ -173,6 +174,7 @@ void decode_free(struct decoder *d)
 	for (uint32_t i = 0; i < d->n_recs; i++)
 		free(d->recs[i]);
 	free(d->recs);
+	free(d->vpage);
 	hashtab_free(&d->map);
 	if (d->ci)
 		cs_free(d->ci, 1);
@@ -226,6 +228,58 @@ bool decode_lands_ok(struct decoder *d, const struct insn *in,
 const uint32_t *decode_generation(const struct decoder *d)
 {
 	return &d->gen;
+}
+
+const uint32_t *decode_volatile_pages(const struct decoder *d)
+{
+	return &d->n_vpage;
+}
+
+static uint32_t vpage_slot(uint64_t page, uint32_t cap)
+{
+	return (uint32_t)(hash_u64(page) & (cap - 1));
+}
+
+bool decode_volatile_page(const struct decoder *d, uint64_t addr)
+{
+	if (!d->n_vpage)
+		return false;
+	uint64_t key = (addr >> 12) + 1;
+	for (uint32_t i = vpage_slot(key, d->cap_vpage);;
+	     i = (i + 1) & (d->cap_vpage - 1)) {
+		if (d->vpage[i] == key)
+			return true;
+		if (!d->vpage[i])
+			return false;
+	}
+}
+
+void decode_add_volatile_page(struct decoder *d, uint64_t addr)
+{
+	if (decode_volatile_page(d, addr))
+		return;
+	if (2 * (d->n_vpage + 1) > d->cap_vpage) {
+		uint32_t cap = d->cap_vpage ? 2 * d->cap_vpage : 64;
+		uint64_t *n = xcalloc(cap, sizeof(*n));
+		for (uint32_t k = 0; k < d->cap_vpage; k++) {
+			uint64_t key = d->vpage[k];
+			if (!key)
+				continue;
+			uint32_t i = vpage_slot(key, cap);
+			while (n[i])
+				i = (i + 1) & (cap - 1);
+			n[i] = key;
+		}
+		free(d->vpage);
+		d->vpage = n;
+		d->cap_vpage = cap;
+	}
+	uint64_t key = (addr >> 12) + 1;
+	uint32_t i = vpage_slot(key, d->cap_vpage);
+	while (d->vpage[i])
+		i = (i + 1) & (d->cap_vpage - 1);
+	d->vpage[i] = key;
+	d->n_vpage++;
 }
 
 size_t decode_cached_count(const struct decoder *d)

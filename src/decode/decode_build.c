@@ -1054,6 +1054,10 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 		memcpy(r->bytes, buf, r->insn.len);
 	r->vol = d->target.fixed && !d->target.fixed(d->target.ctx, pc);
 	r->insn.changes = r->vol;
+	if (r->vol) {
+		decode_add_volatile_page(d, pc);
+		decode_add_volatile_page(d, pc + (r->insn.len ? r->insn.len - 1 : 0));
+	}
 	if (r->vol)
 		r->epoch = d->target.epoch(d->target.ctx);
 	d->recent[recent_slot(pc)] = r;

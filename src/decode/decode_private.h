@@ -363,6 +363,9 @@ _Static_assert(offsetof(struct drec, lean) == DECODE_LEAN_AT,
  * lean. */
 bool lean_make(struct drec *r);
 
+/* ADDR's page holds code decoded where it may change (decode.c) */
+void decode_add_volatile_page(struct decoder *d, uint64_t addr);
+
 #define DECODE_RECENT 4096	/* a power of two */
 
 struct decoder {
@@ -379,6 +382,10 @@ struct decoder {
 	 * emptied whenever a record is freed. */
 	struct drec *recent[DECODE_RECENT];
 	uint32_t gen;		/* decode_generation */
+	/* The pages that hold code decoded where it may change (vol), an
+	 * open-addressed set of page numbers + 1 (0: a free slot) */
+	uint64_t *vpage;
+	uint32_t n_vpage, cap_vpage;
 	uint64_t xcr0;
 	/* CPUID 0xd.i for components 2..18: size, offset, 64-byte aligned */
 	uint32_t comp_size[19], comp_off[19];

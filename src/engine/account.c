@@ -490,6 +490,11 @@ void engine_account_regs(struct engine *e, struct tracee *t,
 	if (e->cs)
 		callstack_step(e->cs, t->tid, in, before, after);
 	count_step(e, t);
+	if (*decode_volatile_pages(e->dec))
+		for (unsigned i = 0; i < ev->n_acc; i++)
+			if (ev->acc[i].kind != ACC_READ &&
+			    decode_volatile_page(e->dec, ev->acc[i].addr))
+				tracee_mem_changed();	/* a JIT's store */
 	if (in->id == X86_INS_SYSCALL && is_mm_syscall(before->rax))
 		mm_invalidate(e, before);	/* last: IN may go with it */
 }

@@ -526,6 +526,15 @@ static int native_step(struct emu *em, const struct insn *in,
 	    (wrote && uc_mem_write(em->uc, blk + w0, mem + w0, w1 - w0) !=
 	     UC_ERR_OK))
 		return -2;
+	if (wrote && *em->dvol &&
+	    (decode_volatile_page(em->tr->eng.dec, blk + w0) ||
+	     decode_volatile_page(em->tr->eng.dec, blk + w1 - 1))) {
+		/* into a JIT's code: Unicorn does not see a uc_mem_write
+		 * there (its translation ran on: tests/emulate/jit.sh, avx),
+		 * and the decoder reads it again */
+		uc_ctl_remove_cache(em->uc, blk + w0, blk + w1);
+		tracee_mem_changed();
+	}
 	em->xs_dirty = true;
 	em->xmm_in_xs = true;		/* xmm_to_uc made them equal */
 	em->natives++;
@@ -598,6 +607,19 @@ not_emulable(struct emu *em, const struct insn *in,
 	stop(em, WHY_FALLBACK);
 }
 
+/* A lean instruction's stores (at ADDR, its templates L) into a page of
+ * code that may change (a JIT's writable and executable one): what was
+ * decoded there is read again before it runs next (tests/emulate/jit.sh,
+ * rwx). */
+static void jit_stores(struct emu *em, const struct decode_lean *l,
+		       const uint64_t *addr)
+{
+	for (unsigned i = 0; i < l->n_acc; i++)
+		if (l->acc[i].kind != ACC_READ &&
+		    decode_volatile_page(em->tr->eng.dec, addr[i]))
+			tracee_mem_changed();
+}
+
 /* The hook's second half: the slice's checks, then the instruction at
  * ADDRESS (which ran after PREV, when not NULL) decoded and made
  * pending, or the slice stopped before it.  Reading lazily, its memory
@@ -637,6 +659,8 @@ hook_next(struct emu *em, const struct insn *prev,
 			ls->addr[i] = decode_lean_addr(&l->acc[i], g,
 						       regs->fs_base,
 						       regs->gs_base);
+		if (*em->dvol)
+			jit_stores(em, l, ls->addr);
 		em->lean = l;
 	} else if (regs && in->regs_in &&
 		   regs_read_mask(em, regs, in->regs_in) < 0) {
@@ -865,6 +889,7 @@ struct emu *emu_get(struct tracer *tr)
 		memset(em->xs_spare, 0, em->xs_cap);
 	}
 	em->dgen = decode_generation(tr->eng.dec);
+	em->dvol = decode_volatile_pages(tr->eng.dec);
 	em->fp_stale = em->maps_stale = em->mem_stale = true;
 	if (tr->eng.cs)
 		callstack_set_sync(tr->eng.cs, sync_for_unwind, em);

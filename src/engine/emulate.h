@@ -90,6 +90,7 @@ struct emu {
 	struct user_regs_struct r[2];
 	struct user_regs_struct *cur, *nxt;
 	const uint32_t *dgen;		/* decode_generation: insn.next */
+	const uint32_t *dvol;		/* decode_volatile_pages */
 	/* Lean instructions (decode_lean), read lazily with the registers
 	 * in place: the pending one's templates (NULL: it is not lean; its
 	 * step is lean_buf[n_lean], made by the hook before it ran). */

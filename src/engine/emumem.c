@@ -845,6 +845,10 @@ void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len)
 		uint64_t e = end < v->end ? end : v->end;
 		forget_pages(m, v, (s - v->start) >> PG_SHIFT,
 			     (e - v->start + PG - 1) >> PG_SHIFT);
+		/* a JIT's code, written by the real CPU: Unicorn's
+		 * translation of it goes too (tests/emulate/jit.sh, avx) */
+		if (v->perms[2] == 'x')
+			uc_ctl_remove_cache(m->uc, s, e);
 	}
 }
 

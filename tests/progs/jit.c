@@ -3,7 +3,11 @@
  * again, three times, each time with instructions of another shape (one
  * load; two loads; a store), each run 2,000 times by run_it().  With
  * --start=work the rewrites are in the window; with --start=run_it
- * --intervals=3 they are made natively, between the windows.  A tool
+ * --intervals=3 they are made natively, between the windows.
+ * "jit rwx" and "jit avx": the same code written into a writable and
+ * executable anonymous page, with no system call (16-byte SSE stores, or
+ * AVX's 32-byte ones where the CPU has AVX), in the window of
+ * --start=work_rwx; its counts are the same, its function ???.  A tool
  * that kept what it decoded or translated of the old code counts the old
  * shape (Dr, Dw, Ir) and, running a stale copy, gets the wrong sums.
  * jitted()'s counts, by hand: Ir 2,000 x (2 + 3 + 3) = 16,000; Dr 2,000
@@ -26,7 +30,7 @@ __asm__(".pushsection .text.jit,\"ax\",@progbits\n"
 	".popsection\n");
 int jitted(int *p, int v);
 
-static const unsigned char shapes[3][12] = {
+static const unsigned char shapes[3][64] = {
 	{ 0x8b, 0x07, 0xc3 },				/* mov eax, [rdi]; ret */
 	{ 0x8b, 0x07, 0x03, 0x47, 0x04, 0xc3 },		/* mov eax, [rdi]; */
 							/* add eax, [rdi+4] */
@@ -62,8 +66,46 @@ __attribute__((noinline)) int work(void)
 	return s;
 }
 
-int main(void)
+static unsigned char *rwx;
+
+__attribute__((target("avx"), noinline)) static void copy_avx(const void *s)
 {
+	__asm__ volatile("vmovdqu (%0), %%ymm0; vmovdqu %%ymm0, (%1);"
+			 "vmovdqu 32(%0), %%ymm0; vmovdqu %%ymm0, 32(%1);"
+			 "vzeroupper"
+			 : : "r"(s), "r"(rwx) : "xmm0", "memory");
+}
+
+__attribute__((noinline)) int work_rwx(int avx)
+{
+	static int data[3] = { 5, 7, 0 };
+	int (*f)(int *, int) = (int (*)(int *, int))(void *)rwx;
+	int s = 0;
+	for (unsigned k = 0; k < 3; k++) {
+		if (avx)
+			copy_avx(shapes[k]);
+		else
+			memcpy(rwx, shapes[k], sizeof(shapes[k]));
+		for (int i = 0; i < 2000; i++)
+			s += f(data, i);
+	}
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1) {
+		rwx = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (rwx == MAP_FAILED) {
+			puts("no rwx");	/* refused (SELinux execmem) */
+			return 0;
+		}
+		__builtin_cpu_init();
+		printf("%d\n", work_rwx(argv[1][0] == 'a' &&
+					__builtin_cpu_supports("avx")));
+		return 0;
+	}
 	printf("%d\n", work());
 	return 0;
 }
