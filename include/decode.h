@@ -34,7 +34,8 @@ enum branch_kind {
 
 /* What the decode cache keeps for one pc.  Read-only for callers; the
  * decoder embeds it as the first member of its own record (access
- * templates), which stays valid until decode_invalidate or decode_free. */
+ * templates), which stays valid until decode_reclaim (after
+ * decode_invalidate) or decode_free. */
 struct insn {
 	uint64_t pc;
 	uint8_t len;		/* bytes; 0 when not even the length is known
@@ -144,11 +145,15 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
  * fixed false): 0 for a program with no JIT, so that an emulator needs
  * no look at its stores (a pointer into the decoder, read at will). */
 const uint32_t *decode_volatile_pages(const struct decoder *d);
+/* Free what decode_invalidate forgot: when nothing holds a record of it
+ * any more (a window's start, when no other runs). */
+void decode_reclaim(struct decoder *d);
 /* Is ADDR in one of those pages?  A store there must make the target's
  * epoch move (an emulator's store into a JIT's page). */
 bool decode_volatile_page(const struct decoder *d, uint64_t addr);
 
-/* Forget cached instructions in [start, end) (exec, munmap, text writes). */
+/* Forget cached instructions in [start, end) (exec, munmap, text writes):
+ * decode_insn no longer gives them, and decode_reclaim frees them. */
 void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end);
 
 /* Where the decoder keeps its generation: never 0, and changed whenever

@@ -174,6 +174,8 @@ void decode_free(struct decoder *d)
 	for (uint32_t i = 0; i < d->n_recs; i++)
 		free(d->recs[i]);
 	free(d->recs);
+	decode_reclaim(d);
+	free(d->dead);
 	free(d->vpage);
 	hashtab_free(&d->map);
 	if (d->ci)
@@ -228,6 +230,13 @@ bool decode_lands_ok(struct decoder *d, const struct insn *in,
 const uint32_t *decode_generation(const struct decoder *d)
 {
 	return &d->gen;
+}
+
+void decode_reclaim(struct decoder *d)
+{
+	for (uint32_t i = 0; i < d->n_dead; i++)
+		free(d->dead[i]);
+	d->n_dead = 0;
 }
 
 const uint32_t *decode_volatile_pages(const struct decoder *d)
@@ -297,10 +306,16 @@ void decode_invalidate(struct decoder *d, uint64_t start, uint64_t end)
 	 * range (most such calls are about data): nothing changes. */
 	for (uint32_t i = 0; i < d->n_recs; i++) {
 		struct drec *r = d->recs[i];
-		if (r->insn.pc >= start && r->insn.pc < end)
-			free(r);
-		else
+		if (r->insn.pc >= start && r->insn.pc < end) {
+			if (d->n_dead == d->cap_dead) {
+				d->cap_dead = d->cap_dead ? 2 * d->cap_dead : 64;
+				d->dead = xreallocarray(d->dead, d->cap_dead,
+							sizeof(*d->dead));
+			}
+			d->dead[d->n_dead++] = r;
+		} else {
 			d->recs[kept++] = r;
+		}
 	}
 	if (kept == d->n_recs)
 		return;

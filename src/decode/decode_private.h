@@ -386,6 +386,11 @@ struct decoder {
 	 * open-addressed set of page numbers + 1 (0: a free slot) */
 	uint64_t *vpage;
 	uint32_t n_vpage, cap_vpage;
+	/* Records invalidated, not yet freed: a caller may still hold one
+	 * (an emulator's pending steps, when a JIT's code changed under
+	 * them), until decode_reclaim */
+	struct drec **dead;
+	uint32_t n_dead, cap_dead;
 	uint64_t xcr0;
 	/* CPUID 0xd.i for components 2..18: size, offset, 64-byte aligned */
 	uint32_t comp_size[19], comp_off[19];

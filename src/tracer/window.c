@@ -463,6 +463,9 @@ enum restart window_begin_thread(struct tracer *tr, struct tracee *t)
 	e->windows++;
 	e->max_steps = tr->opt.max_insns;
 	if (!tr->n_active++) {
+		/* nothing holds what the decoder forgot (a JIT's rewritten
+		 * code) any more */
+		decode_reclaim(e->dec);
 		e->t_start = e->t_last_progress = now_seconds();
 		e->progress = progress_fits(tr);
 		/* --cache-state=cold: as the first window, which nothing ran

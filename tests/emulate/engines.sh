@@ -49,7 +49,9 @@ CT=$(realpath "$1"); SRCDIR=$(realpath "$2"); SCRATCH=$3; SRC=$4
 RUNS=${5:-region sw lockstep}
 NAME=$(basename "$SRC" | sed 's/\.[a-z]*$//')
 ME=engines-$NAME
-W=$SCRATCH/$ME
+# one directory per program and checks: the emuasan suite's run of a
+# program (its "emulated" checks) may run beside the emulate suite's
+W=$SCRATCH/$ME.$(echo "$RUNS" | tr -c 'a-z0-9\n' '-')
 rm -rf "$W" && mkdir -p "$W" && W=$(realpath "$W") && cd "$W" || exit 1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
