@@ -64,6 +64,10 @@ struct codemap {
 		bool file;
 	} page[CODEMAP_PAGES];
 };
+/* The tracer wrote [ADDR, ADDR + LEN) of the text itself (an int3, its
+ * removal): its pages are still the file's code, though the process has
+ * its own copy of them now (a start event's page was stepped whole). */
+void codemap_ours(uint64_t addr, size_t len);
 /* Is the code at PC in PID fixed (maps_fixed_code, its page the file's)? */
 bool codemap_fixed(struct codemap *m, pid_t pid, uint64_t pc);
 void codemap_free(struct codemap *m);

@@ -19,6 +19,7 @@ int breakpoint_insert(pid_t tid, struct breakpoint *bp, uint64_t addr)
 	/* Known to the guardian before it is in the text. */
 	guard_int3(tid, addr, (uint8_t)word, true);
 	tracee_mem_changed();
+	codemap_ours(addr, sizeof(word));	/* still the file's code */
 	if (ptrace(PTRACE_POKETEXT, tid, (void *)addr, (void *)patched) < 0) {
 		int err = errno;
 		guard_int3(tid, addr, (uint8_t)word, false);

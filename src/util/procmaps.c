@@ -92,8 +92,34 @@ static const struct codemap_range *codemap_find(const struct codemap *m,
 	return NULL;
 }
 
+/* The pages codemap_ours was told of (a few: the int3s' pages) */
+#define OURS 64
+static uint64_t ours[OURS];
+static unsigned n_ours;
+
+void codemap_ours(uint64_t addr, size_t len)
+{
+	for (uint64_t pg = addr >> 12; pg <= (addr + (len ? len - 1 : 0)) >> 12;
+	     pg++) {
+		bool have = false;
+		for (unsigned i = 0; i < n_ours && i < OURS; i++)
+			have |= ours[i] == pg + 1;
+		if (!have)
+			ours[n_ours++ % OURS] = pg + 1;
+	}
+}
+
+static bool ours_page(uint64_t page)
+{
+	for (unsigned i = 0; i < n_ours && i < OURS; i++)
+		if (ours[i] == page + 1)
+			return true;
+	return false;
+}
+
 /* Is PAGE (a page number) still the file's, not a copy the process
- * wrote?  Bit 61 of its pagemap entry: a file page (or shared). */
+ * wrote?  Bit 61 of its pagemap entry: a file page (or shared); or a
+ * copy that only the tracer's int3s made. */
 static bool file_page(struct codemap *m, uint64_t page)
 {
 	unsigned k = (unsigned)page % CODEMAP_PAGES;
@@ -104,7 +130,8 @@ static bool file_page(struct codemap *m, uint64_t page)
 	 * the file's when it is */
 	bool file = m->pagemap < 0 ||
 		    pread(m->pagemap, &pm, 8, (off_t)(page * 8)) != 8 ||
-		    (pm & 1ull << 63 ? (pm >> 61) & 1 : !(pm & 1ull << 62));
+		    (pm & 1ull << 63 ? (pm >> 61) & 1 : !(pm & 1ull << 62)) ||
+		    ours_page(page);
 	m->page[k].page = page;
 	m->page[k].gen = m->gen;
 	m->page[k].file = file;
