@@ -18,6 +18,7 @@
 
 struct maps_entry {
 	uint64_t lo, hi;
+	uint64_t offset;	/* in its file */
 	char perms[5];
 	const char *name;	/* valid until the next maps_next */
 };
@@ -43,14 +44,17 @@ bool maps_fixed_code(const struct maps_entry *e);
 /* A process's mappings, each fixed code or not, read again when asked
  * about an address in none of them or when STALE (a system call that
  * maps, unmaps or protects memory ran).  A page of a file's mapping that
- * the process wrote (a copy of its own, /proc/PID/pagemap says) is not
- * fixed either: code patched where it was loaded. */
+ * the process wrote (a copy of its own, /proc/PID/pagemap says) is fixed
+ * only while it holds the file's bytes: code patched where it was loaded
+ * is not; a page an earlier debugger's int3 copied, restored since, is. */
 #define CODEMAP_PAGES 256
 struct codemap {
 	struct codemap_range {
 		uint64_t lo, hi;
+		uint64_t offset;	/* in its file */
+		char *path;		/* a file's (else NULL): its pages
+					 * looked at */
 		bool fixed;
-		bool file;		/* a file's: its pages looked at */
 	} *r;
 	size_t n, cap;
 	bool stale;

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -21,8 +22,8 @@ bool maps_next(struct maps_iter *it, struct maps_entry *e)
 	while (fgets(it->line, sizeof(it->line), it->f)) {
 		int name_at = 0;
 		if (sscanf(it->line, "%" SCNx64 "-%" SCNx64
-			   " %4s %*s %*s %*s %n", &e->lo, &e->hi, e->perms,
-			   &name_at) < 3)
+			   " %4s %" SCNx64 " %*s %*s %n", &e->lo, &e->hi,
+			   e->perms, &e->offset, &name_at) < 4)
 			continue;
 		e->name = name_at ? it->line + name_at : "";
 		it->line[strcspn(it->line, "\n")] = '\0';
@@ -62,6 +63,9 @@ static void codemap_read(struct codemap *m, pid_t pid)
 		m->pagemap = open(path, O_RDONLY | O_CLOEXEC);
 		m->pid = pid;
 	}
+	for (size_t i = 0; i < m->n; i++)
+		free(m->r[i].path);
+	m->n = 0;
 	if (!maps_open(&it, pid))
 		return;
 	while (maps_next(&it, &e)) {
@@ -69,10 +73,39 @@ static void codemap_read(struct codemap *m, pid_t pid)
 			m->cap = m->cap ? 2 * m->cap : 64;
 			m->r = xreallocarray(m->r, m->cap, sizeof(*m->r));
 		}
+		bool fixed = maps_fixed_code(&e);
 		m->r[m->n++] = (struct codemap_range){
-			e.lo, e.hi, maps_fixed_code(&e), e.name[0] == '/' };
+			e.lo, e.hi, e.offset,
+			fixed && e.name[0] == '/' ? xstrdup(e.name) : NULL,
+			fixed };
 	}
 	maps_close(&it);
+}
+
+/* Does the process's own copy of PAGE, in range R, hold the file's bytes
+ * (its int3s restored, or a debugger's before)?  True too when that
+ * cannot be told (the file replaced: its bytes cannot be had; reads
+ * refused): as before copies were looked at. */
+static bool same_as_file(const struct codemap *m,
+			 const struct codemap_range *r, uint64_t page)
+{
+	static uint8_t mine[4096], file[4096];
+	uint64_t at = page << 12;
+	struct iovec local = { mine, sizeof(mine) };
+	struct iovec remote = { (void *)(uintptr_t)at, sizeof(mine) };
+	if (process_vm_readv(m->pid, &local, 1, &remote, 1, 0) !=
+	    (ssize_t)sizeof(mine))
+		return true;
+	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;	/* " (deleted)": not the bytes it has */
+	ssize_t got = pread(fd, file, sizeof(file),
+			    (off_t)(r->offset + (at - r->lo)));
+	close(fd);
+	/* past the file's end the mapping reads zeros */
+	if (got >= 0 && (size_t)got < sizeof(file))
+		memset(file + got, 0, sizeof(file) - (size_t)got);
+	return got >= 0 && !memcmp(mine, file, sizeof(mine));
 }
 
 /* The range of M holding PC (they are in address order), or NULL. */
@@ -120,7 +153,8 @@ static bool ours_page(uint64_t page)
 /* Is PAGE (a page number) still the file's, not a copy the process
  * wrote?  Bit 61 of its pagemap entry: a file page (or shared); or a
  * copy that only the tracer's int3s made. */
-static bool file_page(struct codemap *m, uint64_t page)
+static bool file_page(struct codemap *m, const struct codemap_range *r,
+		      uint64_t page)
 {
 	unsigned k = (unsigned)page % CODEMAP_PAGES;
 	if (m->page[k].gen == m->gen && m->page[k].page == page)
@@ -131,7 +165,7 @@ static bool file_page(struct codemap *m, uint64_t page)
 	bool file = m->pagemap < 0 ||
 		    pread(m->pagemap, &pm, 8, (off_t)(page * 8)) != 8 ||
 		    (pm & 1ull << 63 ? (pm >> 61) & 1 : !(pm & 1ull << 62)) ||
-		    ours_page(page);
+		    ours_page(page) || same_as_file(m, r, page);
 	m->page[k].page = page;
 	m->page[k].gen = m->gen;
 	m->page[k].file = file;
@@ -146,11 +180,13 @@ bool codemap_fixed(struct codemap *m, pid_t pid, uint64_t pc)
 		codemap_read(m, pid);
 		r = codemap_find(m, pc);
 	}
-	return r && r->fixed && (!r->file || file_page(m, pc >> 12));
+	return r && r->fixed && (!r->path || file_page(m, r, pc >> 12));
 }
 
 void codemap_free(struct codemap *m)
 {
+	for (size_t i = 0; i < m->n; i++)
+		free(m->r[i].path);
 	free(m->r);
 	if (m->pid && m->pagemap >= 0)
 		close(m->pagemap);

@@ -85,4 +85,22 @@ for n in 1 3 8; do
 	server_finish $spid sref "$what" 60
 done
 done
+
+# Attached again after a session whose int3 made handler's page the
+# server's own copy (restored since, the file's bytes): still code the
+# cache may copy (it was stepped whole, the window 1,800x slower).
+./$S -t 20 400 >tgt.out &
+spid=$!
+sleep 0.3
+"$CT" -q -p $spid --start=handler --breakpoints=sw --intervals=2 -o a1.cg \
+	2>a1.err || fail "first attach: status $?: $(head -2 a1.err)"
+"$CT" -p $spid --start=handler --intervals=2 -o a2.cg 2>a2.err ||
+	fail "second attach: status $?: $(head -2 a2.err)"
+n=$(sed -n 's/.*Engine: instrument: \([0-9]*\) instructions from the code cache.*/\1/p' a2.err)
+st=$(sed -n 's/.*stops inside), \([0-9]*\) stepped.*/\1/p' a2.err)
+[ "${n:-0}" -gt 0 ] && [ "${st:-1}" -lt 10 ] &&
+	pass "attached again: $n from the cache, $st stepped" ||
+	fail "attached again: '$n' from the cache, '$st' stepped"
+kill $spid 2>/dev/null
+wait $spid 2>/dev/null
 finish
