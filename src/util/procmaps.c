@@ -51,7 +51,6 @@ static void codemap_read(struct codemap *m, pid_t pid)
 {
 	struct maps_iter it;
 	struct maps_entry e;
-	m->n = 0;
 	m->stale = false;
 	if (!++m->gen)
 		m->gen = 1;

@@ -92,9 +92,11 @@ done
 ./$S -t 20 400 >tgt.out &
 spid=$!
 sleep 0.3
-"$CT" -q -p $spid --start=handler --breakpoints=sw --intervals=2 -o a1.cg \
-	2>a1.err || fail "first attach: status $?: $(head -2 a1.err)"
-"$CT" -p $spid --start=handler --intervals=2 -o a2.cg 2>a2.err ||
+"$CT" -q --engine=instrument -p $spid --start=handler --breakpoints=sw \
+	--intervals=2 -o a1.cg 2>a1.err ||
+	fail "first attach: status $?: $(head -2 a1.err)"
+"$CT" --engine=instrument -p $spid --start=handler --intervals=2 -o a2.cg \
+	2>a2.err ||
 	fail "second attach: status $?: $(head -2 a2.err)"
 n=$(sed -n 's/.*Engine: instrument: \([0-9]*\) instructions from the code cache.*/\1/p' a2.err)
 st=$(sed -n 's/.*stops inside), \([0-9]*\) stepped.*/\1/p' a2.err)
