@@ -130,8 +130,9 @@ static enum verdict step_run(struct tracer *tr, struct tracee *t)
 /* A real step of T landed at AFTER's rip: where its instruction goes (the
  * fall through, the branch target, the return address, back on a system
  * call the kernel restarts)?  Else the CPU ran something we did not see
- * (a host whose single step traps late): the window ends with an error
- * naming the instruction, never a silently short profile. */
+ * (a host whose single step traps late, or code patched in place that
+ * codemap could not see change): the window ends with an error naming
+ * the instruction, never a silently short profile. */
 void step_check_landing(struct tracer *tr, struct tracee *t,
 			const struct user_regs_struct *after)
 {
@@ -144,7 +145,8 @@ void step_check_landing(struct tracer *tr, struct tracee *t,
 	error_msg("error: the step over 0x%" PRIx64 " in %s (%s) landed at "
 		  "0x%llx, where that instruction cannot go: the CPU ran "
 		  "instructions unseen (this host's single steps are not "
-		  "precise there: see cachetrace --check); the window ends",
+		  "precise there: see cachetrace --check; or that code was "
+		  "patched in place since it was read); the window ends",
 		  in->pc, loc.fn, in->text, after->rip);
 	t->win.lost = "a single step ran instructions unseen";
 	tr->had_error = true;
