@@ -150,6 +150,12 @@ void children_new(struct tracer *tr, struct tracee *t, struct event_info *ei)
 	unsigned long child;
 	if (tracee_event_msg(t->tid, &child) < 0)
 		return;
+	/* Born of a thread we pinned to our CPU for its window, it has that
+	 * CPU alone: its creator's own CPUs, or it keeps one CPU after we
+	 * are gone (a server's thread made in a window) */
+	if (t->pinned)
+		sched_setaffinity((pid_t)child, sizeof(t->saved_affinity),
+				  &t->saved_affinity);
 	if (ei->ptrace_event == PTRACE_EVENT_FORK ||
 	    ei->ptrace_event == PTRACE_EVENT_VFORK) {
 		hand_off_child(tr, (pid_t)child,

@@ -64,4 +64,17 @@ for bp in $BP_MODES; do
 		fail "$what: output differs: $(cat tgt.out)"
 	check_profile p.cg "$what"
 done
+
+# A thread made inside a window has its creator's own CPUs after it,
+# not the one its creator was pinned to for the window, every engine.
+B=bn$$
+build born $B
+./$B >born.ref || fail "born: native run"
+for e in instrument step emulate; do
+	"$CT" -q --engine=$e --start=work -o born.cg -- ./$B >born.out \
+		2>born.err || fail "born $e: status $?: $(head -2 born.err)"
+	cmp -s born.ref born.out &&
+		pass "born $e: the new thread's CPUs as natively: $(cat born.out)" ||
+		fail "born $e: the new thread's $(cat born.out), natively $(cat born.ref)"
+done
 finish
