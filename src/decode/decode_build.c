@@ -1055,11 +1055,11 @@ const struct insn *decode_insn(struct decoder *d, uint64_t pc, const char **err)
 	r->vol = d->target.fixed && !d->target.fixed(d->target.ctx, pc);
 	r->insn.changes = r->vol;
 	if (r->vol) {
-		decode_add_volatile_page(d, pc);
-		decode_add_volatile_page(d, pc + (r->insn.len ? r->insn.len - 1 : 0));
-	}
-	if (r->vol)
 		r->epoch = d->target.epoch(d->target.ctx);
+		decode_add_volatile_page(d, pc);
+		decode_add_volatile_page(d, pc + (r->insn.len ? r->insn.len - 1 :
+						  0));
+	}
 	d->recent[recent_slot(pc)] = r;
 	/* Nothing has touched the map since the probe. */
 	d->recs[d->n_recs] = r;

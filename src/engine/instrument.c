@@ -221,21 +221,19 @@ static struct icache *cache_for(struct tracer *tr, struct tracee *t,
 }
 
 /* The cache whose code holds target address ADDR, or NULL. */
-static struct icache *icache_at(struct inst *in, uint64_t addr)
+static struct icache *icache_at(const struct inst *in, uint64_t addr)
 {
 	for (unsigned i = 0; i < in->n_caches; i++)
 		if (addr - in->caches[i].at < CACHE_BYTES)
-			return &in->caches[i];
+			return (struct icache *)&in->caches[i];
 	return NULL;
 }
 
-/* The cache whose code holds target address ADDR. */
+/* The same, its translator. */
 struct itrans *cache_at(const struct inst *in, uint64_t addr)
 {
-	for (unsigned i = 0; i < in->n_caches; i++)
-		if (addr - in->caches[i].at < CACHE_BYTES)
-			return in->caches[i].x;
-	return NULL;
+	const struct icache *c = icache_at(in, addr);
+	return c ? c->x : NULL;
 }
 
 /* The ring's shadow in T's process (itrans.h): zero pages for its records,

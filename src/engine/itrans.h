@@ -32,12 +32,13 @@
  * thread at a system call (the fill exit's stub), as every exit does,
  * never at a fault: a stop its supervisor did not collect before it died
  * is then a system call's, which the kernel lets go harmlessly, where a
- * fault's signal would be delivered (and kill the target).  Flags, the stack and the red zone are
- * untouched (mov and lea only); a direct call pushes the original return
- * address.  A record is 8 bytes of block number, then 8 per access in
- * order; an fs: access is logged without fs's base (the supervisor adds
- * it).  The epilogue sits after the last instruction's accesses and
- * before its copy when that is the block's branch. */
+ * fault's signal would be delivered (and kill the target).  Flags, the
+ * stack and the red zone are untouched (mov and lea only); a direct call
+ * pushes the original return address.  A record is 8 bytes of block
+ * number, then 8 per access in order; an fs: access is logged without
+ * fs's base (the supervisor adds it).  The epilogue sits after the last
+ * instruction's accesses and before its copy when that is the block's
+ * branch. */
 #ifndef CT_ITRANS_H
 #define CT_ITRANS_H
 

@@ -669,7 +669,11 @@ void guard_fault(const char *site)
 
 void guard_fault_stopped(pid_t tid, const char *site)
 {
-	const char *f = getenv("CACHETRACE_FAULT");
+	/* read once: this is on the way of every entry into the cache */
+	static const char *f;
+	static bool read;
+	if (!read)
+		f = getenv("CACHETRACE_FAULT"), read = true;
 	size_t n = strlen(site);
 	if (!f || strncmp(f, "kill@", 5) || strncmp(f + 5, site, n) ||
 	    f[5 + n] != ':')
