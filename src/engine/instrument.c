@@ -1,13 +1,14 @@
-/* The instrument engine (--engine=instrument): the window's thread runs
+/* The instrument engine (--engine=instrument): the window's threads run
  * on the real CPU from a code cache inside the target (itrans.h), and
- * each block it runs writes its number and its instructions' data
- * addresses to a ring the supervisor shares with it.
+ * each block they run writes its number and its instructions' data
+ * addresses to the thread's own ring, which the supervisor shares.
  *
  * - At the first run of a window the supervisor maps into the target, by
- *   system calls injected through ptrace (src/tracer/inject.c), the ring
- *   (the thread's slot, the table of branch targets, the records, a guard
- *   page), and then a code cache near each region of code the thread
- *   runs (the copies' rip-relative operands must reach).  All are memfds
+ *   system calls injected through ptrace (src/tracer/inject.c), the units
+ *   (each a thread's slot, its table of branch targets, its ring of
+ *   records, a guard page; the rings' shadow), and then a code cache near
+ *   each region of code the threads
+ *   run (the copies' rip-relative operands must reach).  All are memfds
  *   the supervisor maps too: it writes the caches and reads the ring in
  *   its own memory.  They stay from one window to the next and are taken
  *   out when the target is let go (inst_release); an exec drops them.
@@ -28,12 +29,22 @@
  *   (iring.c) as it is at the original instruction (the scratch registers
  *   from the slot, a call's half-done push undone), the instructions of
  *   the block that completed are accounted, and the signal goes to the
- *   step engine's path at the original pc.  The ring's guard fault is
- *   ours: the ring is read and emptied, and the block runs again.
+ *   step engine's path at the original pc.  A full ring leaves by the
+ *   block's fill exit: the ring is read and emptied, and the block runs
+ *   again.
+ * - Several threads (--threads=all, or several windows at once) run in
+ *   the cache together, each with its own unit (MAX_UNITS; a thread that
+ *   finds none is stepped).  What they share changes under them only in
+ *   ways safe for a thread running it: a block is written before any
+ *   jump to it, a jump is linked by one store within a line (pad_patch),
+ *   a returns' table is filled only while its thread is stopped, a
+ *   block's last destination only while no other thread is in the
+ *   cache, and the blocks go (reset) only when none is in it: until
+ *   then the threads that come out are stepped (want_reset).
  * - Stepped instead (said once): call stacks, --stop-watch,
- *   --max-instructions, --threads=all, a target with a seccomp filter or a
- *   thread with its own gs base; threads other than the one in the cache
- *   (one slot). */
+ *   --max-instructions, a target with a seccomp filter or a thread with
+ *   its own gs base; under --engine=lockstep:instrument, the threads
+ *   but the one in the cache (one unit: the proof follows one). */
 #include "engine.h"
 
 #include <capstone/capstone.h>
@@ -53,10 +64,7 @@
 #include "tracer.h"
 #include "instrument_private.h"
 
-#define RING_BYTES (4u << 20)		/* records between two reads */
 #define CACHE_BYTES (32u << 20)
-#define PAGE 4096u
-#define SHADOW_BYTES (RING_BYTES + PAGE)	/* the records', the guard's */
 #define CACHE_REACH (1ull << 30)
 /* Blocks translated ahead at a stop: a stop costs more than a block's
  * translation (bench/README.md) */
@@ -121,6 +129,13 @@ static void drop_plans(struct icache *c)
 		memset(c->plans, 0, c->n_plans * sizeof(*c->plans));
 }
 
+/* The shadow of N_UNITS rings (itrans.h): for each, a byte per byte of
+ * its records and of its guard page. */
+static uint64_t shadow_bytes(const struct inst *in)
+{
+	return (in->n_units - 1) * UNIT_BYTES + RING_BYTES + PAGE;
+}
+
 /* The ring and the caches go: our views of them, and through T (when
  * there is one, not exiting) the target's. */
 static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
@@ -142,16 +157,17 @@ static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 	}
 	in->n_caches = 0;
 	if (in->ring) {
-		munmap(in->ring, ISLOT_SIZE + RING_BYTES + PAGE);
+		munmap(in->ring, in->n_units * UNIT_BYTES);
 		if (t && !(t->flags & TF_EXITING))
 			inject_unmap(tr, t, in->ring_at,
-				     ISLOT_SIZE + RING_BYTES + PAGE, &why);
+				     in->n_units * UNIT_BYTES, &why);
 	}
 	if (in->shadow_at && t && !(t->flags & TF_EXITING))
-		inject_unmap(tr, t, in->shadow_at, SHADOW_BYTES, &why);
+		inject_unmap(tr, t, in->shadow_at, shadow_bytes(in), &why);
 	in->shadow_at = 0;
 	in->ring = NULL;
 	in->ready = false;
+	memset(in->units, 0, sizeof(in->units));
 }
 
 /* The image the ring and caches were mapped in is gone (an exec): our
@@ -159,7 +175,6 @@ static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 static void drop_local(struct inst *in)
 {
 	unmap_all(NULL, NULL, in);
-	in->owner = 0;
 }
 
 /* Why T's window cannot run from a cache, or NULL. */
@@ -172,8 +187,6 @@ static const char *cannot(struct tracer *tr, struct tracee *t)
 		return "--stop-watch must stop at the instruction";
 	if (e->max_steps)
 		return "--max-instructions must stop at the instruction";
-	if (tr->opt.threads_all)
-		return "--threads=all runs every thread of the window";
 	if (t->regs.gs_base)
 		return "the thread has a gs base of its own";
 	return NULL;
@@ -236,31 +249,35 @@ struct itrans *cache_at(const struct inst *in, uint64_t addr)
 	return c ? c->x : NULL;
 }
 
-/* The ring's shadow in T's process (itrans.h): zero pages for its records,
- * which cost no memory, then a page of 1s for its guard page.  False
- * (*WHY says why) when it cannot be made. */
+/* The rings' shadow in T's process (itrans.h): zero pages for their
+ * records, which cost no memory, then a page of 1s for each guard page.
+ * False (*WHY says why) when it cannot be made. */
 static bool map_shadow(struct tracer *tr, struct tracee *t, struct inst *in,
 		       const char **why)
 {
 	static const uint8_t ones[PAGE] = { [0 ... PAGE - 1] = 1 };
-	uint64_t hint = free_range(t->tid, in->ring_at + ISLOT_SIZE +
-				   RING_BYTES + PAGE, SHADOW_BYTES);
-	long args[6] = { (long)hint, SHADOW_BYTES, PROT_READ | PROT_WRITE,
+	uint64_t len = shadow_bytes(in);
+	uint64_t hint = free_range(t->tid, in->ring_at +
+				   in->n_units * UNIT_BYTES, len);
+	long args[6] = { (long)hint, (long)len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
 			 -1, 0 };
 	long res = -1;
 	if (!hint || inject_syscall(tr, t, SYS_mmap, args, &res, why) < 0 ||
 	    (uint64_t)res != hint) {
 		if (res > 0)	/* a kernel before 4.17: a hint only */
-			inject_unmap(tr, t, (uint64_t)res, SHADOW_BYTES, NULL);
+			inject_unmap(tr, t, (uint64_t)res, len, NULL);
 		*why = "the ring's shadow could not be mapped";
 		return false;
 	}
 	in->shadow_at = hint;
 	in->shadow = (int32_t)(hint - (in->ring_at + ISLOT_SIZE));
 	args[2] = PROT_READ;
-	if (tracee_write_mem(t->tid, hint + RING_BYTES, ones, PAGE) < 0 ||
-	    inject_syscall(tr, t, SYS_mprotect, args, &res, why) < 0 ||
+	bool ok = true;
+	for (unsigned k = 0; ok && k < in->n_units; k++)
+		ok = tracee_write_mem(t->tid, hint + k * UNIT_BYTES +
+				      RING_BYTES, ones, PAGE) == 0;
+	if (!ok || inject_syscall(tr, t, SYS_mprotect, args, &res, why) < 0 ||
 	    res < 0) {
 		*why = "the ring's shadow could not be written";
 		return false;
@@ -268,8 +285,8 @@ static bool map_shadow(struct tracer *tr, struct tracee *t, struct inst *in,
 	return true;
 }
 
-/* The ring in T's process; false (in->off says why) when
- * they cannot be made. */
+/* The units (the slots and rings) in T's process, and their shadow;
+ * false (in->off says why) when they cannot be made. */
 static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 {
 	const char *why = NULL;
@@ -277,7 +294,10 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 	long args[6] = { 0 }, res;
 	int rc;
 
-	size_t rlen = ISLOT_SIZE + RING_BYTES + PAGE;
+	/* One thread in the cache at a time under lockstep (its proof
+	 * follows one); else a unit for each, up to MAX_UNITS. */
+	in->n_units = tr->eng.proof ? 1 : MAX_UNITS;
+	size_t rlen = in->n_units * UNIT_BYTES;
 	uint64_t ring_hint = free_range(t->tid, RING_HINT, rlen);
 	rc = inject_map_shared(tr, t, ring_hint, rlen, PROT_READ | PROT_WRITE,
 			       "cachetrace-ring", &in->ring_at, &local, &why);
@@ -286,23 +306,24 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 	if (rc < 0)
 		goto fail;
 	in->ring = local;
-	args[0] = (long)(in->ring_at + rlen - PAGE);
-	args[1] = PAGE;
-	args[2] = PROT_NONE;
-	if (inject_syscall(tr, t, SYS_mprotect, args, &res, &why) < 0)
-		goto fail;
-	if (res < 0) {
-		why = "the ring's guard page could not be made";
-		goto fail;
+	for (unsigned k = 0; k < in->n_units; k++) {
+		args[0] = (long)(in->ring_at + (k + 1) * UNIT_BYTES - PAGE);
+		args[1] = PAGE;
+		args[2] = PROT_NONE;
+		if (inject_syscall(tr, t, SYS_mprotect, args, &res, &why) < 0)
+			goto fail;
+		if (res < 0) {
+			why = "the ring's guard page could not be made";
+			goto fail;
+		}
 	}
 	/* Kept when the ring goes: a fault of it may still be queued for a
 	 * thread when it is let go (tracee_drop_queued_traps). */
-	guard_ring(tr, (uint64_t)args[0], (uint64_t)args[0] + PAGE);
+	guard_ring(tr, in->ring_at, in->ring_at + rlen);
 	if (!map_shadow(tr, t, in, &why))
 		goto fail;
 	in->codemap = &tr->eng.code;
 	in->ready = true;
-	slot(in)[ISLOT_CUR / 8] = ring_start(in);
 	in->pid = tr->target_pid;
 	in->execs = tr->execs;
 	in->maps++;
@@ -313,14 +334,106 @@ fail:
 	return false;
 }
 
-/* Every block goes, and the returns' table with them. */
+/* Every block goes, and the returns' tables with them: no thread runs
+ * in the cache. */
 static void reset(struct inst *in)
 {
 	for (unsigned i = 0; i < in->n_caches; i++) {
 		itrans_reset(in->caches[i].x);
 		drop_plans(&in->caches[i]);
 	}
-	memset(in->ring + ISLOT_TBL, 0, 16 * ISLOT_TBL_N);
+	for (unsigned k = 0; k < in->n_units; k++) {
+		if (in->units[k].used)
+			memset(in->ring + k * UNIT_BYTES + ISLOT_TBL, 0,
+			       16 * ISLOT_TBL_N);
+		in->units[k].used = in->units[k].tid != 0;
+	}
+}
+
+/* T's returns' table. */
+static uint8_t *table_of(struct inst *in, const struct tracee *t)
+{
+	return (uint8_t *)slot(in, t) + ISLOT_TBL;
+}
+
+/* Does T hold a unit of the units mapped now? */
+static bool has_unit(const struct inst *in, const struct tracee *t)
+{
+	return t->iunit && t->iunit <= in->n_units &&
+	       in->units[t->iunit - 1].tid == t->tid;
+}
+
+/* A unit for T, which runs in the cache from now on: false when none is
+ * free (T is stepped). */
+static bool lend_unit(struct inst *in, struct tracee *t)
+{
+	if (has_unit(in, t))
+		return true;
+	for (unsigned k = 0; k < in->n_units; k++) {
+		struct iunit *u = &in->units[k];
+		if (u->tid)
+			continue;
+		u->tid = t->tid;
+		u->skip = 0;
+		u->used = true;
+		t->iunit = (uint8_t)(k + 1);
+		slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
+		return true;
+	}
+	t->iunit = 0;
+	return false;
+}
+
+/* T's unit is free again: it left the window. */
+static void return_unit(struct inst *in, struct tracee *t)
+{
+	if (in && has_unit(in, t))
+		in->units[t->iunit - 1].tid = 0;
+	t->iunit = 0;
+}
+
+/* Does a thread other than T run in the cache? */
+static bool others_inside(const struct tracer *tr, const struct tracee *t)
+{
+	for (const struct tracee *o = tr->tracees; o; o = o->next)
+		if (o != t && o->in_cache)
+			return true;
+	return false;
+}
+
+/* The blocks end at STOP too (a lead's stop pc, or 0) and follow the
+ * decoder: false when T must be stepped instead, while the blocks that
+ * must go run in another thread, or T's stop finds no room. */
+static bool blocks_current(struct tracer *tr, struct tracee *t,
+			   struct inst *in, uint64_t stop)
+{
+	uint32_t gen = *decode_generation(tr->eng.dec);
+	if (gen != in->gen)
+		in->want_reset = true;
+	if (stop && !itrans_is_stop(in->stops, stop)) {
+		unsigned k = 0;
+		while (k < MAX_STOPS && in->stops[k])
+			k++;
+		if (k == MAX_STOPS) {
+			/* full: the others' are dropped when no other
+			 * window needs them */
+			if (tr->n_active > 1)
+				return false;
+			memset(in->stops, 0, sizeof(in->stops));
+			k = 0;
+		}
+		in->stops[k] = stop;	/* blocks made from now on end
+					 * there; those made before go */
+		in->want_reset = true;
+	}
+	if (!in->want_reset)
+		return true;
+	if (others_inside(tr, t))
+		return false;	/* they leave it at their next exit */
+	reset(in);
+	in->gen = gen;
+	in->want_reset = false;
+	return true;
 }
 
 /* ---- --engine=lockstep:instrument (proof.c) ----
@@ -437,7 +550,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		engine_account_leans(&tr->eng, t, s, pos.done,
 				     t->regs.fs_base);
 	}
-	slot(in)[ISLOT_CUR / 8] = ring_start(in);
+	slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
 	r.rip = pos.pc;
 	return back_at(t, &r);
 }
@@ -527,12 +640,12 @@ static const struct iblock *ahead_block(struct tracer *tr, struct inst *in,
 					struct icache *c, uint64_t pc)
 {
 	const char *why;
-	if (pc == in->stop || !in_reach(c, pc) || breakpoint_at(tr, pc))
+	if (itrans_is_stop(in->stops, pc) || !in_reach(c, pc) || breakpoint_at(tr, pc))
 		return NULL;
 	const struct insn *first = decode_insn(tr->eng.dec, pc, &why);
 	if (!first)
 		return NULL;
-	const struct iblock *b = itrans_block(c->x, tr->eng.dec, pc, in->stop,
+	const struct iblock *b = itrans_block(c->x, tr->eng.dec, pc, in->stops,
 					      &why);
 	if (!b && itrans_is_string(first))
 		b = itrans_solo(c->x, first, &why);
@@ -543,8 +656,9 @@ static const struct iblock *ahead_block(struct tracer *tr, struct inst *in,
  * at most, breadth first, in B's cache) and so linked, and the return
  * sites of its calls put in the returns' table: the thread need not
  * stop at each for its translation. */
-static void translate_ahead(struct tracer *tr, struct inst *in,
-			    struct icache *c, const struct iblock *b)
+static void translate_ahead(struct tracer *tr, struct tracee *t,
+			    struct inst *in, struct icache *c,
+			    const struct iblock *b)
 {
 	const struct iblock *q[AHEAD + 1];
 	unsigned head = 0, tail = 0, made = 0;
@@ -561,7 +675,7 @@ static void translate_ahead(struct tracer *tr, struct inst *in,
 		    nb->kind != IEND_SOLO) {
 			/* where its callee returns: known to the returns'
 			 * table before the return (a miss is a stop) */
-			itrans_ret_add(c->x, in->ring + ISLOT_TBL, ret, nb);
+			itrans_ret_add(c->x, table_of(in, t), ret, nb);
 			if (++made == AHEAD)
 				return;
 			if (tail <= AHEAD)
@@ -603,15 +717,9 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	if (!in->off && !in->ready && !t->inject && !t->in_syscall)
 		setup(tr, t, in);
 	if (in->off || !in->ready || t->inject || t->in_syscall ||
-	    (in->owner && in->owner != t->tid))
+	    !lend_unit(in, t) ||
+	    !blocks_current(tr, t, in, tracee_leads(t) ? t->win.stop_pc : 0))
 		return stepped(tr, t);
-	uint64_t stop = tracee_leads(t) ? t->win.stop_pc : 0;
-	uint32_t gen = *decode_generation(tr->eng.dec);
-	if (stop != in->stop || gen != in->gen) {
-		reset(in);
-		in->stop = stop;
-		in->gen = gen;
-	}
 	const char *why;
 	const struct iblock *b = NULL;
 	tr->eng.decoding = t;
@@ -620,11 +728,13 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	if (!c) {
 		/* no cache in reach: stepped */
 	} else {
-		b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop, &why);
+		b = itrans_block(c->x, tr->eng.dec, t->regs.rip, in->stops,
+				 &why);
 		if (!b && why && strstr(why, "full")) {
-			reset(in);
-			b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop,
-					 &why);
+			in->want_reset = true;
+			if (blocks_current(tr, t, in, 0))
+				b = itrans_block(c->x, tr->eng.dec,
+						 t->regs.rip, in->stops, &why);
 		}
 		if (!b && why && strstr(why, "can write") &&
 		    in->maps_window != tr->eng.windows) {
@@ -634,15 +744,16 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			 * they are read again, once a window. */
 			in->maps_window = tr->eng.windows;
 			tr->eng.code.stale = true;
-			b = itrans_block(c->x, tr->eng.dec, t->regs.rip, stop,
-					 &why);
+			b = itrans_block(c->x, tr->eng.dec, t->regs.rip,
+					 in->stops, &why);
 		}
 		/* a string instruction no block takes: alone */
-		if (!b && itrans_is_string(first) && t->regs.rip != stop)
+		if (!b && itrans_is_string(first) &&
+		    !itrans_is_stop(in->stops, t->regs.rip))
 			b = itrans_solo(c->x, first, &why);
 	}
 	if (b && b->kind != IEND_SOLO)
-		translate_ahead(tr, in, c, b);
+		translate_ahead(tr, t, in, c, b);
 	if (!b || breakpoint_at_pc(tr, t)) {
 		if (first)
 			insn_tally_add(in->stepped, first);
@@ -662,11 +773,11 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	uint64_t want = in->ring_insns > 1000 ?
 		left * in->ring_bytes / in->ring_insns / 4 * 3 : left * 2;
 	want = want < 512 ? 512 : want > RING_BYTES ? RING_BYTES : want;
-	in->skip = cap ? (RING_BYTES - want) & ~7ull : 0;
-	slot(in)[ISLOT_CUR / 8] = ring_start(in);
+	in->units[t->iunit - 1].skip = cap ? (RING_BYTES - want) & ~7ull : 0;
+	slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
 	struct user_regs_struct r = t->regs;
 	r.rip = itrans_entry(c->x, b);
-	r.gs_base = in->ring_at;
+	r.gs_base = unit_at(in, t);
 	if (tr->eng.proof) {
 		/* stepped from here: no report of an exit's end first */
 		if (!flush_sysemu(t))
@@ -678,10 +789,16 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 		return stepped(tr, t);
 	t->in_cache = true;
 	t->insn = NULL;
+	if (in->most_inside < 2 + MAX_UNITS && others_inside(tr, t)) {
+		unsigned n = 0;
+		for (const struct tracee *o = tr->tracees; o; o = o->next)
+			n += o->in_cache;
+		if (n > in->most_inside)
+			in->most_inside = n;
+	}
 	hwbp_sync(tr, t);
 	tracee_pin(tr, t);
 	t->sysemu = false;	/* from an exit's stop: no report of its end */
-	in->owner = t->tid;
 	if (tracee_restart(t, tr->eng.proof ? PTRACE_SYSEMU_SINGLESTEP :
 			   PTRACE_SYSEMU, 0) < 0)
 		error_msg("cannot run thread %d", t->tid);
@@ -731,9 +848,9 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 	struct icache *bc = icache_at(in, r.rip);	/* b's cache */
 	/* The stub's system call, stopped at and never run: the registers
 	 * it kept back, and no system call in progress. */
-	r.rax = slot(in)[ISLOT_XRAX / 8];
-	r.rcx = slot(in)[ISLOT_XRCX / 8];
-	r.r11 = slot(in)[ISLOT_XR11 / 8];
+	r.rax = slot(in, t)[ISLOT_XRAX / 8];
+	r.rcx = slot(in, t)[ISLOT_XRCX / 8];
+	r.r11 = slot(in, t)[ISLOT_XR11 / 8];
 	r.orig_rax = (unsigned long long)-1;
 	t->sysemu = true;
 	in->exits++;
@@ -754,7 +871,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 				return false;
 			r.rsp += 8;
 		} else {
-			to = slot(in)[ISLOT_TGT / 8];
+			to = slot(in, t)[ISLOT_TGT / 8];
 		}
 		if (b->kind == IEND_ICALL) {
 			const struct insn *call = b->in[b->n - 1];
@@ -765,17 +882,19 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 		}
 		r.rip = to;
 		proof_at(tr, t, in, &r);
-		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
+		drain(tr, t, in, slot(in, t)[ISLOT_CUR / 8], to);
 		const char *why;
 		const struct iblock *nb;
 		struct icache *c;
 		if ((!tracee_leads(t) || !t->win.on_return ||
 		     r.rsp <= t->win.entry_sp) &&
 		    (c = cache_for(tr, t, in, to)) &&
-		    (nb = itrans_block(c->x, tr->eng.dec, to, in->stop,
+		    (nb = itrans_block(c->x, tr->eng.dec, to, in->stops,
 				       &why))) {
-			itrans_ret_add(c->x, in->ring + ISLOT_TBL, to, nb);
-			if (bc)
+			itrans_ret_add(c->x, table_of(in, t), to, nb);
+			/* (not while another thread may read it: its pc
+			 * and code are two stores) */
+			if (bc && !others_inside(tr, t))
 				itrans_site_set(bc->x, b, to, c->x, nb);
 		}
 	} else {
@@ -786,7 +905,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 			in->fills++;
 			guard_fault("ringdrain");   /* tests/attach/ringfill.sh */
 		}
-		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], to);
+		drain(tr, t, in, slot(in, t)[ISLOT_CUR / 8], to);
 		/* Its destination made and the exit linked to it: in b's
 		 * cache when it is in that cache's reach (where b itself
 		 * came ahead of the thread); else in the cache that has it
@@ -817,13 +936,12 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 		/* It died in the cache (a SIGKILL): its registers are gone,
 		 * the ring (ours too) is not: the blocks it completed but
 		 * the last, whose successor is unknown. */
-		drain(tr, t, in, slot(in)[ISLOT_CUR / 8], 0);
+		drain(tr, t, in, slot(in, t)[ISLOT_CUR / 8], 0);
 	t->in_cache = false;
 	if (!(t->flags & TF_EXITING))
 		flush_sysemu(t);
 	t->sysemu = false;
-	if (in && in->owner == t->tid)
-		in->owner = 0;
+	return_unit(in, t);
 	if (in)
 		in->stepping = false;
 	if (tracee_leads(t))
@@ -850,7 +968,6 @@ static void inst_release(struct tracer *tr)
 		     t->in_cache))
 		t = t->next;
 	unmap_all(tr, t, in);
-	in->owner = 0;
 }
 
 const struct engine_ops instrument_engine = {
@@ -874,6 +991,8 @@ void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
 		prefix, in->cached, in->blocks + blocks_now(in), in->fills,
 		in->exits - in->fills, in->recovered,
 		tr->eng.steps - in->cached);
+	if (in->most_inside > 1)
+		fprintf(f, "; %u threads in it at once", in->most_inside);
 	if (in->off)
 		fprintf(f, "; stepped because %s", in->off);
 	fputc('\n', f);

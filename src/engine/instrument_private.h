@@ -15,6 +15,19 @@
 #include "tracer.h"
 
 #define MAX_CACHES 8
+#define RING_BYTES (4u << 20)		/* records between two reads */
+#define PAGE 4096u
+/* A thread's unit: its slot (with its returns' table), its ring, a guard
+ * page.  The units lie one after the other, so that one shadow, the
+ * same distance above each ring, serves them all (itrans.h).  One,
+ * unless several threads may run in the cache at once (--threads=all
+ * or several windows), then MAX_UNITS: a thread finding none free is
+ * stepped. */
+#define UNIT_BYTES ((uint64_t)ISLOT_SIZE + RING_BYTES + PAGE)
+#define MAX_UNITS 16
+/* The window's stop addresses the blocks end at (one a window; several
+ * with --threads=hit): a lead whose stop finds no room is stepped. */
+#define MAX_STOPS ITRANS_STOPS
 
 struct inst {
 	pid_t pid;
@@ -32,20 +45,29 @@ struct inst {
 	} caches[MAX_CACHES];
 	unsigned n_caches;
 	bool ready;			/* the ring is mapped */
-	pid_t owner;			/* the one thread that runs in the
-					 * cache (one slot); others step */
 	unsigned execs;			/* the image's (tr->execs) */
-	uint8_t *ring;			/* ours: the slot, then the ring */
-	uint64_t ring_at;
-	uint64_t shadow_at;		/* the ring's shadow (itrans.h), */
-	int32_t shadow;			/* this far above the ring */
-	uint64_t skip;			/* ring_start's, set while it is empty */
+	uint8_t *ring;			/* ours: the units (UNIT_BYTES each) */
+	uint64_t ring_at;		/* the target's */
+	unsigned n_units;
+	struct iunit {
+		pid_t tid;		/* the thread it is lent to, or 0 */
+		bool used;		/* lent since the last reset: its
+					 * returns' table holds entries */
+		uint64_t skip;		/* ring_start's, set while it is
+					 * empty */
+	} units[MAX_UNITS];
+	uint64_t shadow_at;		/* the rings' shadow (itrans.h), */
+	int32_t shadow;			/* this far above each ring */
 	uint64_t ring_bytes, ring_insns;	/* drained lately (drain) */
-	uint64_t stop;			/* the stop pc the blocks end at */
+	uint64_t stops[MAX_STOPS];	/* the stop pcs the blocks end at
+					 * (0: none) */
 	uint32_t gen;			/* the decoder's, when translated */
+	bool want_reset;		/* the blocks must go once no thread
+					 * runs them: the others step until */
 	const char *off;		/* why nothing runs from the cache */
 	bool said;
 	uint64_t cached, exits, fills, recovered, maps;
+	unsigned most_inside;		/* threads in the cache at once */
 	uint64_t blocks;		/* translated in caches taken out */
 	struct insn_tally *stepped;	/* by mnemonic */
 	struct codemap *codemap;	/* the engine's: the code it may copy */
@@ -63,19 +85,27 @@ static inline struct inst *inst_of(struct tracer *tr)
 	return tr->inst;
 }
 
-static inline uint64_t *slot(struct inst *in)
+/* T's unit (T has one), ours and the target's address of it. */
+static inline uint64_t *slot(struct inst *in, const struct tracee *t)
 {
-	return (uint64_t *)(void *)in->ring;
+	return (uint64_t *)(void *)(in->ring +
+				    (t->iunit - 1) * UNIT_BYTES);
 }
 
-/* Where a thread's records begin: the ring's start, or later (in->skip
+static inline uint64_t unit_at(const struct inst *in, const struct tracee *t)
+{
+	return in->ring_at + (t->iunit - 1) * UNIT_BYTES;
+}
+
+/* Where T's records begin: its ring's start, or later (its unit's skip
  * bytes) when fewer are wanted before the guard stops it. */
-static inline uint64_t ring_start(const struct inst *in)
+static inline uint64_t ring_start(const struct inst *in,
+				  const struct tracee *t)
 {
-	return in->ring_at + ISLOT_SIZE + in->skip;
+	return unit_at(in, t) + ISLOT_SIZE + in->units[t->iunit - 1].skip;
 }
 
-/* Our view of the ring's target address ADDR. */
+/* Our view of the target address ADDR of a unit. */
 static inline const uint64_t *ring_local(const struct inst *in,
 					 uint64_t addr)
 {

@@ -78,8 +78,8 @@ static bool ring_skew(void)
 void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	   uint64_t end, uint64_t last_next)
 {
-	const uint64_t *w = ring_local(in, ring_start(in));
-	size_t n_words = (end - ring_start(in)) / 8, p = 0;
+	const uint64_t *w = ring_local(in, ring_start(in, t));
+	size_t n_words = (end - ring_start(in, t)) / 8, p = 0;
 	uint64_t fs = t->regs.fs_base, rsp = t->regs.rsp;
 	struct lean_run run;
 	struct lean_block *b = p < n_words ? plan_of(in, w[p]) : NULL, *nb;
@@ -123,7 +123,7 @@ void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 		b = nb;
 	}
 	engine_lean_run_end(&tr->eng, &run);
-	slot(in)[ISLOT_CUR / 8] = ring_start(in);
+	slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
 	/* The ring's bytes an instruction, lately (--sample sizes the ring
 	 * by it): the sums halved as they grow, the old weighing less. */
 	in->ring_bytes += 8 * p;
@@ -244,15 +244,15 @@ void str_before(const struct tracee *t, const struct insn *in,
 
 /* The registers an exit's stub keeps in the slot, back in R (POS: where
  * the thread stands in it). */
-static void restore_stub(struct inst *in, const struct ipos *pos,
-			 struct user_regs_struct *r)
+static void restore_stub(struct inst *in, const struct tracee *t,
+			 const struct ipos *pos, struct user_regs_struct *r)
 {
 	if (pos->xrax)
-		r->rax = slot(in)[ISLOT_XRAX / 8];
+		r->rax = slot(in, t)[ISLOT_XRAX / 8];
 	if (pos->xrcx)
-		r->rcx = slot(in)[ISLOT_XRCX / 8];
+		r->rcx = slot(in, t)[ISLOT_XRCX / 8];
 	if (pos->xr11)
-		r->r11 = slot(in)[ISLOT_XR11 / 8];
+		r->r11 = slot(in, t)[ISLOT_XR11 / 8];
 }
 
 /* T left string instruction B (itrans_solo) with registers A: the
@@ -263,11 +263,11 @@ void leave_solo(struct tracer *tr, struct tracee *t, struct inst *in,
 		const struct iblock *b, const struct user_regs_struct *a,
 		bool begun, bool finished)
 {
-	drain(tr, t, in, slot(in)[ISLOT_CUR / 8], b->pc);
+	drain(tr, t, in, slot(in, t)[ISLOT_CUR / 8], b->pc);
 	if (!begun)
 		return;
 	struct user_regs_struct b0, after = *a;
-	str_before(t, b->in[0], slot(in) + ISLOT_SRCX / 8, &after, &b0);
+	str_before(t, b->in[0], slot(in, t) + ISLOT_SRCX / 8, &after, &b0);
 	account_string(tr, t, b->in[0], &b0, &after, finished);
 }
 
@@ -293,23 +293,23 @@ bool put_back(struct tracee *t, struct inst *in,
 		uint64_t *rt = gpr(r, b->rt);
 		*base = pos->rt_live ? *rt :
 			pos->rt_bumped ? *rt - rec :
-			pos->cur_bumped ? slot(in)[ISLOT_CUR / 8] - rec :
-			slot(in)[ISLOT_CUR / 8];
+			pos->cur_bumped ? slot(in, t)[ISLOT_CUR / 8] - rec :
+			slot(in, t)[ISLOT_CUR / 8];
 		if (pos->rt_spilled)
-			*rt = slot(in)[ISLOT_ST / 8];
+			*rt = slot(in, t)[ISLOT_ST / 8];
 		if (pos->rs_spilled && pos->rs >= 0)
-			*gpr(r, (unsigned)pos->rs) = slot(in)[ISLOT_SS / 8];
+			*gpr(r, (unsigned)pos->rs) = slot(in, t)[ISLOT_SS / 8];
 		if (pos->rsp_pushed)
 			r->rsp += 8;
 		if (pos->rax_spilled)
-			r->rax = slot(in)[ISLOT_RAX / 8];
+			r->rax = slot(in, t)[ISLOT_RAX / 8];
 		if (pos->rcx_spilled)
-			r->rcx = slot(in)[ISLOT_RCX / 8];
+			r->rcx = slot(in, t)[ISLOT_RCX / 8];
 		if (pos->prcx_spilled)
-			r->rcx = slot(in)[ISLOT_PRCX / 8];
+			r->rcx = slot(in, t)[ISLOT_PRCX / 8];
 		if (pos->rsp_popped)
 			r->rsp -= 8;
 	}
-	restore_stub(in, pos, r);
+	restore_stub(in, t, pos, r);
 	return true;
 }

@@ -441,7 +441,8 @@ static bool str_ok(struct itrans *x, const struct insn *in, uint16_t *used)
 
 /* What the block at PC holds: its instructions, how it ends. */
 static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
-			  uint64_t stop, struct iblock *b, uint16_t *used)
+			  const uint64_t *stops, struct iblock *b,
+			  uint16_t *used)
 {
 	uint64_t cur = pc;
 	const char *why = NULL;
@@ -449,11 +450,12 @@ static const char *gather(struct itrans *x, struct decoder *d, uint64_t pc,
 	*used = 1u << RSP;
 	b->kind = IEND_FALL;
 	for (;;) {
-		if (b->n == IBLOCK_MAX || (cur == stop && b->n)) {
+		bool at_stop = itrans_is_stop(stops, cur);
+		if (b->n == IBLOCK_MAX || (at_stop && b->n)) {
 			b->exit[0].target = cur;
 			break;
 		}
-		if (cur == stop)
+		if (at_stop)
 			return "the window's stop address";
 		const char *err = NULL;
 		const struct insn *in = decode_insn(d, cur, &err);
@@ -582,6 +584,10 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 		b->ep_rest = e->off + e->at;
 		gs_move(e, false, b->rt, ISLOT_ST);
 		b->ep_done = e->off + e->at;
+		if (b->kind == IEND_JCC)
+			pad_patch(e, 2, 7);	/* jcc rel32; jmp rel32 */
+		else if (b->kind == IEND_JMP)
+			pad_patch(e, 1, 0);
 	}
 	b->copy[i] = e->off + e->at;
 	if (!last_branch) {
@@ -672,6 +678,7 @@ static void emit_insn(struct itrans *x, struct emit *e, struct iblock *b,
 	case IEND_CALL:
 		b->push_lea = e->off + e->at;
 		emit_push_ret(e, in->pc + in->len);
+		pad_patch(e, 1, 0);
 		/* fall through */
 	default:
 		put8(e, 0xe9);
@@ -729,6 +736,7 @@ static const char *translate(struct itrans *x, struct iblock *b)
 		b->ep_rest = e.off + e.at;
 		gs_move(&e, false, b->rt, ISLOT_ST);
 		b->ep_done = e.off + e.at;
+		pad_patch(&e, 1, 0);
 		put8(&e, 0xe9);
 		b->exit[0].site = e.off + e.at;
 		put32(&e, 0);
@@ -774,7 +782,7 @@ static void link_pending(struct itrans *x, const struct iblock *b)
 }
 
 const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
-				  uint64_t pc, uint64_t stop,
+				  uint64_t pc, const uint64_t *stops,
 				  const char **why)
 {
 	const struct iblock *old = find_pc(x, pc);
@@ -785,7 +793,7 @@ const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
 	uint16_t used;
 	b->pc = pc;
 	b->id = x->id_base + x->n_blocks;
-	*why = gather(x, d, pc, stop, b, &used);
+	*why = gather(x, d, pc, stops, b, &used);
 	if (!*why) {
 		b->rt = (uint8_t)pick_reg(used | RCX_BIT);
 		*why = translate(x, b);

@@ -209,13 +209,22 @@ void itrans_code_check(struct itrans *x,
 void itrans_reset(struct itrans *x);
 
 /* The block at PC, translated now if need be, its exits linked to the
- * blocks there are.  Translation stops before STOP (the window's stop
- * pc; 0: none).  NULL when PC's own instruction does not run from the
- * cache (*WHY says why; not an error: the supervisor steps it) or the
- * cache is full (*WHY too; itrans_reset and try again). */
+ * blocks there are.  Translation stops before any of STOPS (the
+ * windows' stop pcs: ITRANS_STOPS of them, 0 where none; NULL: none).
+ * NULL when PC's own instruction does not run from the cache (*WHY says
+ * why; not an error: the supervisor steps it) or the cache is full (*WHY
+ * too; itrans_reset and try again). */
+#define ITRANS_STOPS 8
 const struct iblock *itrans_block(struct itrans *x, struct decoder *d,
-				  uint64_t pc, uint64_t stop,
+				  uint64_t pc, const uint64_t *stops,
 				  const char **why);
+static inline bool itrans_is_stop(const uint64_t *stops, uint64_t pc)
+{
+	for (unsigned i = 0; stops && i < ITRANS_STOPS; i++)
+		if (stops[i] == pc)
+			return true;
+	return false;
+}
 /* A string instruction (movs, stos, lods, cmps, scas, with or without a
  * rep prefix) alone in the cache, after stores of its rcx, rsi and rdi
  * to the slot (ISLOT_SRCX...) and before an exit: the supervisor

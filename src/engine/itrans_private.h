@@ -71,6 +71,20 @@ static inline void put_rel32_at(struct emit *e, uint32_t at, uint32_t to)
 			e->p[at + i] = (uint8_t)(v >> (8 * i));
 }
 
+/* One-byte nops until the rel32s that will begin A and B bytes on (B:
+ * 0, none) each lie within a 64-byte line of the cache, whose base is
+ * aligned: an exit's jump is linked while other threads may run it
+ * (--threads=all), and a store within a line is atomic to their fetch. */
+static inline void pad_patch(struct emit *e, unsigned a, unsigned b)
+{
+	for (;;) {
+		uint32_t o = e->off + e->at;
+		if ((o + a) % 64 <= 60 && (!b || (o + b) % 64 <= 60))
+			return;
+		put8(e, 0x90);
+	}
+}
+
 static inline uint8_t rex(bool w, unsigned r, unsigned x, unsigned b)
 {
 	return (uint8_t)(0x40 | (w ? 8 : 0) | (r >= 8 ? 4 : 0) |

@@ -78,6 +78,8 @@ struct tracee {
 	struct emu_thread *emu;		/* lockstep's, per thread (emulate.c) */
 	bool in_cache;			/* it runs in the instrument engine's
 					 * code cache (instrument.c) */
+	uint8_t iunit;			/* its slot and ring there: 1 + their
+					 * number; 0: none yet */
 	bool sysemu;			/* stopped at an exit of that cache, a
 					 * PTRACE_SYSEMU stop: its next single
 					 * step would report the system call's

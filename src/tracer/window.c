@@ -501,6 +501,8 @@ void window_leave(struct tracer *tr, struct tracee *t, bool run_on)
 {
 	if (!tracee_stopped(t)) {
 		t->flags |= TF_ENDING;	/* that step is still accounted */
+		if (t->in_cache)	/* it may not stop by itself for long */
+			tracee_interrupt(t->tid);
 		return;
 	}
 	tr->engine->end_window(tr, t);
