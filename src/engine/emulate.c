@@ -33,8 +33,8 @@
  *   let run during its real system calls and every 10 ms.  One stopped
  *   before its real step ran anything, or inside the system call the step
  *   began (the kernel restarts it), leaves the mirror valid (EF_IDLE).
- * - --threads=all: each thread of the window runs a turn (EMU_TURN
- *   instructions, EMU_TURN_CORES on a model of several cores), then
+ * - --threads=all: each thread of the window runs a turn (TURN
+ *   instructions, TURN_CORES on a model of several cores), then
  *   hands over (window_hand_over): it stays stopped, its state written
  *   back, and tracer_run gives the turn to the thread that has waited
  *   longest, with no real step; its own comes back as a trap of no

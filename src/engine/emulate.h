@@ -15,13 +15,6 @@ struct tracer;
 struct tracee;
 
 #define SLICE_SECONDS 0.010
-/* With several threads in the window (--threads=all), a thread's turn:
- * after this many instructions the next one runs (a sync point each).
- * On a model of several cores the accesses interleave finely, as its
- * coherence needs; on one shared cache (Cachegrind's model: valgrind
- * itself runs threads in turns of about 100,000 blocks) coarser. */
-#define EMU_TURN_CORES 64
-#define EMU_TURN 1024
 #define STUB_ADDR 0x1000ull		/* below vm.mmap_min_addr */
 #define STUB_DATA 0x200u		/* the fxsave image in the stub page */
 #define NEVER 1ull			/* uc_emu_start's until: never reached */

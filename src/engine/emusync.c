@@ -459,7 +459,7 @@ static enum why slice(struct tracer *tr, struct emu *em, struct tracee *t)
 	em->deadline = now_seconds() + SLICE_SECONDS;
 	em->alone = tr->tracees == t && !t->next;
 	em->turns = !em->alone && tr->opt.threads_all;
-	em->turn_left = tr->eng.cm->n_cores > 1 ? EMU_TURN_CORES : EMU_TURN;
+	em->turn_left = tr->eng.cm->n_cores > 1 ? TURN_CORES : TURN;
 	/* Call stacks read every register of every step (unwinding). */
 	em->lazy = !tr->eng.cs;
 	/* Lean instructions need the registers in place (find_gprs), and

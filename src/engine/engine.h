@@ -28,6 +28,15 @@ struct event_info;
 
 #define ENGINE_ROW_CACHE 4096	/* a power of two */
 
+/* With several threads in the window (--threads=all), a thread's turn,
+ * in instructions: then the next one runs (the emulate engine hands
+ * over; the instrument engine's rings hold about as many records).  On
+ * a model of several cores the accesses interleave finely, as its
+ * coherence needs; on one shared cache (Cachegrind's model: valgrind
+ * itself runs threads in turns of about 100,000 blocks) coarser. */
+#define TURN_CORES 64
+#define TURN 1024
+
 /* The accounting state of a run. */
 struct engine {
 	/* What the models' side reads (modelq.h: the model thread), on

@@ -168,6 +168,7 @@ static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 	in->ring = NULL;
 	in->ready = false;
 	memset(in->units, 0, sizeof(in->units));
+	in->lent = 0;
 }
 
 /* The image the ring and caches were mapped in is gone (an exec): our
@@ -376,6 +377,7 @@ static bool lend_unit(struct inst *in, struct tracee *t)
 		u->tid = t->tid;
 		u->skip = 0;
 		u->used = true;
+		in->lent++;
 		t->iunit = (uint8_t)(k + 1);
 		slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
 		return true;
@@ -387,8 +389,10 @@ static bool lend_unit(struct inst *in, struct tracee *t)
 /* T's unit is free again: it left the window. */
 static void return_unit(struct inst *in, struct tracee *t)
 {
-	if (in && has_unit(in, t))
+	if (in && has_unit(in, t)) {
 		in->units[t->iunit - 1].tid = 0;
+		in->lent--;
+	}
 	t->iunit = 0;
 }
 
@@ -768,12 +772,28 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	 * after 50k: with a half, 41 stops a sample, 53k and 152k run;
 	 * 3/4, 29 stops, 67k and 162k; 7/8, 27 stops, 71k and 170k (code
 	 * that writes fewer bytes than the last phase's runs past). */
+	/* Threads in the cache together on a model of several cores run
+	 * in turns, as the emulate engine's do: each thread's ring holds a
+	 * turn's records (TURN_CORES instructions), so that the model sees
+	 * their accesses interleaved finely, as its coherence needs.  On
+	 * one core, a whole ring each, about a million instructions (as
+	 * valgrind's own turns, 100,000 blocks): turns of TURN cost 3x on
+	 * tests/attach/mtcache.c's four threads. */
 	uint64_t cap = tracee_leads(t) ? tr->eng.sample_cap : 0;
 	uint64_t left = cap > t->win.steps ? cap - t->win.steps : 0;
 	uint64_t want = in->ring_insns > 1000 ?
 		left * in->ring_bytes / in->ring_insns / 4 * 3 : left * 2;
+	bool turns = !cap && in->lent > 1 && tr->eng.cm->n_cores > 1;
+	if (turns)
+		want = in->ring_insns > 1000 ?
+			TURN_CORES * in->ring_bytes / in->ring_insns :
+			TURN_CORES * 8;
 	want = want < 512 ? 512 : want > RING_BYTES ? RING_BYTES : want;
-	in->units[t->iunit - 1].skip = cap ? (RING_BYTES - want) & ~7ull : 0;
+	struct iunit *u = &in->units[t->iunit - 1];
+	/* (a block whose record alone is more: the whole ring, once) */
+	u->skip = (cap || turns) && !u->whole ?
+		  (RING_BYTES - want) & ~7ull : 0;
+	u->whole = false;
 	slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
 	struct user_regs_struct r = t->regs;
 	r.rip = itrans_entry(c->x, b);
@@ -903,6 +923,8 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 		if (x->fill) {
 			/* the ring is full: read, the block run again */
 			in->fills++;
+			if (slot(in, t)[ISLOT_CUR / 8] == ring_start(in, t))
+				in->units[t->iunit - 1].whole = true;
 			guard_fault("ringdrain");   /* tests/attach/ringfill.sh */
 		}
 		drain(tr, t, in, slot(in, t)[ISLOT_CUR / 8], to);

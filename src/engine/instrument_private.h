@@ -55,7 +55,9 @@ struct inst {
 					 * returns' table holds entries */
 		uint64_t skip;		/* ring_start's, set while it is
 					 * empty */
+		bool whole;		/* a fill found it empty: no skip */
 	} units[MAX_UNITS];
+	unsigned lent;			/* units lent now */
 	uint64_t shadow_at;		/* the rings' shadow (itrans.h), */
 	int32_t shadow;			/* this far above each ring */
 	uint64_t ring_bytes, ring_insns;	/* drained lately (drain) */

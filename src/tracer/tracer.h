@@ -55,6 +55,9 @@ struct tracee {
 					 * none yet */
 	struct user_regs_struct regs;	/* while stepped: before its next step */
 	const struct insn *insn;	/* while stepped: decoded at regs.rip */
+	bool step_on;			/* insn is stepped on from where its
+					 * last step left it, not prepared
+					 * again (step_trap) */
 	cpu_set_t saved_affinity;	/* while pinned */
 	bool pinned;
 	unsigned dr_mask;		/* debug-register slots programmed */

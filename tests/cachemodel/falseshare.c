@@ -4,7 +4,10 @@
  * next access misses on bytes nobody else wrote); "padded": a line each
  * (no coherence misses in the loops); "true": both increment the same
  * counter (true sharing).  The increments are on the lines marked LOOP-A
- * and LOOP-B, which the test script finds with grep. */
+ * and LOOP-B, which the test script finds with grep.  "plain": as
+ * "shared", with plain increments (a load and a store each, on the lines
+ * PLAIN-A and PLAIN-B), which the instrument engine runs from its code
+ * cache where it steps a locked one: only its turns interleave them. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,20 +35,29 @@ static struct {
 } ctr __attribute__((aligned(64)));
 static pthread_barrier_t start __attribute__((aligned(64)));
 static char after_start[64] __attribute__((aligned(64), used));
+static int plain;
 
 static void *worker_a(void *arg)
 {
 	pthread_barrier_wait(&start);
-	for (int i = 0; i < ITERS; i++)
-		__atomic_fetch_add(ctr.a, 1, __ATOMIC_RELAXED);	/* LOOP-A */
+	if (plain)
+		for (int i = 0; i < ITERS; i++)
+			(*(volatile long *)ctr.a)++;		/* PLAIN-A */
+	else
+		for (int i = 0; i < ITERS; i++)
+			__atomic_fetch_add(ctr.a, 1, __ATOMIC_RELAXED); /* LOOP-A */
 	return arg;
 }
 
 static void *worker_b(void *arg)
 {
 	pthread_barrier_wait(&start);
-	for (int i = 0; i < ITERS; i++)
-		__atomic_fetch_add(ctr.b, 1, __ATOMIC_RELAXED);	/* LOOP-B */
+	if (plain)
+		for (int i = 0; i < ITERS; i++)
+			(*(volatile long *)ctr.b)++;		/* PLAIN-B */
+	else
+		for (int i = 0; i < ITERS; i++)
+			__atomic_fetch_add(ctr.b, 1, __ATOMIC_RELAXED); /* LOOP-B */
 	return arg;
 }
 
@@ -79,6 +91,7 @@ int main(int argc, char **argv)
 {
 	int mode = argc < 2 ? 0 : !strcmp(argv[1], "padded") ? 1 :
 		!strcmp(argv[1], "true") ? 2 : 0;
+	plain = argc > 1 && !strcmp(argv[1], "plain");
 
 	if (work(mode)) {
 		fprintf(stderr, "falseshare: wrong counts\n");

@@ -15,6 +15,11 @@
 #   the section.
 # - true (both threads increment one counter): CohT > 100 on both loop
 #   lines, no CohF there, and true-sharing pairs of the two loop lines.
+# - plain (as shared, plain increments: the instrument engine runs them
+#   from its code cache, in turns of 64 instructions on a model of
+#   several cores): CohF > 100 on both PLAIN lines (in turns of its whole
+#   ring, about a million instructions, each thread's 3000 increments
+#   ran in one: 1 each).
 # - the summary's "Threads:" line puts the two workers on different cores;
 #   without --cores in MODEL OPTIONS (the model's own layout, issue 11)
 #   main, worker_a and worker_b are on cores 0, 1 and 2.
@@ -38,6 +43,8 @@ cd "$W" || die "cannot cd to $W"
 ./falseshare || die "falseshare fails natively"
 LA=$(grep -n '/\* LOOP-A \*/' "$SRC" | cut -d: -f1)
 LB=$(grep -n '/\* LOOP-B \*/' "$SRC" | cut -d: -f1)
+PA=$(grep -n '/\* PLAIN-A \*/' "$SRC" | cut -d: -f1)
+PB=$(grep -n '/\* PLAIN-B \*/' "$SRC" | cut -d: -f1)
 
 fail=0
 # count PROFILE LINE EVENT: EVENT summed over falseshare.c's line LINE.
@@ -46,7 +53,7 @@ count() {
 		awk -v l="$2" '{ split($1, k, "|"); if (k[1] ~ /falseshare\.c$/ && k[3] == l) s += $3 }
 			END { print s + 0 }'
 }
-for mode in shared padded true; do
+for mode in shared padded true plain; do
 	"$CACHETRACE" --threads=all --start=work "$@" \
 		-o $mode.out -- ./falseshare $mode >$mode.stdout 2>$mode.stderr ||
 		die "cachetrace failed on $mode: $(head -c 1000 $mode.stderr)"
@@ -60,6 +67,11 @@ fa=$(count shared.out "$LA" CohF); fb=$(count shared.out "$LB" CohF)
 ta=$(count shared.out "$LA" CohT); tb=$(count shared.out "$LB" CohT)
 if [ "$fa" -le 100 ] || [ "$fb" -le 100 ] || [ "$ta" -ne 0 ] || [ "$tb" -ne 0 ]; then
 	echo "$ME: shared: CohF $fa/$fb (want > 100), CohT $ta/$tb (want 0) at lines $LA/$LB"
+	fail=1
+fi
+fa=$(count plain.out "$PA" CohF); fb=$(count plain.out "$PB" CohF)
+if [ "$fa" -le 100 ] || [ "$fb" -le 100 ]; then
+	echo "$ME: plain: CohF $fa/$fb (want > 100) at lines $PA/$PB"
 	fail=1
 fi
 sed -n '/False sharing:/,$p' shared.stderr >shared.section
@@ -104,5 +116,5 @@ if ! grep -q "true : [0-9]* misses at .*falseshare.c:$LA (worker_a) on counters_
 	echo "$ME: true: no true-sharing pair of the loop lines in:"
 	sed -n '/False sharing:/,$p' true.stderr; fail=1
 fi
-[ $fail -eq 0 ] && echo "$ME: $TAG: shared CohF $(count shared.out "$LA" CohF)+$(count shared.out "$LB" CohF), true CohT $ta+$tb at lines $LA/$LB, padded none"
+[ $fail -eq 0 ] && echo "$ME: $TAG: shared CohF $(count shared.out "$LA" CohF)+$(count shared.out "$LB" CohF), true CohT $ta+$tb at lines $LA/$LB, plain CohF $(count plain.out "$PA" CohF)+$(count plain.out "$PB" CohF), padded none"
 exit $fail

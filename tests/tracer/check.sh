@@ -148,8 +148,11 @@ dflt d0 --
 dflt d1 CACHETRACE_HOST=inject=no --
 dflt d2 ./seccomp-deny none --
 dflt d3 -- --call-stacks=yes --callgrind-out-file=d3.callgrind
+# (notes other than the host's own debug registers': on a host where they
+# never fire the start is an int3, with its note)
+other_notes() { grep "note:" "$1" | grep -v "debug registers do not fire"; }
 [ "$(cat d0.rc) $(engine_of d0)" = "0 instrument" ] &&
-	! grep -q "note:" d0.err && pass "default: the instrument engine, no note" ||
+	! other_notes d0.err && pass "default: the instrument engine, no note" ||
 	{ fail "default: exit $(cat d0.rc), engine '$(engine_of d0)'"; cat d0.err; }
 grep -v '^desc: Engine' d0.cg >d0.tmp
 for t in d1 d2 d3; do
@@ -164,7 +167,7 @@ grep -q "^cachetrace: note: the instrument engine cannot run here: system calls 
 grep -q "^cachetrace: note: the instrument engine cannot run here: the target has a seccomp filter.*; the emulate engine runs the windows$" d2.err &&
 	pass "default, a seccomp filter: the note" ||
 	{ fail "default, a seccomp filter: no note"; cat d2.err; }
-! grep -q "note:" d3.err && pass "default, call stacks: no note" ||
+! other_notes d3.err && pass "default, call stacks: no note" ||
 	{ fail "default, call stacks: a note"; cat d3.err; }
 
 # No debug registers (forced): int3 with a note; explicit hw and data
