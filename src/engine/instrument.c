@@ -788,7 +788,8 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 		want = in->ring_insns > 1000 ?
 			TURN_CORES * in->ring_bytes / in->ring_insns :
 			TURN_CORES * 8;
-	want = want < 512 ? 512 : want > RING_BYTES ? RING_BYTES : want;
+	uint64_t least = turns ? 64 : 512;
+	want = want < least ? least : want > RING_BYTES ? RING_BYTES : want;
 	struct iunit *u = &in->units[t->iunit - 1];
 	/* (a block whose record alone is more: the whole ring, once) */
 	u->skip = (cap || turns) && !u->whole ?

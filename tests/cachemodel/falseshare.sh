@@ -16,10 +16,12 @@
 # - true (both threads increment one counter): CohT > 100 on both loop
 #   lines, no CohF there, and true-sharing pairs of the two loop lines.
 # - plain (as shared, plain increments: the instrument engine runs them
-#   from its code cache, in turns of 64 instructions on a model of
-#   several cores): CohF > 100 on both PLAIN lines (in turns of its whole
-#   ring, about a million instructions, each thread's 3000 increments
-#   ran in one: 1 each).
+#   from its code cache, its rings holding 64 instructions' records each
+#   on a model of several cores): CohF > 10 on both PLAIN lines.  Rings
+#   of a million instructions ran each thread's 3000 increments in one
+#   turn: 0 or 1.  The kernel picks which thread runs next, so that the
+#   turns do not always alternate: 41 to 200 seen here (emulate, which
+#   hands over strictly, 234).
 # - the summary's "Threads:" line puts the two workers on different cores;
 #   without --cores in MODEL OPTIONS (the model's own layout, issue 11)
 #   main, worker_a and worker_b are on cores 0, 1 and 2.
@@ -70,8 +72,8 @@ if [ "$fa" -le 100 ] || [ "$fb" -le 100 ] || [ "$ta" -ne 0 ] || [ "$tb" -ne 0 ];
 	fail=1
 fi
 fa=$(count plain.out "$PA" CohF); fb=$(count plain.out "$PB" CohF)
-if [ "$fa" -le 100 ] || [ "$fb" -le 100 ]; then
-	echo "$ME: plain: CohF $fa/$fb (want > 100) at lines $PA/$PB"
+if [ "$fa" -le 10 ] || [ "$fb" -le 10 ]; then
+	echo "$ME: plain: CohF $fa/$fb (want > 10) at lines $PA/$PB"
 	fail=1
 fi
 sed -n '/False sharing:/,$p' shared.stderr >shared.section
