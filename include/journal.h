@@ -85,9 +85,6 @@ struct journal_hdr {
 	 * (src/engine/itrans.h says how it leaves). */
 	uint64_t cache[JOURNAL_CACHES][2];
 	struct journal_pin pin[JOURNAL_PINS];
-	/* Its ring's guard page [lo, hi), 0 when none: a SIGSEGV the
-	 * kernel queued for a fault there is ours (journal_ring_fault). */
-	uint64_t ring_guard[2];
 };
 
 /* A record of the write-back area: KIND, TID, ADDR and LEN, then LEN
@@ -121,7 +118,6 @@ void journal_dr_used(struct journal *j);
 /* Code cache I is at [LO, HI) in the target (0, 0: no longer). */
 void journal_cache(struct journal *j, unsigned i, uint64_t lo, uint64_t hi);
 /* The ring's guard page is at [LO, HI) in the target (0, 0: none). */
-void journal_ring_guard(struct journal *j, uint64_t lo, uint64_t hi);
 void journal_hold(struct journal *j, bool held);
 void journal_state(struct journal *j, enum journal_state state);
 /* Thread TID is held in the delivery stop of SIG (0: no longer).  *SLOT
@@ -141,23 +137,9 @@ void journal_wb_add(struct journal *j, enum journal_rec kind, pid_t tid,
 void journal_wb_commit(struct journal *j);
 void journal_wb_done(struct journal *j);
 
-/* SI, a queued or delivered signal, is the kernel's SIGSEGV for a fault
- * in the ring's guard page GUARD ([lo, hi)): ours, never the program's.
- * A thread put back at its original code as it faulted there (our
- * interrupt came before the signal was taken) keeps it queued: it must
- * be dropped, by cachetrace or its guardian, or it kills the target. */
-static inline bool journal_ring_fault(const siginfo_t *si,
-				      const uint64_t guard[2])
-{
-	uint64_t a = (uint64_t)(uintptr_t)si->si_addr;
-	return si->si_signo == SIGSEGV && si->si_code > 0 && guard[1] &&
-	       a >= guard[0] && a < guard[1];
-}
-
-/* Something the kernel queued for stopped thread TID that must not reach
- * the target: a SIGTRAP it raised (a step, a breakpoint; not one sent),
- * or the ring guard GUARD's SIGSEGV (journal_ring_fault; {0, 0}: none).
- * For cachetrace and its guardian alike. */
-bool journal_ours_queued(pid_t tid, const uint64_t guard[2]);
+/* A SIGTRAP the kernel raised (a step, a breakpoint; not one sent) is
+ * queued for stopped thread TID: it must not reach the target.  For
+ * cachetrace and its guardian alike. */
+bool journal_trap_queued(pid_t tid);
 
 #endif

@@ -318,9 +318,6 @@ static bool setup(struct tracer *tr, struct tracee *t, struct inst *in)
 			goto fail;
 		}
 	}
-	/* Kept when the ring goes: a fault of it may still be queued for a
-	 * thread when it is let go (tracee_drop_queued_traps). */
-	guard_ring(tr, in->ring_at, in->ring_at + rlen);
 	if (!map_shadow(tr, t, in, &why))
 		goto fail;
 	in->codemap = &tr->eng.code;

@@ -366,7 +366,13 @@ bool dispatch(struct tracer *tr, struct event_info *ei)
 	enum restart how = dispatch_event(tr, ei);
 	struct tracee *t = how == RESTART_NONE ? NULL
 					       : tracee_find(tr, ei->tid);
-	if (t)
+	/* Not when what its event set off restarted it already: an int3's
+	 * step-over replays the others' events (window_replay_deferred),
+	 * one of them may begin a window, and that window joins T, stopped
+	 * here, into its code cache.  Continued again, a thread in the
+	 * cache ran its exits' stubs natively (kill9.sh, threads: the
+	 * target computed wrong values). */
+	if (t && tracee_stopped(t))
 		tracer_restart(tr, t, how);
 	return !tr->done;
 }

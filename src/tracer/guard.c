@@ -293,17 +293,11 @@ static unsigned restore_int3s(const struct journal *j, struct gthread *th,
  * that trapped as cachetrace died, a step's syscall-exit report, our
  * int3 hit just as we stopped it) would kill it once detached: let it
  * come to its delivery stop and drop it there, the thread rewound when it
- * is our int3's (the stop after it is the thread's group stop again).
- * The same of the ring's SIGSEGV queued for a thread that cachetrace put
- * back at its original code (journal_ring_fault). */
+ * is our int3's (the stop after it is the thread's group stop again). */
 static void drop_queued_traps(const struct journal *j, pid_t tid)
 {
-	uint64_t guard[2] = {
-		__atomic_load_n(&j->h->ring_guard[0], __ATOMIC_ACQUIRE),
-		__atomic_load_n(&j->h->ring_guard[1], __ATOMIC_ACQUIRE)
-	};
 	for (int tries = 0; tries < 4; tries++) {
-		if (!journal_ours_queued(tid, guard) ||
+		if (!journal_trap_queued(tid) ||
 		    ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
 			return;
 		int status;
@@ -681,14 +675,6 @@ void guard_fault_stopped(pid_t tid, const char *site)
 	for (int ms = 0; ms < 5000 && task_state(tid) != 't'; ms++)
 		usleep(1000);
 	guard_fault(site);
-}
-
-void guard_ring(struct tracer *tr, uint64_t lo, uint64_t hi)
-{
-	tr->ring_guard[0] = lo;
-	tr->ring_guard[1] = hi;
-	if (guard_journal)
-		journal_ring_guard(guard_journal, lo, hi);
 }
 
 void guard_signal(struct tracee *t, int sig)

@@ -496,7 +496,7 @@ int inject_syscall(struct tracer *tr, struct tracee *t, long nr,
 	int kind = stop_kind(t->tid, &stop_si, why);
 	if (kind < 0)
 		return kind;
-	if (tracee_ours_queued(tr, t->tid)) {
+	if (tracee_trap_queued(t->tid)) {
 		*why = "a trap the kernel raised is queued for the thread";
 		return -EBUSY;
 	}

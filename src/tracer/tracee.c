@@ -503,19 +503,13 @@ static void rewind_our_int3(struct tracer *tr, struct tracee *t)
 
 bool tracee_trap_queued(pid_t tid)
 {
-	static const uint64_t no_ring[2];
-	return journal_ours_queued(tid, no_ring);
-}
-
-bool tracee_ours_queued(struct tracer *tr, pid_t tid)
-{
-	return journal_ours_queued(tid, tr->ring_guard);
+	return journal_trap_queued(tid);
 }
 
 void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep)
 {
 	for (int tries = 0; tries < 4; tries++) {
-		if (!tracee_ours_queued(tr, t->tid))
+		if (!tracee_trap_queued(t->tid))
 			return;
 		if (tracee_restart_pid(t->tid, PTRACE_CONT, 0) < 0)
 			return;
@@ -523,13 +517,8 @@ void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep)
 		if (tracee_wait(t->tid, &status) < 0 || !WIFSTOPPED(status))
 			return;
 		int sig = WSTOPSIG(status);
-		siginfo_t si;
 		if (((unsigned)status >> 16) == 0 && sig == SIGTRAP)
 			rewind_our_int3(tr, t);
-		else if (((unsigned)status >> 16) == 0 && sig == SIGSEGV &&
-			 ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 &&
-			 journal_ring_fault(&si, tr->ring_guard))
-			continue;	/* the ring's guard: dropped */
 		else if (((unsigned)status >> 16) == 0 && !*keep)
 			*keep = sig;	/* another one: keep it */
 	}

@@ -321,9 +321,6 @@ struct tracer {
 					 * none found yet */
 	pid_t inject_site_pid;		/* ...of this process, */
 	unsigned inject_site_execs;	/* ...at this count of execs */
-	uint64_t ring_guard[2];		/* the instrument engine's ring guard
-					 * page [lo, hi) in the target: a
-					 * SIGSEGV there is ours (guard_ring) */
 
 	/* Start and stop events. */
 	struct breakpoint start_bp, entry_bp;
@@ -481,9 +478,6 @@ void tracee_drop_queued_traps(struct tracer *tr, struct tracee *t, int *keep);
 /* A SIGTRAP the kernel raised (a step, a breakpoint) is queued for TID,
  * not yet taken. */
 bool tracee_trap_queued(pid_t tid);
-/* That, or our ring guard's SIGSEGV (journal_ring_fault): something the
- * kernel queued for TID that must not reach the target. */
-bool tracee_ours_queued(struct tracer *tr, pid_t tid);
 /* Bring every running thread to a ptrace stop (PTRACE_INTERRUPT) so that
  * breakpoints can be removed and threads detached; pending events are
  * consumed, signals seen meanwhile are kept for re-injection at detach. */
@@ -701,9 +695,6 @@ void guard_fault(const char *site);
  * yet collected by us: the kernel's way with a stop whose tracer dies
  * (kill@parked:N, tests/attach/ringfill.sh). */
 void guard_fault_stopped(pid_t tid, const char *site);
-/* The instrument engine's ring guard page is at [LO, HI) in the target
- * (0, 0: no longer). */
-void guard_ring(struct tracer *tr, uint64_t lo, uint64_t hi);
 /* T's stop holds SIG for it (0: none any more): the guardian sends it. */
 void guard_signal(struct tracee *t, int sig);
 /* An int3 replacing ORIG at ADDR of TID's process goes in or came out. */

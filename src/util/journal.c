@@ -118,13 +118,6 @@ void journal_cache(struct journal *j, unsigned i, uint64_t lo, uint64_t hi)
 	__atomic_store_n(&j->h->cache[i][1], hi, __ATOMIC_RELEASE);
 }
 
-void journal_ring_guard(struct journal *j, uint64_t lo, uint64_t hi)
-{
-	__atomic_store_n(&j->h->ring_guard[1], 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&j->h->ring_guard[0], lo, __ATOMIC_RELEASE);
-	__atomic_store_n(&j->h->ring_guard[1], hi, __ATOMIC_RELEASE);
-}
-
 void journal_hold(struct journal *j, bool held)
 {
 	__atomic_store_n(&j->h->hold, held, __ATOMIC_RELEASE);
@@ -210,16 +203,15 @@ void journal_wb_done(struct journal *j)
 	__atomic_store_n(&j->h->wb, 0, __ATOMIC_RELEASE);
 }
 
-bool journal_ours_queued(pid_t tid, const uint64_t guard[2])
+bool journal_trap_queued(pid_t tid)
 {
 	siginfo_t si[8];
 	struct __ptrace_peeksiginfo_args args = { .off = 0, .flags = 0,
 						  .nr = 8 };
 	int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &args, si);
 	for (int i = 0; i < n; i++)
-		if ((si[i].si_signo == SIGTRAP && si[i].si_code != SI_USER &&
-		     si[i].si_code != SI_TKILL) ||
-		    journal_ring_fault(&si[i], guard))
+		if (si[i].si_signo == SIGTRAP && si[i].si_code != SI_USER &&
+		    si[i].si_code != SI_TKILL)
 			return true;
 	return false;
 }
