@@ -641,7 +641,8 @@ static const struct iblock *ahead_block(struct tracer *tr, struct inst *in,
 					struct icache *c, uint64_t pc)
 {
 	const char *why;
-	if (itrans_is_stop(in->stops, pc) || !in_reach(c, pc) || breakpoint_at(tr, pc))
+	if (itrans_is_stop(in->stops, pc) || !in_reach(c, pc) ||
+	    breakpoint_at(tr, pc))
 		return NULL;
 	const struct insn *first = decode_insn(tr->eng.dec, pc, &why);
 	if (!first)
@@ -693,6 +694,47 @@ static void translate_ahead(struct tracer *tr, struct tracee *t,
 				q[tail++] = nb;
 		}
 	}
+}
+
+/* The bytes of records T's ring is to hold before its fill exit (the
+ * ring empty): all of it, or less under --sample's cap or in turns. */
+static uint64_t ring_room(const struct tracer *tr, const struct inst *in,
+			  const struct tracee *t)
+{
+	uint64_t cap = tracee_leads(t) ? tr->eng.sample_cap : 0;
+	uint64_t want, least = 512;
+	if (cap) {
+		/* Room for the records of 3/4 of the instructions left to
+		 * the cap, at the bytes an instruction the ring has taken
+		 * lately (two before it has any): the fill exit stops the
+		 * thread before the cap, or not far past it when its code
+		 * writes fewer, and each stop leaves a quarter of what was
+		 * left.  Measured on bench/sample's phases, 55 samples of
+		 * 150k after 50k: with a half, 41 stops a sample, 53k and
+		 * 152k run; 3/4, 29 stops, 67k and 162k; 7/8, 27 stops, 71k
+		 * and 170k (code that writes fewer bytes than the last
+		 * phase's runs past). */
+		uint64_t left = cap > t->win.steps ? cap - t->win.steps : 0;
+		want = in->ring_insns > 1000 ?
+			left * in->ring_bytes / in->ring_insns / 4 * 3 :
+			left * 2;
+	} else if (in->lent > 1 && tr->eng.cm->n_cores > 1) {
+		/* Threads in the cache together on a model of several
+		 * cores run in turns, as the emulate engine's do: a ring
+		 * holds a turn's records (TURN_CORES instructions), so that
+		 * the model sees their accesses interleaved finely, as its
+		 * coherence needs.  On one core, a whole ring each, about a
+		 * million instructions (as valgrind's own turns, 100,000
+		 * blocks): turns of TURN cost 3x on tests/attach/mtcache.c's
+		 * four threads. */
+		want = in->ring_insns > 1000 ?
+			TURN_CORES * in->ring_bytes / in->ring_insns :
+			TURN_CORES * 8;
+		least = 64;
+	} else {
+		return RING_BYTES;
+	}
+	return want < least ? least : want > RING_BYTES ? RING_BYTES : want;
 }
 
 static enum verdict inst_run(struct tracer *tr, struct tracee *t)
@@ -760,37 +802,9 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			insn_tally_add(in->stepped, first);
 		return stepped(tr, t);
 	}
-	/* --sample: room in the ring (empty here) for the records of 3/4
-	 * of the instructions left to its cap, at the bytes an instruction
-	 * the ring has taken lately (two before it has any): the guard
-	 * stops the thread before the cap, or not far past it when its
-	 * code writes fewer, and each stop leaves a quarter of what was
-	 * left.  Measured on bench/sample's phases, 55 samples of 150k
-	 * after 50k: with a half, 41 stops a sample, 53k and 152k run;
-	 * 3/4, 29 stops, 67k and 162k; 7/8, 27 stops, 71k and 170k (code
-	 * that writes fewer bytes than the last phase's runs past). */
-	/* Threads in the cache together on a model of several cores run
-	 * in turns, as the emulate engine's do: each thread's ring holds a
-	 * turn's records (TURN_CORES instructions), so that the model sees
-	 * their accesses interleaved finely, as its coherence needs.  On
-	 * one core, a whole ring each, about a million instructions (as
-	 * valgrind's own turns, 100,000 blocks): turns of TURN cost 3x on
-	 * tests/attach/mtcache.c's four threads. */
-	uint64_t cap = tracee_leads(t) ? tr->eng.sample_cap : 0;
-	uint64_t left = cap > t->win.steps ? cap - t->win.steps : 0;
-	uint64_t want = in->ring_insns > 1000 ?
-		left * in->ring_bytes / in->ring_insns / 4 * 3 : left * 2;
-	bool turns = !cap && in->lent > 1 && tr->eng.cm->n_cores > 1;
-	if (turns)
-		want = in->ring_insns > 1000 ?
-			TURN_CORES * in->ring_bytes / in->ring_insns :
-			TURN_CORES * 8;
-	uint64_t least = turns ? 64 : 512;
-	want = want < least ? least : want > RING_BYTES ? RING_BYTES : want;
 	struct iunit *u = &in->units[t->iunit - 1];
 	/* (a block whose record alone is more: the whole ring, once) */
-	u->skip = (cap || turns) && !u->whole ?
-		  (RING_BYTES - want) & ~7ull : 0;
+	u->skip = u->whole ? 0 : (RING_BYTES - ring_room(tr, in, t)) & ~7ull;
 	u->whole = false;
 	slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
 	struct user_regs_struct r = t->regs;
@@ -807,7 +821,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 		return stepped(tr, t);
 	t->in_cache = true;
 	t->insn = NULL;
-	if (in->most_inside < 2 + MAX_UNITS && others_inside(tr, t)) {
+	if (in->most_inside < in->n_units) {	/* (none can be more) */
 		unsigned n = 0;
 		for (const struct tracee *o = tr->tracees; o; o = o->next)
 			n += o->in_cache;

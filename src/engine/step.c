@@ -60,6 +60,7 @@ static int step_begin_window(struct tracer *tr, struct tracee *t)
 static void step_end_window(struct tracer *tr, struct tracee *t)
 {
 	t->flags &= ~TF_STEPPING;
+	t->step_on = false;	/* (the gather goes on natively) */
 	tracee_unpin(t);
 	if (tr->eng.current == t)
 		tr->eng.current = NULL;
