@@ -58,7 +58,7 @@ fi
 # end): cachetrace says so and ends with 0, and its guardian leaves
 # quietly.  It used to report that cachetrace "ended without releasing"
 # the process, which had exited.
-./$S -t 5 40 >end.out &
+./$S -t 5 100 >end.out &
 spid=$!
 sleep 0.1
 "$CT" -q -p $spid --start=handler --intervals=0 -o end.cg 2>end.err &
