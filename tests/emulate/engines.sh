@@ -47,6 +47,16 @@
 set -u
 CT=$(realpath "$1"); SRCDIR=$(realpath "$2"); SCRATCH=$3; SRC=$4
 RUNS=${5:-region sw lockstep}
+# ENGINES_ONLY (tests/run.sh's pass with the host probes' other answers):
+# of RUNS only those it names.
+if [ -n "${ENGINES_ONLY:-}" ]; then
+	keep=
+	for r in $RUNS; do
+		case " $ENGINES_ONLY " in *" $r "*) keep="$keep $r" ;; esac
+	done
+	RUNS=$keep
+	[ -n "$RUNS" ] || { echo "FAIL: none of $5 in ENGINES_ONLY"; exit 1; }
+fi
 NAME=$(basename "$SRC" | sed 's/\.[a-z]*$//')
 ME=engines-$NAME
 # one directory per program and checks: the emuasan suite's run of a
@@ -79,11 +89,32 @@ start=work
 nm "$NAME" | grep -qw 'T work' || start=main
 
 # run ENGINE TAG [options]: cachetrace's files in TAG.ENGINE.*
+# A step run with the options and environment of an earlier one is that
+# run's files again (the step engine is the suite's slowest): step_of
+# KEY names the earlier run's tag, step_is KEY TAG records it.
+step_key() {
+	printf '%s|' "${CACHETRACE_HOST:-}" "${CACHETRACE_TEST_RING_SKEW:-}" \
+		"${GLIBC_TUNABLES:-}" "${CACHETRACE_EMULATE_X87:-}" "$@" |
+		md5sum | cut -c1-16
+}
+step_is() { echo "$2" >"step-$1.tag"; }
 run() {
 	e=$1; tag=$2; shift 2
+	if [ "$e" = step ]; then
+		key=$(step_key "$@")
+		if [ -f "step-$key.tag" ]; then
+			was=$(cat "step-$key.tag")
+			for x in cg out err rc; do
+				cp "$was.step.$x" "$tag.step.$x"
+			done
+			return
+		fi
+	fi
 	"$CT" --engine="$e" -o "$tag.$e.cg" "$@" -- ./"$NAME" \
 		>"$tag.$e.out" 2>"$tag.$e.err"
 	echo $? >"$tag.$e.rc"
+	[ "$e" = step ] && step_is "$key" "$tag"
+	return 0
 }
 
 # same TAG FILE-SUFFIX...: the step and emulate (or $OTHER) files of TAG
@@ -129,6 +160,8 @@ for r in $RUNS; do
 		done
 		target region step emulate
 		same region cg callgrind folded mem
+		# its flat profile is a plain run's (instrument below)
+		step_is "$(step_key --start=$start)" region
 		grep -Eq 'Engine: emulate: [1-9][0-9]* instructions emulated' \
 			region.emulate.err && pass "region: the summary names the engine" ||
 			fail "region: no engine line in the summary"
