@@ -54,8 +54,8 @@ if [ -n "${ENGINES_ONLY:-}" ]; then
 	for r in $RUNS; do
 		case " $ENGINES_ONLY " in *" $r "*) keep="$keep $r" ;; esac
 	done
+	[ -n "$keep" ] || { echo "FAIL: none of $RUNS in ENGINES_ONLY"; exit 1; }
 	RUNS=$keep
-	[ -n "$RUNS" ] || { echo "FAIL: none of $5 in ENGINES_ONLY"; exit 1; }
 fi
 NAME=$(basename "$SRC" | sed 's/\.[a-z]*$//')
 ME=engines-$NAME
@@ -90,8 +90,8 @@ nm "$NAME" | grep -qw 'T work' || start=main
 
 # run ENGINE TAG [options]: cachetrace's files in TAG.ENGINE.*
 # A step run with the options and environment of an earlier one is that
-# run's files again (the step engine is the suite's slowest): step_of
-# KEY names the earlier run's tag, step_is KEY TAG records it.
+# run's files again (the step engine is the suite's slowest): step_key
+# OPTIONS... is their key, step_is KEY TAG records the run that has it.
 step_key() {
 	printf '%s|' "${CACHETRACE_HOST:-}" "${CACHETRACE_TEST_RING_SKEW:-}" \
 		"${GLIBC_TUNABLES:-}" "${CACHETRACE_EMULATE_X87:-}" "$@" |
