@@ -374,7 +374,7 @@ static bool event_pending(const struct tracee *t)
  * nobody else runs. */
 static bool slice_over(struct emu *em)
 {
-	if (interrupted_by || toggle_requests)
+	if (interrupted_by || toggle_requests != toggles_done)
 		return true;
 	double now = now_seconds();
 	if (now <= em->deadline)

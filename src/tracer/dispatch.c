@@ -455,7 +455,6 @@ void tracer_run(struct tracer *tr)
 		 * saw the first (a slow tracer, strace'd under ASan in
 		 * terminal.py) begin and end a window, not one that never
 		 * ends.  The handler only counts up. */
-		static sig_atomic_t toggles_done;
 		while (toggles_done != toggle_requests) {
 			toggles_done++;
 			window_toggle(tr);

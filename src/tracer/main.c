@@ -26,6 +26,7 @@
 
 volatile sig_atomic_t interrupted_by;
 volatile sig_atomic_t toggle_requests;
+sig_atomic_t toggles_done;
 
 static void on_signal(int sig)
 {

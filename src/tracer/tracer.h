@@ -393,10 +393,12 @@ static inline struct breakpoint *tracer_int3(struct tracer *tr, unsigned i)
 	return bps[i];
 }
 
-/* Set by the signal handlers (main.c), read by the loop: the only two
- * variables outside struct tracer. */
+/* Set by the signal handlers (main.c), read by the loop, and the loop's
+ * count of the toggles it made: the only variables outside struct
+ * tracer.  A toggle is pending while the two counts differ. */
 extern volatile sig_atomic_t interrupted_by;
 extern volatile sig_atomic_t toggle_requests;
+extern sig_atomic_t toggles_done;	/* of toggle_requests, by the loop */
 
 /* tracee.c: the thread table and every ptrace request on a thread. */
 struct tracee *tracee_find(struct tracer *tr, pid_t tid);
