@@ -18,16 +18,10 @@
  *   instruction, rax the number, rdi rsi rdx r10 r8 r9 the arguments,
  *   orig_rax -1 (no system call: the kernel's restart of an interrupted
  *   one, in arch_do_signal_or_restart on the way out of this stop, has
- *   nothing to act on), no trap flag.  PTRACE_SYSCALL runs it, to its
- *   entry stop and on to its exit stop, rip two bytes on, before the next
- *   instruction runs.  Not a single step: its trap is a signal-delivery
- *   stop of SIGTRAP, and a tracer killed (SIGKILL) while the thread sits
- *   in one leaves the kernel to deliver that SIGTRAP, which kills the
- *   target before any guardian can take it (tests/attach/kill9.sh, 2
- *   trials in 120 of a toggle window's 40 injected calls); a system-call
- *   stop at our death lets the thread go on into our job-control stop
- *   (guard.c), where the guardian puts its registers back.  Ours
- *   interrupted by a signal (-ERESTART*) is run again.  The thread's own registers, put back whole, and its
+ *   nothing to act on), no trap flag.  One single step runs it: the
+ *   kernel reports the step at the call's exit, rip two bytes on, before
+ *   the next instruction runs.  Ours interrupted by a signal (-ERESTART*)
+ *   is run again.  The thread's own registers, put back whole, and its
  *   stop, still inside get_signal, keep the restart of a call of its own
  *   (a read interrupted for our stop) intact.
  * - A signal that arrives first is taken from the thread at its delivery
@@ -37,13 +31,11 @@
  *   kernel or kill() sent, their siginfo (they come again from cachetrace,
  *   SI_TKILL); a sigqueue'd one keeps its value.  A fault at the
  *   instruction means it is no longer there: looked for again, once.
- * - The thread's stop is put back: a signal-delivery stop is made again
- *   (its signal sent again, its siginfo set in the new stop: a restart
- *   with its signal delivers it as it came), an interrupt or group stop
- *   of a seized thread (PTRACE_EVENT_STOP) too, so that PTRACE_LISTEN
- *   still applies.  A system-call stop (a PTRACE_SYSEMU entry, where the
- *   instrument engine's exits stop) becomes the call's exit stop with
- *   its siginfo, as does a non-seized group stop.
+ * - The thread's stop is put back: a signal-delivery stop keeps its
+ *   siginfo (a restart with its signal delivers it as it came), an
+ *   interrupt or group stop of a seized thread (PTRACE_EVENT_STOP) is
+ *   made again, so that PTRACE_LISTEN still applies.  A non-seized
+ *   group stop becomes a signal-delivery stop of SIGTRAP.
  * - An rseq critical section the thread was in: the kernel forgets it
  *   when the thread returns to user space outside it (at our
  *   instruction), and it would not be aborted as it must after our stop;
@@ -342,9 +334,9 @@ static int resume_wait(struct run *run, int request,
 	return 0;
 }
 
-/* The call ran (the thread is at its exit stop): take a trap if the
- * kernel still holds one, keeping any other signal met on the way.  0 or
- * -ESRCH. */
+/* The call ran (the thread is at the instruction after it): take the
+ * step's trap if the kernel still holds it (a group stop reported
+ * first), keeping any other signal met on the way.  0 or -ESRCH. */
 static int settle_after(struct run *run, int status)
 {
 	pid_t tid = run->t->tid;
@@ -374,30 +366,16 @@ static int run_call(struct run *run, const struct user_regs_struct *call,
 		*why = "the thread's registers cannot be set";
 		return -ESRCH;
 	}
-	bool entered = false;
-	for (unsigned stops = 0; stops < 4 * MAX_KEPT; stops++) {
+	for (unsigned steps = 0; steps < 2 * MAX_KEPT; steps++) {
 		struct user_regs_struct r;
 		int status;
-		int rc = resume_wait(run, PTRACE_SYSCALL, &r, &status);
+		int rc = resume_wait(run, PTRACE_SINGLESTEP, &r, &status);
 		if (rc < 0) {
 			*why = "the thread ended during the call";
 			return rc;
 		}
 		unsigned event = (unsigned)status >> 16;
-		siginfo_t si;
-		if (!event && ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0) {
-			*why = "the thread is gone";
-			return -ESRCH;
-		}
-		/* A system-call stop (without PTRACE_O_TRACESYSGOOD: SIGTRAP,
-		 * si_code SIGTRAP), its entry, then its exit. */
-		bool at_call = !event && si.si_signo == SIGTRAP &&
-			       si.si_code == SIGTRAP;
-		if (at_call && !entered) {
-			entered = true;
-			continue;	/* on to its exit */
-		}
-		if (at_call && r.rip == run->site + 2) {
+		if (r.rip == run->site + 2) {
 			*res = (long)r.rax;
 			rc = settle_after(run, status);
 			if (rc < 0) {
@@ -408,22 +386,27 @@ static int run_call(struct run *run, const struct user_regs_struct *call,
 			    *res != -ERESTARTNOHAND &&
 			    *res != -ERESTART_RESTARTBLOCK)
 				return 0;
-			/* Interrupted by a signal (taken, and kept, at its
-			 * delivery stop before the instruction): again. */
+			/* Interrupted by a signal (taken, and kept, at the
+			 * next step's delivery stop): again. */
 			if (tracee_setregs(tid, call) < 0) {
 				*why = "the thread's registers cannot be set";
 				return -ESRCH;
 			}
-			entered = false;
 			continue;
 		}
-		if (r.rip != run->site || at_call) {
-			why_fmt(why, "the syscall instruction at 0x%" PRIx64
-				" stopped at 0x%llx", run->site, r.rip);
+		if (r.rip != run->site) {
+			why_fmt(why, "the step over the syscall instruction at "
+				"0x%" PRIx64 " stopped at 0x%llx",
+				run->site, r.rip);
 			return -EIO;
 		}
 		if (event)
 			continue;	/* a group stop, an interrupt: on */
+		siginfo_t si;
+		if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0) {
+			*why = "the thread is gone";
+			return -ESRCH;
+		}
 		int sig = si.si_signo;
 		if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
 		     sig == SIGFPE || sig == SIGTRAP) && si.si_code > 0) {
@@ -444,72 +427,21 @@ static int run_call(struct run *run, const struct user_regs_struct *call,
 	return -EAGAIN;
 }
 
-/* Is signal SIG blocked by thread TID (SigBlk in its status)?  Unknown:
- * yes. */
-static bool sig_blocked(pid_t tid, int sig)
-{
-	char buf[32];
-	if (!proc_status_field(tid, "SigBlk", buf, sizeof(buf)))
-		return true;
-	return (strtoull(buf, NULL, 16) >> (sig - 1)) & 1;
-}
-
-/* The thread, at the call's exit stop, back in a delivery stop of SI's
- * signal with SI's siginfo: the signal sent to it again and the thread
- * run to its delivery (get_signal, before it returns to user space; other
- * signals met first are kept).  Where the thread blocks that signal
- * (it could not be in its delivery stop then, but for a kernel trap),
- * the exit stop keeps the siginfo. */
-static int restore_delivery(struct run *run, const siginfo_t *si)
-{
-	pid_t tid = run->t->tid, tgid = 0;
-	char buf[32];
-	if (proc_status_field(tid, "Tgid", buf, sizeof(buf)))
-		tgid = atoi(buf);
-	if (!tgid || sig_blocked(tid, si->si_signo) ||
-	    syscall(SYS_tgkill, tgid, tid, si->si_signo) < 0) {
-		ptrace(PTRACE_SETSIGINFO, tid, NULL, si);
-		return 0;
-	}
-	for (int tries = 0; tries < 8; tries++) {
-		struct user_regs_struct r;
-		int status;
-		if (resume_wait(run, PTRACE_CONT, &r, &status) < 0)
-			return -ESRCH;
-		siginfo_t got;
-		if ((unsigned)status >> 16 != 0 ||
-		    ptrace(PTRACE_GETSIGINFO, tid, NULL, &got) < 0)
-			continue;	/* a group stop: on */
-		if (got.si_signo == si->si_signo && got.si_code == SI_TKILL &&
-		    got.si_pid == getpid()) {
-			ptrace(PTRACE_SETSIGINFO, tid, NULL, si);
-			return 0;
-		}
-		keep_signal(run, &got);
-	}
-	return 0;
-}
-
-/* Put T's stop back as it was (see the top): a signal-delivery stop
- * made again with its siginfo, an interrupt or group stop made again.
- * 0, or -ESRCH when the thread ended meanwhile. */
+/* Put T's stop back as it was (see the top): siginfo of a signal-delivery
+ * stop, an interrupt or group stop made again.  0, or -ESRCH when the
+ * thread ended meanwhile. */
 static int restore_stop(struct run *run, int kind, const siginfo_t *si)
 {
 	pid_t tid = run->t->tid;
 	if (kind != 0)
 		return 0;
-	if (si->si_signo == SIGTRAP && si->si_code == SIGTRAP) {
-		/* a system-call stop (the instrument engine's exits stop
-		 * at their PTRACE_SYSEMU entry): the call's exit stop is
-		 * one too, which nothing but the siginfo tells apart */
+	if ((unsigned)si->si_code >> 8 != PTRACE_EVENT_STOP) {
 		ptrace(PTRACE_SETSIGINFO, tid, NULL, si);
 		return 0;
 	}
-	if ((unsigned)si->si_code >> 8 != PTRACE_EVENT_STOP)
-		return restore_delivery(run, si);
-	/* The thread is at the call's exit stop; the interrupt taken now is
-	 * reported by get_signal on the way out of it, before any pending
-	 * signal and before the thread returns to user space. */
+	/* Our step's trap was a signal-delivery stop; the interrupt taken
+	 * now is reported by the same pass of get_signal, before any
+	 * pending signal and before the thread returns to user space. */
 	struct user_regs_struct r;
 	int status;
 	if (tracee_interrupt(tid) < 0)
@@ -602,6 +534,9 @@ int inject_syscall(struct tracer *tr, struct tracee *t, long nr,
 		}
 		ran = true;
 		rc = run_call(&run, &call, result, why);
+		/* tests/attach/kill9.sh: the thread at its step's trap
+		 * after the call, its registers ours */
+		guard_fault("inject");
 		if (run.stopped && tracee_setregs(t->tid, &saved) < 0)
 			run.stopped = false;
 		if (run.stopped && rseq_cs)
