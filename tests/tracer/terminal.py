@@ -163,7 +163,9 @@ try:
         # drawn): sent earlier, under strace and a loaded sanitizer build
         # the kernel merged it with the first (one pending SIGUSR2), and
         # the window never ended.
-        t.read(r'cachetrace: \d+ instructions', 30)
+        if not t.read(r'cachetrace: \d+ instructions', 30):
+            fail('toggle: no progress line 30 s after the first signal '
+                 '(no window began?): %r' % t.text()[-300:])
         time.sleep(0.3)
         os.kill(ctpid, signal.SIGUSR2)
     else:
