@@ -36,6 +36,11 @@ struct model_config {
 	bool branch_sim;	/* --branch-sim (default yes) */
 	const char *branch_model;	/* --branch-model=NAME (NULL: default) */
 	unsigned cores;		/* --cores=N: 0 or 1 is a single core */
+	/* --sample: the Cachegrind model counts, too, the data references
+	 * that reach the last level at a line's first reference there in
+	 * the sample (DLu) and those of them that miss (DLmu): what the LL
+	 * state kept from earlier samples decides (begin_sample) */
+	bool first_refs;
 	bool core_per_thread;	/* --threads=all without --cores: a model
 				 * whose core count is free (hier, host)
 				 * gets enough for a core per thread */
@@ -130,6 +135,9 @@ struct cache_model_ops {
 	/* Forget every line, as a new model (no write-back counted); what
 	 * report() counts is kept (--cache-state=cold). */
 	void (*flush)(struct cache_model *m);
+	/* A sample (its warm-up first) begins: no line has been referenced
+	 * in it yet (model_config.first_refs); optional. */
+	void (*begin_sample)(struct cache_model *m);
 	void (*destroy)(struct cache_model *m);
 };
 
@@ -264,6 +272,8 @@ void cache_set_core(struct cache_model *m, unsigned core);
 /* Empty caches, a fresh predictor (their flush ops; a no-op without). */
 void cache_flush(struct cache_model *m);
 void branch_flush(struct branch_model *m);
+/* A sample begins (its begin_sample op; a no-op without). */
+void cache_begin_sample(struct cache_model *m);
 void cache_report(const struct cache_model *m, FILE *out, const char *prefix,
 		  const struct model_resolver *res);
 void cache_destroy(struct cache_model *m);

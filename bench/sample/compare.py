@@ -5,7 +5,10 @@ full profile's data accesses (Dr + Dw), its D1 and LL miss rates (misses
 per data access) in both, and their relative difference; the last line
 says how many are within 15%.  With --estimates, the sampled rates are
 the profile's estimates (its statistics, each sample weighted by the
-instructions a cycle the model estimates for it), not its raw counts."""
+instructions a cycle the model estimates for it), not its raw counts,
+and a last column gives the LL rate's bounds (LLlo, LLhi: every first
+reference of a line in its sample a hit, or a miss) and whether the full
+run's rate lies between them."""
 import sys
 
 
@@ -65,10 +68,10 @@ def main():
     ev2, samp = read(sys.argv[2])
     est = stats(sys.argv[2])
     total = sum(rates(ev, r)[0] for r in full.values())
-    ok = n = 0
-    print('%-44s %7s %9s %9s %6s %9s %9s %6s' % (
+    ok = n = inside = bounded = 0
+    print('%-44s %7s %9s %9s %6s %9s %9s %6s  %s' % (
         'function (>= 5% of data accesses)', 'share', 'D1 full', 'sampled',
-        'diff', 'LL full', 'sampled', 'diff'))
+        'diff', 'LL full', 'sampled', 'diff', 'LL bounds'))
     for name, row in sorted(full.items(), key=lambda kv: -rates(ev, kv[1])[0]):
         acc, d1, ll = rates(ev, row)
         if acc < 0.05 * total:
@@ -80,10 +83,19 @@ def main():
         e1, e2 = rel(d1, sd1), rel(ll, sll)
         n += 2
         ok += (e1 <= 0.15) + (e2 <= 0.15)
-        print('%-44s %6.1f%% %8.3f%% %8.3f%% %5.0f%% %8.4f%% %8.4f%% %5.0f%%' % (
+        b = ''
+        if name in est and 'LLlo' in est[name]:
+            lo, hi = est[name]['LLlo'], est[name]['LLhi']
+            bounded += 1
+            inside += lo <= ll <= hi
+            b = '%.4f%%-%.4f%% %s' % (100 * lo, 100 * hi,
+                                      'in' if lo <= ll <= hi else 'OUT')
+        print('%-44s %6.1f%% %8.3f%% %8.3f%% %5.0f%% %8.4f%% %8.4f%% %5.0f%%  %s' % (
             name[-44:], 100 * acc / total, 100 * d1, 100 * sd1, 100 * e1,
-            100 * ll, 100 * sll, 100 * e2))
-    print('%d of %d rates within 15%%' % (ok, n))
+            100 * ll, 100 * sll, 100 * e2, b))
+    print('%d of %d rates within 15%%' % (ok, n) +
+          ('; the full LL rate within the bounds for %d of %d' %
+           (inside, bounded) if bounded else ''))
 
 
 main()

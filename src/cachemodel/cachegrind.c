@@ -20,7 +20,16 @@
  *   non-temporal writes as Dw.  Prefetches change nothing: Cachegrind does
  *   not instrument them at all.
  * - With --cache-sim=no only Ir is counted ("none" model); valgrind still
- *   writes the three desc: lines, so describe() is shared. */
+ *   writes the three desc: lines, so describe() is shared.
+ * - Sampled (model_config.first_refs), two events more: DLu, the data
+ *   references that reach LL at their line's first reference there since
+ *   the sample (its warm-up) began, and DLmu, those of them that miss.
+ *   A reference whose line LL saw earlier in the sample hits or misses
+ *   as it would in the whole run (in an LRU set, what the sample's own
+ *   references did to it decides); a first reference meets the state
+ *   earlier samples left, stale: the native run between them is not
+ *   seen.  So the sample's LL misses lie between DLmr + DLmw - DLmu (no
+ *   first reference a miss) and that plus DLu (each one a miss). */
 #include "model.h"
 #include "models.h"
 
@@ -32,11 +41,14 @@ enum {
 	EV_IR, EV_I1MR, EV_ILMR,
 	EV_DR, EV_D1MR, EV_DLMR,
 	EV_DW, EV_D1MW, EV_DLMW,
-	N_EVENTS
+	N_EVENTS,
+	EV_DLU = N_EVENTS, EV_DLMU,	/* first_refs */
+	N_EVENTS_FIRST
 };
 
-static const char *const cg_event_names[N_EVENTS] = {
+static const char *const cg_event_names[N_EVENTS_FIRST] = {
 	"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw",
+	"DLu", "DLmu",
 };
 
 static const char *const none_event_names[1] = { "Ir" };
@@ -49,9 +61,18 @@ struct cg_level {
 	struct cache_geom geom;	/* for describe() */
 };
 
+/* The lines LL has seen since the sample began: open addressing, a
+ * slot of an older epoch is empty (no deletions within one). */
+struct first_refs {
+	uint64_t *block;
+	uint32_t *epoch;
+	uint32_t mask, n, now;
+};
+
 struct cg_model {
 	struct cache_model base;
 	struct cg_level i1, d1, ll;
+	struct first_refs *first;	/* sampled, else NULL */
 	/* The I1 block the last fetch ended in: MRU in its set, so a fetch
 	 * that lies wholly inside it hits and changes nothing (most do:
 	 * consecutive instructions share a line).  UINT64_MAX: none. */
@@ -94,6 +115,68 @@ static inline bool level_ref(struct cg_level *c, uint64_t addr, uint32_t size)
 	for (; block != last + 1; block++)
 		miss |= level_ref_block(c, block);
 	return miss;
+}
+
+static inline uint32_t first_slot(const struct first_refs *f, uint64_t block)
+{
+	return (uint32_t)((block * 0x9e3779b97f4a7c15ull) >> 32) & f->mask;
+}
+
+static void first_grow(struct first_refs *f)
+{
+	uint32_t old = f->mask + 1;
+	uint64_t *ob = f->block;
+	uint32_t *oe = f->epoch;
+	f->mask = 2 * old - 1;
+	f->block = calloc(2 * (size_t)old, sizeof(*f->block));
+	f->epoch = calloc(2 * (size_t)old, sizeof(*f->epoch));
+	if (!f->block || !f->epoch)
+		abort();	/* (out of memory in the model's hot path) */
+	for (uint32_t i = 0; i < old; i++) {
+		if (oe[i] != f->now)
+			continue;
+		uint32_t h = first_slot(f, ob[i]);
+		while (f->epoch[h] == f->now)
+			h = (h + 1) & f->mask;
+		f->block[h] = ob[i];
+		f->epoch[h] = f->now;
+	}
+	free(ob);
+	free(oe);
+}
+
+/* Is this BLOCK's reference its first at LL in the sample?  (It is not
+ * the next time.) */
+static __attribute__((noinline)) bool first_ref(struct first_refs *f,
+						uint64_t block)
+{
+	for (uint32_t h = first_slot(f, block); ; h = (h + 1) & f->mask) {
+		if (f->epoch[h] != f->now) {
+			if (2 * (f->n + 1) > f->mask + 1) {
+				first_grow(f);
+				return first_ref(f, block);
+			}
+			f->block[h] = block;
+			f->epoch[h] = f->now;
+			f->n++;
+			return true;
+		}
+		if (f->block[h] == block)
+			return false;
+	}
+}
+
+static void cg_begin_sample(struct cache_model *m)
+{
+	struct first_refs *f = ((struct cg_model *)m)->first;
+
+	if (!f)
+		return;
+	f->n = 0;
+	if (++f->now == 0) {	/* every slot's epoch an older one */
+		memset(f->epoch, 0, (f->mask + 1) * sizeof(*f->epoch));
+		f->now = 1;
+	}
 }
 
 /* A fetch outside the line the last one ended in: I1, then LL. */
@@ -144,8 +227,15 @@ cg_access_one(struct cache_model *m, const struct mem_access *a,
 	row[ev]++;
 	if (level_ref(&cg->d1, a->addr, a->size)) {
 		row[ev + 1]++;
-		if (level_ref(&cg->ll, a->addr, a->size))
+		bool miss = level_ref(&cg->ll, a->addr, a->size);
+		if (miss)
 			row[ev + 2]++;
+		if (__builtin_expect(cg->first != NULL, 0) &&
+		    first_ref(cg->first, a->addr >> cg->ll.line_shift)) {
+			row[EV_DLU]++;
+			if (miss)
+				row[EV_DLMU]++;
+		}
 	}
 }
 
@@ -233,6 +323,11 @@ static void cg_destroy(struct cache_model *m)
 	free(cg->i1.tags);
 	free(cg->d1.tags);
 	free(cg->ll.tags);
+	if (cg->first) {
+		free(cg->first->block);
+		free(cg->first->epoch);
+		free(cg->first);
+	}
 	free(cg);
 }
 
@@ -257,6 +352,7 @@ static const struct cache_model_ops cg_ops = {
 	.insns = cg_insns,
 	.describe = cg_describe,
 	.flush = cg_flush,
+	.begin_sample = cg_begin_sample,
 	.destroy = cg_destroy,
 };
 
@@ -310,7 +406,8 @@ struct cache_model *cg_cache_new(const struct model_config *cfg, bool sim,
 	}
 	cg->base.ops = sim ? &cg_ops : &none_ops;
 	cg->i1_last = UINT64_MAX;
-	cg->base.n_events = sim ? N_EVENTS : 1;
+	cg->base.n_events = !sim ? 1 : cfg->first_refs ? N_EVENTS_FIRST :
+			    N_EVENTS;
 	cg->base.event_names = sim ? cg_event_names : none_event_names;
 	if ((bad = cache_geom_check("I1 cache", &cfg->i1, err, errlen)) ||
 	    (bad = cache_geom_check("D1 cache", &cfg->d1, err, errlen)) ||
@@ -327,6 +424,21 @@ struct cache_model *cg_cache_new(const struct model_config *cfg, bool sim,
 			 "(LL: %" PRIu64 " lines)", cfg->ll.size / cfg->ll.line);
 		cg_destroy(&cg->base);
 		return NULL;
+	}
+	if (sim && cfg->first_refs) {
+		cg->first = calloc(1, sizeof(*cg->first));
+		if (cg->first) {
+			cg->first->mask = 4095;
+			cg->first->now = 1;
+			cg->first->block = calloc(4096, sizeof(uint64_t));
+			cg->first->epoch = calloc(4096, sizeof(uint32_t));
+		}
+		if (!cg->first || !cg->first->block || !cg->first->epoch) {
+			snprintf(err, errlen, "out of memory for the cache "
+				 "model");
+			cg_destroy(&cg->base);
+			return NULL;
+		}
 	}
 	return &cg->base;
 }

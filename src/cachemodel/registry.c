@@ -362,6 +362,12 @@ void cache_flush(struct cache_model *m)
 		m->ops->flush(m);
 }
 
+void cache_begin_sample(struct cache_model *m)
+{
+	if (m && m->ops->begin_sample)
+		m->ops->begin_sample(m);
+}
+
 void branch_flush(struct branch_model *m)
 {
 	if (m && m->ops->flush)

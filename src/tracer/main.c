@@ -152,6 +152,8 @@ static int setup_models(struct tracer *tr)
 	/* A model whose core count is free gives each thread a core of its
 	 * own when every thread is stepped and --cores does not say. */
 	tr->opt.cfg.core_per_thread = tr->opt.threads_all && !tr->opt.cfg.cores;
+	/* the LL's first references in a sample counted (model.h) */
+	tr->opt.cfg.first_refs = tr->opt.sample_len != 0;
 	int rc = model_create(tr->opt.model, &tr->opt.cfg, &cm, &bm, err,
 			      sizeof(err), note, sizeof(note));
 	model_config_free_options(&tr->opt.cfg);

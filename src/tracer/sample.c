@@ -277,16 +277,23 @@ long sample_tick(struct tracer *tr, bool *expired)
  * function's RATIOS (m over a) in that sample, and their sums over the
  * samples (of m, a, m*m, a*a, m*a) the spread a confidence interval
  * needs (the ratio estimator's variance). */
-enum { R_SHARE, R_D1, R_LL, R_I1, R_BR, R_N };
+enum { R_SHARE, R_D1, R_LL, R_I1, R_BR, R_LLLO, R_LLHI, R_N };
 static const char *const ratio_name[R_N] = { "share", "D1", "LL", "I1",
-					      "Bm" };
-/* Each ratio's events, by name: m's, then a's ("@": the sample's Ir). */
-static const char *const ratio_ev[R_N][2][2] = {
-	{ { "Ir", NULL }, { "@", NULL } },
+					      "Bm", "LLlo", "LLhi" };
+/* Each ratio's events, by name: m's, then a's ("@": the sample's Ir; a
+ * leading "-": subtracted).  LLlo and LLhi bound the LL rate: every
+ * reference at its line's first reference in the sample (DLu, DLmu:
+ * decided by the LL state earlier samples left, cachegrind.c) a hit, or
+ * every one a miss. */
+#define RATIO_EVS 4
+static const char *const ratio_ev[R_N][2][RATIO_EVS] = {
+	{ { "Ir" }, { "@" } },
 	{ { "D1mr", "D1mw" }, { "Dr", "Dw" } },
 	{ { "DLmr", "DLmw" }, { "Dr", "Dw" } },
-	{ { "I1mr", NULL }, { "Ir", NULL } },
+	{ { "I1mr" }, { "Ir" } },
 	{ { "Bcm", "Bim" }, { "Bc", "Bi" } },
+	{ { "DLmr", "DLmw", "-DLmu" }, { "Dr", "Dw" } },
+	{ { "DLmr", "DLmw", "-DLmu", "DLu" }, { "Dr", "Dw" } },
 };
 
 struct sfn {
@@ -297,7 +304,9 @@ struct sfn {
 };
 
 struct sample_stats {
-	int ev[R_N][2][2];		/* event indexes; -1: none, -2: @ */
+	int ev[R_N][2][RATIO_EVS];	/* event indexes; -1: none, -2: @ */
+	bool neg[R_N][2][RATIO_EVS];	/* subtracted */
+	double dl[4];			/* the sampled DLm, DLmu, DLu, D */
 	bool have[R_N];
 	struct strintern names;		/* "file\tfn" -> function id */
 	struct sfn *fn;
@@ -347,8 +356,11 @@ static struct sample_stats *stats_of(struct tracer *tr)
 	for (unsigned r = 0; r < R_N; r++) {
 		st->have[r] = true;
 		for (unsigned k = 0; k < 2; k++)
-			for (unsigned j = 0; j < 2; j++) {
+			for (unsigned j = 0; j < RATIO_EVS; j++) {
 				const char *name = ratio_ev[r][k][j];
+				st->neg[r][k][j] = name && name[0] == '-';
+				if (st->neg[r][k][j])
+					name++;
 				int idx = name && !strcmp(name, "@") ? -2 :
 					  event_index(tr, name);
 				st->ev[r][k][j] = idx;
@@ -400,12 +412,12 @@ static uint32_t fn_of(struct tracer *tr, struct sample_stats *st, uint64_t pc)
 	return id;
 }
 
-static double ev_sum(const uint64_t *row, const int *ev)
+static double ev_sum(const uint64_t *row, const int *ev, const bool *neg)
 {
 	double v = 0;
-	for (unsigned j = 0; j < 2; j++)
+	for (unsigned j = 0; j < RATIO_EVS; j++)
 		if (ev[j] >= 0)
-			v += (double)row[ev[j]];
+			v += neg[j] ? -(double)row[ev[j]] : (double)row[ev[j]];
 	return v;
 }
 
@@ -434,8 +446,18 @@ static void fold(struct tracer *tr, struct cost_table *c)
 		for (unsigned r = 0; r < R_N; r++) {
 			if (!st->have[r])
 				continue;
-			f->cur[r][0] += ev_sum(row, st->ev[r][0]);
-			f->cur[r][1] += ev_sum(row, st->ev[r][1]);
+			f->cur[r][0] += ev_sum(row, st->ev[r][0],
+					       st->neg[r][0]);
+			f->cur[r][1] += ev_sum(row, st->ev[r][1],
+					       st->neg[r][1]);
+		}
+		if (st->have[R_LLHI]) {
+			st->dl[0] += ev_sum(row, st->ev[R_LL][0],
+					    st->neg[R_LL][0]);
+			st->dl[1] += (double)row[st->ev[R_LLHI][0][2]];
+			st->dl[2] += (double)row[st->ev[R_LLHI][0][3]];
+			st->dl[3] += ev_sum(row, st->ev[R_LL][1],
+					    st->neg[R_LL][1]);
 		}
 		if (ir >= 0)
 			total += (double)row[ir];
@@ -488,6 +510,7 @@ void sample_begin(struct tracer *tr, struct tracee *t)
 	s->poke_at = 0;
 	/* the warm-up's table, or the sample's */
 	s->kept = engine_swap_costs(e, NULL);
+	cache_begin_sample(e->cm);
 	s->warming = tr->opt.sample_warmup > 0;
 	e->sample_cap = s->from + (s->warming ? tr->opt.sample_warmup :
 				   tr->opt.sample_len);
@@ -612,6 +635,14 @@ void sample_print_support(struct tracer *tr, FILE *f, const char *prefix)
 	}
 	fprintf(f, " (of %.0f)\n", st->n);
 	free(ord);
+	if (st->have[R_LLHI] && st->dl[3] > 0)
+		fprintf(f, "%sLL: %.0f of the %.0f data misses at a line's first "
+			"reference in its sample (which the LL state earlier "
+			"samples left decides, stale); %.0f first references: "
+			"the LL miss rate lies between %.4f%% and %.4f%% (as "
+			"misses none or all)\n", prefix, st->dl[1], st->dl[0],
+			st->dl[2], 100 * (st->dl[0] - st->dl[1]) / st->dl[3],
+			100 * (st->dl[0] - st->dl[1] + st->dl[2]) / st->dl[3]);
 }
 
 void sample_free(struct tracer *tr)

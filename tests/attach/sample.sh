@@ -73,6 +73,31 @@ CALLS=10000
 [ "$(line_cost kept.cg 15 D1mr)" = 256 ] && [ "$(line_cost cold.cg 15 D1mr)" = 512 ] &&
 	pass "kept caches: 256 misses in two samples; --sample-cold: 512" ||
 	fail "two samples: $(line_cost kept.cg 15 D1mr) kept, $(line_cost cold.cg 15 D1mr) cold (256, 512)"
+# The LL's first references (DLu, DLmu).  A D1 of 16 lines misses on
+# every line of every sweep; the 8 MiB LL holds the buffer.  In a sample
+# of 5,000 instructions (about 830 reads: every line read three times or
+# more) each of the 256 lines reaches LL first once: DLu 256 a sample.  In
+# the first sample LL is empty: 256 misses, each at a first reference
+# (DLmu 256), and the later reads hit.  In the second, kept, LL holds
+# every line from the first: its 256 first references hit (DLmu 0), no
+# miss; emptied (--sample-cold), it misses them all again.
+GEOM="--I1=32768,8,64 --D1=1024,2,64 --LL=8388608,16,64" CALLS=100000
+run llkept --engine=step --sample=20ms:5k --intervals=2 --sample-budget=100%
+run llcold --engine=step --sample=20ms:5k --intervals=2 --sample-cold \
+	--sample-budget=100%
+GEOM="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
+for f in llkept:256:512:256 llcold:512:512:512; do
+	n=${f%%:*} want=${f#*:}
+	got=$(line_cost $n.cg 15 DLmr):$(line_cost $n.cg 15 DLu):$(line_cost $n.cg 15 DLmu)
+	[ "$got" = "$want" ] &&
+		pass "$n: sweep.c:15 DLmr:DLu:DLmu $got, as worked out" ||
+		fail "$n: sweep.c:15 DLmr:DLu:DLmu $got, not $want"
+done
+want="LL: $(summary llkept.cg DLmu) of the $(( $(summary llkept.cg DLmr) + $(summary llkept.cg DLmw) )) data misses at a line.s first reference in its sample .*; $(summary llkept.cg DLu) first references"
+grep -q "$want" llkept.err &&
+	pass "the summary gives the LL's misses at first references, as the profile's totals" ||
+	fail "the summary: $(grep 'LL:' llkept.err), not /$want/"
+CALLS=10000
 grep -q '^desc: Cache state: *cold at every window' cold.cg &&
 	pass "--sample-cold: desc: Cache state says so" ||
 	fail "--sample-cold: $(grep '^desc: Cache state' cold.cg)"

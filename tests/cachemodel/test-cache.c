@@ -377,6 +377,75 @@ static void test_cache_sim_off(void)
 	cache_destroy(m);
 }
 
+/* --sample's first references (model_config.first_refs): DLu counts a
+ * data reference that reaches LL at its line's first reference there
+ * since the last begin_sample, DLmu those of them that miss.  D1 is one
+ * set of 2 ways, so each new line evicts the older of the two; LL has 32
+ * sets of 2 ways, A B C D in four of them. */
+static void test_first_refs(void)
+{
+	enum { DLU = N_EV, DLMU };
+	struct model_config cfg = {
+		.i1 = big_i1, .d1 = { 128, 2, 64 }, .ll = { 4096, 2, 64 },
+		.cache_sim = true, .first_refs = true,
+	};
+	struct cache_model *m;
+	struct branch_model *bm;
+	char err[256], note[256];
+	uint64_t row[N_EV + 2] = { 0 };
+	const uint64_t a = 0x10000, b = 0x10040, c = 0x10080, d = 0x100c0;
+
+	CHECK(model_create("cachegrind", &cfg, &m, &bm, err, sizeof(err),
+			   note, sizeof(note)) == 0);
+	CHECK_U64(m->n_events, N_EV + 2);
+	CHECK_STR(m->event_names[DLU], "DLu");
+	CHECK_STR(m->event_names[DLMU], "DLmu");
+	cache_begin_sample(m);
+	/* The first sample, LL empty: A, B, C miss at their first reference;
+	 * A again (D1 then holds C and B) reaches LL, its second reference
+	 * there: a hit, not a first. */
+	rd(m, a, row);
+	rd(m, a, row);		/* D1 hit: LL not reached */
+	rd(m, b, row);
+	rd(m, c, row);
+	rd(m, a, row);
+	CHECK_U64(row[D1MR], 4);
+	CHECK_U64(row[DLMR], 3);
+	CHECK_U64(row[DLU], 3);
+	CHECK_U64(row[DLMU], 3);
+	/* The second: D misses, first; B and C hit LL at their first
+	 * reference in it (what the first sample left); D again hits, not
+	 * first. */
+	cache_begin_sample(m);
+	rd(m, d, row);
+	rd(m, b, row);
+	rd(m, c, row);
+	rd(m, d, row);
+	CHECK_U64(row[D1MR], 8);
+	CHECK_U64(row[DLMR], 4);
+	CHECK_U64(row[DLU], 6);
+	CHECK_U64(row[DLMU], 4);
+	/* 5,000 lines, then the same again (the table of the sample's lines
+	 * grows past its first 4,096 slots): each a first reference once,
+	 * and a miss both times in an LL of 64 lines. */
+	cache_begin_sample(m);
+	for (int k = 0; k < 2; k++)
+		for (uint64_t i = 0; i < 5000; i++)
+			rd(m, 0x1000000 + 64 * i, row);
+	CHECK_U64(row[DLMR], 4 + 10000);
+	CHECK_U64(row[DLU], 6 + 5000);
+	CHECK_U64(row[DLMU], 4 + 5000);
+	cache_destroy(m);
+
+	/* Not sampled: the nine events. */
+	cfg.first_refs = false;
+	CHECK(model_create("cachegrind", &cfg, &m, &bm, err, sizeof(err),
+			   note, sizeof(note)) == 0);
+	CHECK_U64(m->n_events, N_EV);
+	cache_begin_sample(m);	/* nothing to do */
+	cache_destroy(m);
+}
+
 int main(void)
 {
 	test_event_names();
@@ -391,5 +460,6 @@ int main(void)
 	test_zero_tag_quirk();
 	test_describe();
 	test_cache_sim_off();
+	test_first_refs();
 	return test_summary("test-cache");
 }

@@ -171,6 +171,7 @@ const char *sampled_title(const struct sampled *p, unsigned r)
 		{ "share", "Ir share" }, { "D1", "D1 miss rate" },
 		{ "LL", "LL miss rate" }, { "I1", "I1 miss rate" },
 		{ "Bm", "Mispredict rate" },
+		{ "LLlo", "LL lower bound" }, { "LLhi", "LL upper bound" },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(p->ratio[r], t[i].key))
