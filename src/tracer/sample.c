@@ -306,7 +306,6 @@ struct sfn {
 struct sample_stats {
 	int ev[R_N][2][RATIO_EVS];	/* event indexes; -1: none, -2: @ */
 	bool neg[R_N][2][RATIO_EVS];	/* subtracted */
-	double dl[4];			/* the sampled DLm, DLmu, DLu, D */
 	bool have[R_N];
 	struct strintern names;		/* "file\tfn" -> function id */
 	struct sfn *fn;
@@ -450,14 +449,6 @@ static void fold(struct tracer *tr, struct cost_table *c)
 					       st->neg[r][0]);
 			f->cur[r][1] += ev_sum(row, st->ev[r][1],
 					       st->neg[r][1]);
-		}
-		if (st->have[R_LLHI]) {
-			st->dl[0] += ev_sum(row, st->ev[R_LL][0],
-					    st->neg[R_LL][0]);
-			st->dl[1] += (double)row[st->ev[R_LLHI][0][2]];
-			st->dl[2] += (double)row[st->ev[R_LLHI][0][3]];
-			st->dl[3] += ev_sum(row, st->ev[R_LL][1],
-					    st->neg[R_LL][1]);
 		}
 		if (ir >= 0)
 			total += (double)row[ir];
@@ -635,14 +626,22 @@ void sample_print_support(struct tracer *tr, FILE *f, const char *prefix)
 	}
 	fprintf(f, " (of %.0f)\n", st->n);
 	free(ord);
-	if (st->have[R_LLHI] && st->dl[3] > 0)
+	/* The LL bounds of all that was sampled: the profile's totals (the
+	 * samples' counted parts) through the ratios' own events. */
+	const uint64_t *tot = tr->totals;
+	if (!st->have[R_LLHI] || !tot)
+		return;
+	double m = ev_sum(tot, st->ev[R_LL][0], st->neg[R_LL][0]);
+	double a = ev_sum(tot, st->ev[R_LL][1], st->neg[R_LL][1]);
+	double lo = ev_sum(tot, st->ev[R_LLLO][0], st->neg[R_LLLO][0]);
+	double hi = ev_sum(tot, st->ev[R_LLHI][0], st->neg[R_LLHI][0]);
+	if (a > 0)
 		fprintf(f, "%sLL: %.0f of the %.0f data misses at a line's first "
 			"reference in its sample (which the LL state earlier "
 			"samples left decides, stale); %.0f first references: "
 			"the LL miss rate lies between %.4f%% and %.4f%% (as "
-			"misses none or all)\n", prefix, st->dl[1], st->dl[0],
-			st->dl[2], 100 * (st->dl[0] - st->dl[1]) / st->dl[3],
-			100 * (st->dl[0] - st->dl[1] + st->dl[2]) / st->dl[3]);
+			"misses none or all)\n", prefix, m - lo, m, hi - lo,
+			100 * lo / a, 100 * hi / a);
 }
 
 void sample_free(struct tracer *tr)
