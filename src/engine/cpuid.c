@@ -143,7 +143,7 @@ enum super_outcome step_in_supervisor(struct tracer *tr, struct tracee *t)
 		vg_cpuid(&tr->vg, (uint32_t)t->regs.rax, (uint32_t)t->regs.rcx,
 			 out);
 	} else {
-		cpu = t->pinned ? tr->pin_cpu :
+		cpu = t->pinned && !t->pin_apart ? tr->pin_cpu :
 		      thread_cpu(tr->target_pid, t->tid);
 		cpuid_on(cpu, (unsigned)t->regs.rax, (unsigned)t->regs.rcx,
 			 out);

@@ -145,6 +145,11 @@ struct engine_ops {
 	/* The target is about to be let go (detached), its threads
 	 * stopped: take out of it what the engine put in (NULL: nothing). */
 	void (*release)(struct tracer *tr);
+	/* Work while threads run, instead of waiting for their events (the
+	 * instrument engine's ring read as it fills): > 0 some done, 0 none
+	 * now but soon (wait a little, then call again), < 0 none until
+	 * an event (NULL: never any). */
+	int (*busy)(struct tracer *tr);
 	/* Its windows run natively (the native engine): no instruction is
 	 * accounted, not even one stepped over an int3 of ours. */
 	bool unstepped;

@@ -46,6 +46,7 @@
  *   its own gs base; under --engine=lockstep:instrument, the threads
  *   but the one in the cache (one unit: the proof follows one). */
 #include "engine.h"
+#include "hostenv.h"
 
 #include <capstone/capstone.h>
 #include <errno.h>
@@ -55,6 +56,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sched.h>
 #include <sys/syscall.h>
 
 #include "error.h"
@@ -376,7 +378,7 @@ static bool lend_unit(struct inst *in, struct tracee *t)
 		u->used = true;
 		in->lent++;
 		t->iunit = (uint8_t)(k + 1);
-		slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
+		ring_empty(in, t);
 		return true;
 	}
 	t->iunit = 0;
@@ -551,7 +553,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 		engine_account_leans(&tr->eng, t, s, pos.done,
 				     t->regs.fs_base);
 	}
-	slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
+	ring_empty(in, t);
 	r.rip = pos.pc;
 	return back_at(t, &r);
 }
@@ -568,6 +570,7 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 	if (!tr->inst) {
 		tr->inst = xcalloc(1, sizeof(struct inst));
 		tr->inst->stepped = insn_tally_new();
+		tr->inst->read_running = -1;
 	}
 	struct inst *in = inst_of(tr);
 	if (in->pid != tr->target_pid)
@@ -737,6 +740,44 @@ static uint64_t ring_room(const struct tracer *tr, const struct inst *in,
 	return want < least ? least : want > RING_BYTES ? RING_BYTES : want;
 }
 
+/* Is the ring read while its thread runs (drain_running), on the other
+ * CPU?  Where two CPUs are allowed, a thread is alone in the cache, and
+ * no proof steps it. */
+static bool reads_running(struct tracer *tr, struct inst *in)
+{
+	if (in->read_running < 0) {
+		/* (the tracer's own mask, not the CPU it is pinned to) */
+		cpu_set_t set;
+		if (tr->pin_cpu >= 0)
+			set = tr->saved_self;
+		in->read_running = !host_forced("ring-read", "stopped") &&
+				   (tr->pin_cpu >= 0 ||
+				    sched_getaffinity(0, sizeof(set), &set) == 0) &&
+				   CPU_COUNT(&set) > 1;
+	}
+	return in->read_running && !tr->eng.proof && in->lent == 1 &&
+	       tr->n_active == 1;
+}
+
+/* drain_running's bytes: it waits for READ_LEAST (each look stalls the
+ * thread on its cursor's line) and reads READ_MOST at a time (about a
+ * millisecond, between two looks for the threads' events). */
+#define READ_LEAST 16384
+#define READ_MOST (256 * 1024)
+
+static int inst_busy(struct tracer *tr)
+{
+	struct inst *in = inst_of(tr);
+	if (!in || !in->ready || !reads_running(tr, in))
+		return -1;
+	for (struct tracee *t = tr->tracees; t; t = t->next) {
+		if (!t->in_cache || !has_unit(in, t) || tracee_stopped(t))
+			continue;
+		return drain_running(tr, t, in, READ_LEAST, READ_MOST) ? 1 : 0;
+	}
+	return -1;
+}
+
 static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
@@ -806,7 +847,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	/* (a block whose record alone is more: the whole ring, once) */
 	u->skip = u->whole ? 0 : (RING_BYTES - ring_room(tr, in, t)) & ~7ull;
 	u->whole = false;
-	slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
+	ring_empty(in, t);
 	struct user_regs_struct r = t->regs;
 	r.rip = itrans_entry(c->x, b);
 	r.gs_base = unit_at(in, t);
@@ -829,7 +870,10 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			in->most_inside = n;
 	}
 	hwbp_sync(tr, t);
-	tracee_pin(tr, t);
+	if (reads_running(tr, in))
+		tracee_pin_apart(tr, t);	/* its ring read on ours */
+	else
+		tracee_pin(tr, t);
 	t->sysemu = false;	/* from an exit's stop: no report of its end */
 	if (tracee_restart(t, tr->eng.proof ? PTRACE_SYSEMU_SINGLESTEP :
 			   PTRACE_SYSEMU, 0) < 0)
@@ -1011,6 +1055,7 @@ const struct engine_ops instrument_engine = {
 	.trap = inst_trap,
 	.end_window = inst_end_window,
 	.release = inst_release,
+	.busy = inst_busy,
 };
 
 void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
@@ -1027,6 +1072,9 @@ void inst_describe(const struct tracer *tr, FILE *f, const char *prefix)
 		tr->eng.steps - in->cached);
 	if (in->most_inside > 1)
 		fprintf(f, "; %u threads in it at once", in->most_inside);
+	if (in->words_running)
+		fprintf(f, "; %.0f%% of its records read while it ran",
+			100.0 * (double)in->words_running / (double)in->words);
 	if (in->off)
 		fprintf(f, "; stepped because %s", in->off);
 	fputc('\n', f);

@@ -56,11 +56,17 @@ struct inst {
 		uint64_t skip;		/* ring_start's, set while it is
 					 * empty */
 		bool whole;		/* a fill found it empty: no skip */
+		uint64_t done;		/* read up to here (a target
+					 * address) while the thread ran:
+					 * drain_running; 0: none */
 	} units[MAX_UNITS];
 	unsigned lent;			/* units lent now */
+	int read_running;		/* reads_running's probe; -1: not yet */
 	uint64_t shadow_at;		/* the rings' shadow (itrans.h), */
 	int32_t shadow;			/* this far above each ring */
 	uint64_t ring_bytes, ring_insns;	/* drained lately (drain) */
+	uint64_t words, words_running;	/* read in all, and while their
+					 * thread ran (drain_running) */
 	uint64_t stops[MAX_STOPS];	/* the stop pcs the blocks end at
 					 * (0: none) */
 	uint32_t gen;			/* the decoder's, when translated */
@@ -107,6 +113,13 @@ static inline uint64_t ring_start(const struct inst *in,
 	return unit_at(in, t) + ISLOT_SIZE + in->units[t->iunit - 1].skip;
 }
 
+/* T's ring empty: its cursor at the start, nothing read. */
+static inline void ring_empty(struct inst *in, const struct tracee *t)
+{
+	slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
+	in->units[t->iunit - 1].done = 0;
+}
+
 /* Our view of the target address ADDR of a unit. */
 static inline const uint64_t *ring_local(const struct inst *in,
 					 uint64_t addr)
@@ -122,6 +135,10 @@ struct itrans *cache_at(const struct inst *in, uint64_t addr);
  * END accounted, the last going on to LAST_NEXT */
 void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	   uint64_t end, uint64_t last_next);
+/* The records T's ring holds while T runs, read (at most MOST bytes):
+ * false when fewer than LEAST were there */
+bool drain_running(struct tracer *tr, struct tracee *t, struct inst *in,
+		   uint64_t least, uint64_t most);
 /* T, out of the cache, goes on from registers R */
 bool back_at(struct tracee *t, struct user_regs_struct *r);
 /* String instruction IN, run alone from B0 to A, as single steps */

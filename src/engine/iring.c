@@ -72,15 +72,18 @@ static bool ring_skew(void)
 	return true;
 }
 
-/* Account the records of the ring from its start up to target address
- * END: the last instruction goes on to LAST_NEXT (0: unknown, the last
- * record is left out). */
-void drain(struct tracer *tr, struct tracee *t, struct inst *in,
-	   uint64_t end, uint64_t last_next)
+/* Account the records of the ring from target address FROM up to END,
+ * the first entered with stack pointer RSP (0: not the thread's first
+ * block since it entered the cache): the last instruction goes on to
+ * LAST_NEXT (0: unknown, the last record is left out).  Returns the
+ * words read. */
+static size_t drain_from(struct tracer *tr, struct tracee *t,
+			 struct inst *in, uint64_t from, uint64_t end,
+			 uint64_t last_next, uint64_t rsp)
 {
-	const uint64_t *w = ring_local(in, ring_start(in, t));
-	size_t n_words = (end - ring_start(in, t)) / 8, p = 0;
-	uint64_t fs = t->regs.fs_base, rsp = t->regs.rsp;
+	const uint64_t *w = ring_local(in, from);
+	size_t n_words = (end - from) / 8, p = 0, read = 0;
+	uint64_t fs = t->regs.fs_base;
 	struct lean_run run;
 	struct lean_block *b = p < n_words ? plan_of(in, w[p]) : NULL, *nb;
 	uint64_t steps = t->win.steps;
@@ -121,17 +124,58 @@ void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 		}
 		rsp = 0;
 		b = nb;
+		read = p;
 	}
 	engine_lean_run_end(&tr->eng, &run);
-	slot(in, t)[ISLOT_CUR / 8] = ring_start(in, t);
 	/* The ring's bytes an instruction, lately (--sample sizes the ring
 	 * by it): the sums halved as they grow, the old weighing less. */
-	in->ring_bytes += 8 * p;
+	in->ring_bytes += 8 * read;
+	in->words += read;
 	in->ring_insns += t->win.steps - steps;
 	if (in->ring_insns > (1u << 24)) {
 		in->ring_bytes /= 2;
 		in->ring_insns /= 2;
 	}
+	return read;
+}
+
+/* Account the records of T's ring not yet read, up to target address
+ * END: the last instruction goes on to LAST_NEXT (0: unknown, the last
+ * record is left out).  The ring is empty again after. */
+void drain(struct tracer *tr, struct tracee *t, struct inst *in,
+	   uint64_t end, uint64_t last_next)
+{
+	struct iunit *u = &in->units[t->iunit - 1];
+	uint64_t from = u->done ? u->done : ring_start(in, t);
+	drain_from(tr, t, in, from, end, last_next,
+		   u->done ? 0 : t->regs.rsp);
+	u->done = 0;
+	ring_empty(in, t);
+}
+
+/* While T runs in the cache: its records written so far (those below the
+ * cursor its blocks store after their words; x86 keeps stores in order)
+ * read, all but the last, whose successor is not known yet; when at
+ * least LEAST bytes are there, at most MOST.  The model sees the blocks
+ * in the same order, so the profile is the one drain alone makes. */
+bool drain_running(struct tracer *tr, struct tracee *t, struct inst *in,
+		   uint64_t least, uint64_t most)
+{
+	struct iunit *u = &in->units[t->iunit - 1];
+	uint64_t from = u->done ? u->done : ring_start(in, t);
+	uint64_t end = __atomic_load_n(&slot(in, t)[ISLOT_CUR / 8],
+				       __ATOMIC_ACQUIRE);
+	if (end < from + least)
+		return false;
+	if (end > from + most)
+		end = from + most;
+	size_t p = drain_from(tr, t, in, from, end, 0,
+			      u->done ? 0 : t->regs.rsp);
+	if (!p)
+		return false;
+	u->done = from + 8 * p;
+	in->words_running += p;
+	return true;
 }
 
 static uint64_t *gpr(struct user_regs_struct *r, unsigned num)

@@ -18,6 +18,10 @@
 
 #include "error.h"
 
+/* An engine busy while its threads run (engine_ops.busy) that has
+ * nothing to do now waits this long for an event before it looks again. */
+#define BUSY_IDLE_US 200
+
 /* Run T, a thread of a window, with the engine, and act on its verdict
  * (engine.h): the engine moves the thread, the tracer decides what
  * becomes of the window. */
@@ -490,7 +494,18 @@ void tracer_run(struct tracer *tr)
 			tracee_next_event_within(&ei, within);
 			if (ei.ev == TE_NONE && errno == EAGAIN)
 				continue;
-		} else {
+		} else if (tr->engine->busy && !tracee_poll_event(&ei)) {
+			int b = tr->engine->busy(tr);
+			if (b > 0)
+				continue;
+			if (b == 0) {
+				tracee_next_event_within(&ei, BUSY_IDLE_US);
+				if (ei.ev == TE_NONE && errno == EAGAIN)
+					continue;
+			} else {
+				tracee_next_event(&ei);
+			}
+		} else if (!tr->engine->busy) {
 			tracee_next_event(&ei);
 		}
 		if (ei.ev == TE_NONE && errno == ECHILD)

@@ -367,16 +367,16 @@ bool tracee_poll_event(struct event_info *ei)
 
 /* tr->pin_cpu: the CPU everything stepped runs on; tr->saved_self: the
  * tracer's own mask, restored when nothing is stepped. */
-void tracee_pin(struct tracer *tr, struct tracee *t)
+/* T's own mask kept (once: it may be pinned already) and the tracer
+ * pinned to a CPU T may run on: false when either cannot be. */
+static bool pin_self(struct tracer *tr, struct tracee *t)
 {
-	if (t->pinned)
-		return;
-	if (sched_getaffinity(t->tid, sizeof(t->saved_affinity),
-			      &t->saved_affinity) < 0)
-		return;
+	if (!t->pinned && sched_getaffinity(t->tid, sizeof(t->saved_affinity),
+					    &t->saved_affinity) < 0)
+		return false;
 	if (tr->pin_cpu < 0) {
 		if (sched_getaffinity(0, sizeof(tr->saved_self), &tr->saved_self) < 0)
-			return;
+			return false;
 		int cpu = sched_getcpu();
 		if (cpu < 0 || !CPU_ISSET(cpu, &t->saved_affinity)) {
 			/* The first CPU both may run on. */
@@ -386,24 +386,51 @@ void tracee_pin(struct tracer *tr, struct tracee *t)
 				    CPU_ISSET(i, &t->saved_affinity))
 					cpu = i;
 			if (cpu < 0)
-				return;
+				return false;
 		}
 		cpu_set_t one;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
 		if (sched_setaffinity(0, sizeof(one), &one) < 0)
-			return;
+			return false;
 		tr->pin_cpu = cpu;
 		debug_msg("pinned the tracer to CPU %d", cpu);
 	}
+	return true;
+}
+
+/* T on the CPUs of MASK (its own mask given back if we die). */
+static void pin_to(struct tracee *t, const cpu_set_t *mask, bool apart)
+{
+	guard_pin(t, &t->saved_affinity);
+	if (sched_setaffinity(t->tid, sizeof(*mask), mask) == 0) {
+		t->pinned = true;
+		t->pin_apart = apart;
+	} else if (!t->pinned) {
+		guard_pin(t, NULL);
+	}
+}
+
+void tracee_pin(struct tracer *tr, struct tracee *t)
+{
+	if ((t->pinned && !t->pin_apart) || !pin_self(tr, t))
+		return;
 	cpu_set_t one;
 	CPU_ZERO(&one);
 	CPU_SET(tr->pin_cpu, &one);
-	guard_pin(t, &t->saved_affinity);	/* given back if we die */
-	if (sched_setaffinity(t->tid, sizeof(one), &one) == 0)
-		t->pinned = true;
+	pin_to(t, &one, false);
+}
+
+void tracee_pin_apart(struct tracer *tr, struct tracee *t)
+{
+	if ((t->pinned && t->pin_apart) || !pin_self(tr, t))
+		return;
+	cpu_set_t others = t->saved_affinity;
+	CPU_CLR(tr->pin_cpu, &others);
+	if (CPU_COUNT(&others) == 0)
+		tracee_pin(tr, t);
 	else
-		guard_pin(t, NULL);
+		pin_to(t, &others, true);
 }
 
 void tracee_unpin(struct tracee *t)
@@ -415,6 +442,7 @@ void tracee_unpin(struct tracee *t)
 			  &t->saved_affinity);
 	guard_pin(t, NULL);
 	t->pinned = false;
+	t->pin_apart = false;
 }
 
 void tracee_unpin_self(struct tracer *tr)

@@ -60,6 +60,7 @@ struct tracee {
 					 * again (step_trap) */
 	cpu_set_t saved_affinity;	/* while pinned */
 	bool pinned;
+	bool pin_apart;			/* ...to CPUs other than the tracer's */
 	unsigned dr_mask;		/* debug-register slots programmed */
 	uint64_t dr_addr[4];		/* what DR0-3 hold (0: not known) */
 	struct {			/* the window this thread leads */
@@ -488,6 +489,9 @@ void tracee_stop_all(struct tracer *tr);
  * faster here: cross-CPU wake-ups cost ~50 us in this VM); restore
  * afterwards. */
 void tracee_pin(struct tracer *tr, struct tracee *t);
+/* T pinned to its own CPUs but the tracer's (tracee_pin where it has no
+ * other): the instrument engine's ring read while T runs. */
+void tracee_pin_apart(struct tracer *tr, struct tracee *t);
 void tracee_unpin(struct tracee *t);
 void tracee_unpin_self(struct tracer *tr);
 

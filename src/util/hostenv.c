@@ -26,6 +26,8 @@ static const struct {
 						   * collection per store */
 	{ "vvar", { "no" } },			  /* the vDSO's clock data
 						   * not shared: real steps */
+	{ "ring-read", { "stopped" } },		  /* one CPU: the ring read
+						   * when its thread stops */
 	{ "inject", { "no" } },			  /* no system calls injected
 						   * into the target */
 	{ "pmu", { "no" } },			  /* no hardware counters */

@@ -35,12 +35,25 @@ check python python3.11 -c 'import json; d = [{"k": i, "v": str(i)} for i in ran
 check sort sort -n input.txt
 check sortr sort -R --random-source=/dev/zero input.txt
 check gzip gzip -6 -c input.txt
+# Where two CPUs are allowed, the ring is read while its thread runs, on
+# the other CPU (python's run fills it hundreds of times); where one is,
+# never.
+read=$(sed -n 's/.*; \([0-9]*\)% of its records read while it ran.*/\1/p' python.err)
+if [ "$(nproc)" -ge 2 ]; then
+	[ "${read:-0}" -gt 0 ] &&
+		pass "python: $read% of the ring read while its thread ran" ||
+		fail "python: the ring never read while its thread ran ($(nproc) CPUs)"
+else
+	[ -z "$read" ] && pass "python: one CPU, the ring read at stops" ||
+		fail "python: one CPU, yet the ring read while its thread ran"
+fi
 # Deterministic runs: the profile is the emulate engine's (which the
 # suite holds to the step engine's), the string instructions' records
 # (sort -R's rep movsq) included.
 same() {	# same NAME COMMAND...
 	name=$1; shift
-	env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 "$CT" --engine=emulate \
+	env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 ${HOSTENV:+CACHETRACE_HOST=$HOSTENV} \
+		"$CT" --engine=emulate \
 		-o "$name.emu.cg" \
 		-- "$@" >"$name.emu.out" 2>"$name.emu.err"
 	grep -v '^desc: Engine' "$name.emu.cg" >a.tmp
@@ -52,5 +65,17 @@ same() {	# same NAME COMMAND...
 same sort sort -n input.txt
 same sortr sort -R --random-source=/dev/zero input.txt
 same gzip gzip -6 -c input.txt
+# The ring read only when its thread stops (one CPU's way, forced): the
+# same profile (both runs with the same environment: the target's stack
+# moves with it).
+HOSTENV=ring-read=stopped
+env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 CACHETRACE_HOST=$HOSTENV \
+	"$CT" --engine=instrument \
+	-o sortr-stopped.cg -- sort -R --random-source=/dev/zero input.txt \
+	>sortr-stopped.out 2>sortr-stopped.err
+grep -q 'read while it ran' sortr-stopped.err &&
+	fail "sortr-stopped: the ring read while its thread ran" ||
+	pass "sortr-stopped: the ring read at stops only"
+same sortr-stopped sort -R --random-source=/dev/zero input.txt
 [ "$fails" -eq 0 ] && echo "instrument-real: all passed" && exit 0
 exit 1
