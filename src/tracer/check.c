@@ -249,6 +249,21 @@ static void check_models(void)
 		     "the engine's thread (cheaper than the queue)");
 }
 
+/* When the instrument engine reads its ring (instrument.c's
+ * reads_running). */
+static void check_ring(void)
+{
+	cpu_set_t set;
+	if (host_forced("ring-read", "stopped"))
+		line("ring read:", "(forced) when its thread stops");
+	else if (sched_getaffinity(0, sizeof(set), &set) < 0 ||
+		 CPU_COUNT(&set) < 2)
+		line("ring read:", "when its thread stops (one CPU allowed)");
+	else
+		line("ring read:", "while its thread runs, on another CPU "
+		     "(one thread in a window; several: when each stops)");
+}
+
 int check_host(struct tracer *tr)
 {
 	struct hostcaps *hc = &tr->host;
@@ -299,6 +314,7 @@ int check_host(struct tracer *tr)
 		     buf);
 	check_pinning();
 	check_models();
+	check_ring();
 	if (hc->ptrace_err) {
 		printf("cachetrace cannot trace on this host: ptrace is "
 		       "refused\n");
