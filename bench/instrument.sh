@@ -11,9 +11,11 @@
 #   cpython      bench/cpython/window.sh: an attached python3 loop, a 2 s
 #                toggle window, each engine
 #   native       windows x2000 under --engine=native: a window's cost
-# Pinned to one CPU but the attached one.  Wall times of the whole
-# command, then its user+sys time; "x" is the ratio to Cachegrind's time
-# in the same round.
+# Pinned to one CPU but the attached one and instrument2 (the instrument
+# engine let use two CPUs: its ring read on one while the thread runs on
+# the other).  Wall times of the whole command, then its user+sys time;
+# "x" is the ratio to Cachegrind's time in the same round (instrument2's:
+# to Cachegrind's with --branch-sim=yes, the same events as cachetrace's).
 #   sh bench/instrument.sh [BUILDDIR] [ROUNDS]
 set -eu
 B=$(realpath "${1:-build}"); N=${2:-2}
@@ -59,15 +61,31 @@ run() {
 		vgc=$(cat "$W/cpu")
 		printf "%s: Cachegrind %.2f s (%s Ir)" "$label" "$vg" "$(ir "$W/vg.out")"
 		cpus="Cachegrind $vgc s"
-		for e in emulate instrument; do
+		# Cachegrind with the branch predictor too: the events
+		# cachetrace's default profile has; the "x" of instrument2
+		t0=$(now)
+		# shellcheck disable=SC2086
+		timed env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 taskset -c 0 \
+			valgrind --tool=cachegrind $G --cache-sim=yes \
+			--branch-sim=yes --cachegrind-out-file="$W/vgb.out" \
+			$prog >/dev/null 2>&1
+		vgb=$(secs "$t0" "$(now)")
+		printf ", with --branch-sim=yes %.2f s" "$vgb"
+		cpus="$cpus, with --branch-sim=yes $(cat "$W/cpu") s"
+		# instrument2: not pinned (the ring read on the other CPU
+		# while the thread runs, where two are allowed)
+		for e in emulate instrument instrument2; do
+			pin="taskset -c 0"; base=$vg
+			[ $e = instrument2 ] && pin= && base=$vgb
 			t0=$(now)
+			# shellcheck disable=SC2086
 			timed env -i PATH=/usr/bin:/bin PYTHONHASHSEED=0 \
-				taskset -c 0 "$B/cachetrace" --engine=$e $G \
+				$pin "$B/cachetrace" --engine=${e%2} $G \
 				-o "$W/$e.out" "$@" >/dev/null 2>"$W/$e.err"
 			t=$(secs "$t0" "$(now)")
 			c=$(cat "$W/cpu")
 			printf ", %s %.2f s (%sx)" "$e" "$t" \
-				"$(echo "scale=1; $t / $vg" | bc)"
+				"$(echo "scale=1; $t / $base" | bc)"
 			cpus="$cpus, $e $c s ($(echo "scale=1; $c / ($vgc + 0.001)" | bc)x)"
 		done
 		echo
@@ -78,8 +96,13 @@ run() {
 			cmp -s "$W/a" "$W/b" && echo "  profiles identical" ||
 				echo "  profiles differ"
 		fi
+		grep -v '^desc: Engine' "$W/instrument.out" >"$W/a"
+		grep -v '^desc: Engine' "$W/instrument2.out" >"$W/b"
+		cmp -s "$W/a" "$W/b" ||
+			echo "  instrument and instrument2 profiles differ"
 	done
 	grep -o 'Engine: instrument.*' "$W/instrument.err" || true
+	grep -o 'Engine: instrument.*' "$W/instrument2.err" || true
 	grep -o 'Stepped most.*' "$W/instrument.err" || true
 }
 run "region x10" --start=work -- "$W/region" 10

@@ -494,19 +494,20 @@ void tracer_run(struct tracer *tr)
 			tracee_next_event_within(&ei, within);
 			if (ei.ev == TE_NONE && errno == EAGAIN)
 				continue;
-		} else if (tr->engine->busy && !tracee_poll_event(&ei)) {
-			int b = tr->engine->busy(tr);
-			if (b > 0)
-				continue;
-			if (b == 0) {
+		} else {
+			/* the engine's work first (a millisecond at most),
+			 * then the events that came meanwhile */
+			int b = tr->engine->busy ? tr->engine->busy(tr) : -1;
+			if (b > 0) {
+				if (!tracee_poll_event(&ei))
+					continue;
+			} else if (b == 0) {
 				tracee_next_event_within(&ei, BUSY_IDLE_US);
 				if (ei.ev == TE_NONE && errno == EAGAIN)
 					continue;
 			} else {
 				tracee_next_event(&ei);
 			}
-		} else if (!tr->engine->busy) {
-			tracee_next_event(&ei);
 		}
 		if (ei.ev == TE_NONE && errno == ECHILD)
 			break;
