@@ -764,6 +764,11 @@ static bool reads_running(struct tracer *tr, struct inst *in)
  * millisecond, between two looks for the threads' events). */
 #define READ_LEAST 16384
 #define READ_MOST (256 * 1024)
+/* A thread runs on another CPU than ours when its stays in the cache
+ * have lately written this many bytes of records or more: a stop costs
+ * more across CPUs (the wake-up of the other), which shorter stays do
+ * not win back.  Measured: bench/README.md. */
+#define STAY_APART (512 * 1024)
 
 static int inst_busy(struct tracer *tr)
 {
@@ -771,7 +776,8 @@ static int inst_busy(struct tracer *tr)
 	if (!in || !in->ready || !reads_running(tr, in))
 		return -1;
 	for (struct tracee *t = tr->tracees; t; t = t->next) {
-		if (!t->in_cache || !has_unit(in, t) || tracee_stopped(t))
+		if (!t->in_cache || !t->pin_apart || !has_unit(in, t) ||
+		    tracee_stopped(t))
 			continue;
 		return drain_running(tr, t, in, READ_LEAST, READ_MOST) ? 1 : 0;
 	}
@@ -870,7 +876,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			in->most_inside = n;
 	}
 	hwbp_sync(tr, t);
-	if (reads_running(tr, in))
+	if (reads_running(tr, in) && in->stay >= STAY_APART)
 		tracee_pin_apart(tr, t);	/* its ring read on ours */
 	else
 		tracee_pin(tr, t);

@@ -65,6 +65,8 @@ struct inst {
 	uint64_t shadow_at;		/* the rings' shadow (itrans.h), */
 	int32_t shadow;			/* this far above each ring */
 	uint64_t ring_bytes, ring_insns;	/* drained lately (drain) */
+	uint64_t stay;			/* the bytes of records a stay in
+					 * the cache wrote, lately (drain) */
 	uint64_t words, words_running;	/* read in all, and while their
 					 * thread ran (drain_running) */
 	uint64_t stops[MAX_STOPS];	/* the stop pcs the blocks end at

@@ -149,6 +149,8 @@ void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	uint64_t from = u->done ? u->done : ring_start(in, t);
 	drain_from(tr, t, in, from, end, last_next,
 		   u->done ? 0 : t->regs.rsp);
+	/* the stay's bytes (a full ring's too), the older weighing less */
+	in->stay = (3 * in->stay + (end - ring_start(in, t))) / 4;
 	u->done = 0;
 	ring_empty(in, t);
 }
