@@ -84,9 +84,10 @@ run() {
 				-o "$W/$e.out" "$@" >/dev/null 2>"$W/$e.err"
 			t=$(secs "$t0" "$(now)")
 			c=$(cat "$W/cpu")
-			printf ", %s %.2f s (%sx)" "$e" "$t" \
-				"$(echo "scale=1; $t / $base" | bc)"
-			cpus="$cpus, $e $c s ($(echo "scale=1; $c / ($vgc + 0.001)" | bc)x)"
+			# (ratios rounded, not cut: bc's scale truncates)
+			printf ", %s %.2f s (%.2fx)" "$e" "$t" \
+				"$(echo "scale=3; $t / $base" | bc)"
+			cpus="$cpus, $e $c s ($(printf %.2f "$(echo "scale=3; $c / ($vgc + 0.001)" | bc)")x)"
 		done
 		echo
 		echo "  CPU time: $cpus"
