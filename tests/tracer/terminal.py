@@ -12,7 +12,12 @@ that cachetrace and its target share, as a user's shell gives them:
 - --toggle-signal: the handler is in place before anything is attached
   (strace's record of cachetrace's own system calls: rt_sigaction of the
   toggle signal before the first ptrace), and the armed line names the
-  command that starts a window; two signals make one window.
+  command that starts a window; two signals make one window;
+- a signal that comes between the loop's look at its signals and its wait
+  for the target (CACHETRACE_TEST_WAIT_LATE puts 300 ms there while no
+  window runs) is taken at once all the same: an interrupt, and the toggle
+  signal (once, in CI, the first toggle waited 30 s for the second, and
+  the window they began never ended).
 
 Usage: terminal.py CACHETRACE SRCDIR SCRATCH.  Each check prints ok: or FAIL:."""
 import os, pty, re, select, signal, subprocess, sys, time
@@ -198,6 +203,47 @@ try:
         ok('toggle: the target runs on')
     else:
         fail('toggle: the target ended: %s' % srv.returncode)
+
+    # 4. Signals between the look and the wait (CACHETRACE_TEST_WAIT_LATE).
+    env = dict(os.environ, CACHETRACE_TEST_WAIT_LATE='1')
+    t = Term([ct, '-p', str(srv.pid), '--start=never', '-o', 'late.cg'],
+             env)
+    if t.read(r'waiting for --start=never', 30):
+        time.sleep(0.1)
+        t.p.send_signal(signal.SIGINT)
+        rc = t.wait(10)
+        if rc == 128 + signal.SIGINT:
+            ok('late: an interrupt during the wait\'s lateness: exit %d' % rc)
+        else:
+            fail('late: an interrupt during the wait\'s lateness: exit %s'
+                 % rc)
+    else:
+        fail('late: %r' % t.text())
+    t = Term([ct, '-p', str(srv.pid), '--toggle-signal=SIGUSR2',
+              '-o', 'late-t.cg'], env)
+    want = r'`kill -USR2 (\d+)` starts a window'
+    if t.read(want, 30):
+        ctpid = int(re.search(want, t.text()).group(1))
+        time.sleep(0.1)
+        os.kill(ctpid, signal.SIGUSR2)
+        if t.read(r'cachetrace: \d+ instructions', 10):
+            ok('late: the toggle signal began a window at once')
+        else:
+            fail('late: no window 10 s after the toggle signal: %r'
+                 % t.text()[-300:])
+        os.kill(ctpid, signal.SIGUSR2)
+        rc = t.wait(30)
+        if rc == 0 and re.search(r'^desc: Windows: +1$',
+                                 open('late-t.cg').read(), re.M):
+            ok('late: the second ended it: one window')
+        else:
+            fail('late: exit %s after the second toggle signal' % rc)
+    else:
+        fail('late: %r' % t.text())
+    if srv.poll() is None:
+        ok('late: the target runs on')
+    else:
+        fail('late: the target ended: %s' % srv.returncode)
 finally:
     srv.kill()
     srv.wait()
