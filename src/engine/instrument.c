@@ -55,8 +55,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
 #include <sched.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 
 #include "error.h"
@@ -747,13 +747,11 @@ static bool reads_running(struct tracer *tr, struct inst *in)
 {
 	if (in->read_running < 0) {
 		/* (the tracer's own mask, not the CPU it is pinned to) */
-		cpu_set_t set;
-		if (tr->pin_cpu >= 0)
-			set = tr->saved_self;
+		cpu_set_t set = tr->saved_self;
+		bool known = tr->pin_cpu >= 0 ||
+			     sched_getaffinity(0, sizeof(set), &set) == 0;
 		in->read_running = !host_forced("ring-read", "stopped") &&
-				   (tr->pin_cpu >= 0 ||
-				    sched_getaffinity(0, sizeof(set), &set) == 0) &&
-				   CPU_COUNT(&set) > 1;
+				   known && CPU_COUNT(&set) > 1;
 	}
 	return in->read_running && !tr->eng.proof && in->lent == 1 &&
 	       tr->n_active == 1;

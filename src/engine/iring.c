@@ -72,18 +72,27 @@ static bool ring_skew(void)
 	return true;
 }
 
-/* Account the records of the ring from target address FROM up to END,
- * the first entered with stack pointer RSP (0: not the thread's first
- * block since it entered the cache): the last instruction goes on to
- * LAST_NEXT (0: unknown, the last record is left out).  Returns the
- * words read. */
-static size_t drain_from(struct tracer *tr, struct tracee *t,
-			 struct inst *in, uint64_t from, uint64_t end,
-			 uint64_t last_next, uint64_t rsp)
+/* Where T's ring has records not read yet (drain_running read those
+ * before). */
+static uint64_t unread(const struct inst *in, const struct tracee *t)
 {
+	uint64_t done = in->units[t->iunit - 1].done;
+	return done ? done : ring_start(in, t);
+}
+
+/* Account the records of T's ring not read yet, up to target address
+ * END (the first, when none was read, entered with the thread's rsp at
+ * its entry to the cache): the last instruction goes on to LAST_NEXT (0:
+ * unknown, the last record is left out), and what is read is marked so.
+ * Returns the words read. */
+static size_t drain_from(struct tracer *tr, struct tracee *t,
+			 struct inst *in, uint64_t end, uint64_t last_next)
+{
+	struct iunit *u = &in->units[t->iunit - 1];
+	uint64_t from = unread(in, t);
 	const uint64_t *w = ring_local(in, from);
 	size_t n_words = (end - from) / 8, p = 0, read = 0;
-	uint64_t fs = t->regs.fs_base;
+	uint64_t fs = t->regs.fs_base, rsp = u->done ? 0 : t->regs.rsp;
 	struct lean_run run;
 	struct lean_block *b = p < n_words ? plan_of(in, w[p]) : NULL, *nb;
 	uint64_t steps = t->win.steps;
@@ -136,6 +145,8 @@ static size_t drain_from(struct tracer *tr, struct tracee *t,
 		in->ring_bytes /= 2;
 		in->ring_insns /= 2;
 	}
+	if (read)
+		u->done = from + 8 * read;
 	return read;
 }
 
@@ -145,13 +156,9 @@ static size_t drain_from(struct tracer *tr, struct tracee *t,
 void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 	   uint64_t end, uint64_t last_next)
 {
-	struct iunit *u = &in->units[t->iunit - 1];
-	uint64_t from = u->done ? u->done : ring_start(in, t);
-	drain_from(tr, t, in, from, end, last_next,
-		   u->done ? 0 : t->regs.rsp);
+	drain_from(tr, t, in, end, last_next);
 	/* the stay's bytes (a full ring's too), the older weighing less */
 	in->stay = (3 * in->stay + (end - ring_start(in, t))) / 4;
-	u->done = 0;
 	ring_empty(in, t);
 }
 
@@ -163,21 +170,16 @@ void drain(struct tracer *tr, struct tracee *t, struct inst *in,
 bool drain_running(struct tracer *tr, struct tracee *t, struct inst *in,
 		   uint64_t least, uint64_t most)
 {
-	struct iunit *u = &in->units[t->iunit - 1];
-	uint64_t from = u->done ? u->done : ring_start(in, t);
+	uint64_t from = unread(in, t);
 	uint64_t end = __atomic_load_n(&slot(in, t)[ISLOT_CUR / 8],
 				       __ATOMIC_ACQUIRE);
 	if (end < from + least)
 		return false;
 	if (end > from + most)
 		end = from + most;
-	size_t p = drain_from(tr, t, in, from, end, 0,
-			      u->done ? 0 : t->regs.rsp);
-	if (!p)
-		return false;
-	u->done = from + 8 * p;
+	size_t p = drain_from(tr, t, in, end, 0);
 	in->words_running += p;
-	return true;
+	return p > 0;
 }
 
 static uint64_t *gpr(struct user_regs_struct *r, unsigned num)

@@ -366,9 +366,9 @@ bool tracee_poll_event(struct event_info *ei)
 }
 
 /* tr->pin_cpu: the CPU everything stepped runs on; tr->saved_self: the
- * tracer's own mask, restored when nothing is stepped. */
-/* T's own mask kept (once: it may be pinned already) and the tracer
- * pinned to a CPU T may run on: false when either cannot be. */
+ * tracer's own mask, restored when nothing is stepped.
+ * pin_self: T's own mask kept (once: it may be pinned already) and the
+ * tracer pinned to a CPU T may run on; false when either cannot be. */
 static bool pin_self(struct tracer *tr, struct tracee *t)
 {
 	if (!t->pinned && sched_getaffinity(t->tid, sizeof(t->saved_affinity),
