@@ -89,6 +89,10 @@ struct emumem {
 
 static struct emumem *served;	/* the mirror the SIGSEGV handler serves */
 static struct sigaction old_segv;
+/* Ours is SIGSEGV's action (from the first emulation on): installed
+ * once, not around every emulation (lockstep's two sigaction calls an
+ * instruction); outside one, served is NULL and a fault is not ours. */
+static volatile sig_atomic_t segv_installed;
 
 static size_t vma_pages(const struct vma *v)
 {
@@ -230,8 +234,10 @@ static void segv_handler(int sig, siginfo_t *si, void *uctx)
 	uintptr_t a = (uintptr_t)si->si_addr;
 	struct vma *v = m ? vma_of_host(m, a) : NULL;
 	if (!v) {
-		/* Not ours: a real crash; fault again under the old action. */
+		/* Not ours: a real crash, or the native executor's fault;
+		 * fault again under the old action. */
 		sigaction(sig, &old_segv, NULL);
+		segv_installed = false;
 		return;
 	}
 	size_t pg = (a - (uintptr_t)v->buf) >> PG_SHIFT;
@@ -264,19 +270,21 @@ static void segv_handler(int sig, siginfo_t *si, void *uctx)
 
 void emumem_activate(struct emumem *m)
 {
+	served = m;
+	if (segv_installed)
+		return;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = segv_handler;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
-	served = m;
 	sigaction(SIGSEGV, &sa, &old_segv);
+	segv_installed = true;
 }
 
 void emumem_deactivate(struct emumem *m)
 {
 	(void)m;
-	sigaction(SIGSEGV, &old_segv, NULL);
 	served = NULL;
 }
 
@@ -620,6 +628,10 @@ void emumem_free(struct emumem *m)
 {
 	if (!m)
 		return;
+	if (segv_installed && served == NULL) {
+		sigaction(SIGSEGV, &old_segv, NULL);
+		segv_installed = false;
+	}
 	free(m->ring);
 	free(m->scratch);
 	free(m->maps_last);
