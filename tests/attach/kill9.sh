@@ -25,7 +25,7 @@
 V=vf$$
 build verify $V
 BP_MODES=$(host_bp_modes "$CT")
-KILLS=${CACHETRACE_KILLS:-108}
+KILLS=${CACHETRACE_KILLS:-80}
 
 # trial N ENGINE BP PHASE KIND: one target, one cachetrace, one death.
 trial() {
