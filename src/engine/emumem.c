@@ -30,6 +30,7 @@
 
 enum { PG_ABSENT = 0, PG_PRESENT = 1, PG_DIRTY = 2 };
 #define DIRTY_LOG 256
+#define REVALIDATE 64		/* pages compared at most, else forgotten */
 
 struct vma {
 	uint64_t start, end;
@@ -61,6 +62,11 @@ struct emumem {
 				 * changed are written back */
 	unsigned n_dirty;
 	bool dirty_overflow;
+	/* Lockstep: the logged pages emumem_settle kept (the target's bytes
+	 * after the CPU's step), which emumem_invalidate_range leaves, until
+	 * the next emulation's emumem_discard. */
+	struct { uint32_t vma; uint32_t pg; } settled[REVALIDATE];
+	unsigned n_settled;
 	int maps_fd;		/* /proc/PID/maps, kept open; -1: none */
 	char *maps_buf;
 	size_t maps_cap;
@@ -82,7 +88,6 @@ struct emumem {
 	struct { uintptr_t addr; size_t len; } own_vvar[2];
 };
 
-#define REVALIDATE 64		/* pages compared at most, else forgotten */
 
 #define RING ((size_t)1 << 20)	/* pages remembered for dropping: 4 GiB */
 #define READ_AHEAD 16		/* pages read at once on a run */
@@ -832,6 +837,7 @@ static void forget_pages(struct emumem *m, struct vma *v, size_t first,
 
 void emumem_discard(struct emumem *m)
 {
+	m->n_settled = 0;
 	if (m->dirty_overflow) {
 		emumem_invalidate(m, false);
 	} else {
@@ -846,21 +852,66 @@ void emumem_discard(struct emumem *m)
 	m->dirty_overflow = false;
 }
 
+static bool settled(const struct emumem *m, const struct vma *v, size_t pg)
+{
+	for (unsigned k = 0; k < m->n_settled; k++)
+		if (m->settled[k].pg == pg && m->v + m->settled[k].vma == v)
+			return true;
+	return false;
+}
+
 void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + (len ? len : 1);
+	struct { struct vma *v; size_t pg; } pages[REVALIDATE];
+	struct iovec remote[REVALIDATE];
+	size_t n = 0;
 	for (struct vma *v = vma_of(m, addr); v && v < m->v + m->n &&
 	     v->start < end; v++) {
 		if (!v->buf)
 			continue;
 		uint64_t s = addr > v->start ? addr : v->start;
 		uint64_t e = end < v->end ? end : v->end;
-		forget_pages(m, v, (s - v->start) >> PG_SHIFT,
-			     (e - v->start + PG - 1) >> PG_SHIFT);
+		size_t first = (s - v->start) >> PG_SHIFT;
+		size_t last = (e - v->start + PG - 1) >> PG_SHIFT;
+		for (size_t pg = first; pg < last; pg++) {
+			if (v->state[pg] == PG_ABSENT || settled(m, v, pg))
+				continue;
+			if (v->state[pg] == PG_DIRTY || n == REVALIDATE) {
+				forget_pages(m, v, pg, pg + 1);
+				continue;
+			}
+			pages[n].v = v;
+			pages[n].pg = pg;
+			remote[n++] = (struct iovec){ (void *)(uintptr_t)
+				(v->start + ((uint64_t)pg << PG_SHIFT)), PG };
+		}
 		/* a JIT's code, written by the real CPU: Unicorn's
 		 * translation of it goes too (tests/emulate/jit.sh, avx) */
 		if (v->perms[2] == 'x')
 			uc_ctl_remove_cache(m->uc, s, e);
+	}
+	if (!n)
+		return;
+	/* The pages held: compared with the target's (one call), kept where
+	 * the step did not change them (the pages it only read, lockstep's
+	 * every load), forgotten where it did. */
+	if (!m->scratch)
+		m->scratch = xmalloc((size_t)REVALIDATE << PG_SHIFT);
+	struct iovec local = { m->scratch, n << PG_SHIFT };
+	ssize_t got = process_vm_readv(m->pid, &local, 1, remote, n, 0);
+	size_t whole = got > 0 ? (size_t)got >> PG_SHIFT : 0;
+	for (size_t k = 0; k < n; k++) {
+		struct vma *v = pages[k].v;
+		size_t pg = pages[k].pg;
+		uint8_t *fresh = m->scratch + (k << PG_SHIFT);
+		if (k < whole) {
+			patch_int3s(m, v->start + ((uint64_t)pg << PG_SHIFT),
+				    fresh, PG, false);
+			if (!memcmp(fresh, v->buf + (pg << PG_SHIFT), PG))
+				continue;
+		}
+		forget_pages(m, v, pg, pg + 1);
 	}
 }
 
@@ -923,6 +974,58 @@ void emumem_revalidate(struct emumem *m, bool all)
 		if (v->perms[2] == 'x')
 			uc_ctl_remove_cache(m->uc, addr, addr + PG);
 	}
+}
+
+void emumem_settle(struct emumem *m)
+{
+	struct iovec remote[REVALIDATE];
+	unsigned n = 0;
+	m->n_settled = 0;
+	for (unsigned i = 0; i < m->n_dirty && !m->dirty_overflow; i++) {
+		struct vma *v = &m->v[m->dirty[i].vma];
+		size_t pg = m->dirty[i].pg;
+		if (v->state[pg] != PG_DIRTY)
+			continue;
+		if (n == REVALIDATE) {
+			n = 0;		/* more than we compare: forgotten */
+			break;
+		}
+		m->settled[n].vma = m->dirty[i].vma;
+		m->settled[n].pg = (uint32_t)pg;
+		remote[n++] = (struct iovec){ (void *)(uintptr_t)(v->start +
+					((uint64_t)pg << PG_SHIFT)), PG };
+	}
+	if (!n) {
+		emumem_discard(m);
+		return;
+	}
+	if (!m->scratch)
+		m->scratch = xmalloc((size_t)REVALIDATE << PG_SHIFT);
+	struct iovec local = { m->scratch, (size_t)n << PG_SHIFT };
+	ssize_t got = process_vm_readv(m->pid, &local, 1, remote, n, 0);
+	size_t whole = got > 0 ? (size_t)got >> PG_SHIFT : 0;
+	unsigned kept = 0;
+	for (unsigned k = 0; k < n; k++) {
+		struct vma *v = &m->v[m->settled[k].vma];
+		size_t pg = m->settled[k].pg;
+		uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
+		uint8_t *fresh = m->scratch + ((size_t)k << PG_SHIFT);
+		uint8_t *mine = v->buf + (pg << PG_SHIFT);
+		if (k < whole) {
+			patch_int3s(m, addr, fresh, PG, false);
+			if (!memcmp(fresh, mine, PG) &&
+			    !mprotect(mine, PG, PROT_READ)) {
+				v->state[pg] = PG_PRESENT;
+				m->settled[kept++] = m->settled[k];
+				continue;
+			}
+		}
+		forget_pages(m, v, pg, pg + 1);
+		if (v->perms[2] == 'x')
+			uc_ctl_remove_cache(m->uc, addr, addr + PG);
+	}
+	m->n_settled = kept;
+	m->n_dirty = 0;
 }
 
 void emumem_stats(const struct emumem *m, uint64_t *reads, uint64_t *writes,

@@ -50,7 +50,14 @@ struct journal;
 void emumem_record(struct emumem *m, struct journal *j);
 /* Drop what the emulator wrote (lockstep: the real CPU wrote it too). */
 void emumem_discard(struct emumem *m);
-/* Forget the pages of [addr, addr + len) (written back already). */
+/* Lockstep, after the CPU's step: each page the emulator wrote (the
+ * log) is kept, read-only as if read, where it now equals the target's
+ * (the CPU wrote what it wrote), else forgotten; the log emptied.
+ * emumem_invalidate_range leaves the pages kept, until emumem_discard. */
+void emumem_settle(struct emumem *m);
+/* The real CPU touched [addr, addr + len): its pages held are forgotten
+ * where they now differ from the target's (those emumem_settle kept
+ * excepted), Unicorn's translations of code there dropped. */
 void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len);
 /* Forget every writable page (the kernel or another thread ran), or with
  * ALL every page (the target ran natively: a new window). */

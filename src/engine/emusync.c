@@ -633,6 +633,12 @@ void emu_end_window(struct tracer *tr, struct tracee *t)
 	t->emu_flags &= ~EF_HANDOVER;
 	if (em && em->t == t)
 		em->t = NULL;
+	/* It runs on natively, or it is gone, and the kernel wrote its
+	 * clear_child_tid word (and its robust futexes) as it went: the
+	 * pages we hold are read again before the next emulation (a
+	 * pthread_join in the emulator read the old thread id). */
+	if (em)
+		em->mem_stale = true;
 	if (em)
 		tr->eng.others_run(tr);	/* the others run on */
 	step_engine.end_window(tr, t);

@@ -310,8 +310,10 @@ static bool ls_trap(struct tracer *tr, struct tracee *t)
 		em->fp_valid = false;	/* give Unicorn the real state */
 	if (et)
 		et->armed = false;
-	/* The real CPU is the truth: what Unicorn wrote is dropped. */
-	emumem_discard(em->mem);
+	/* The real CPU is the truth: what Unicorn wrote stays only where
+	 * the page is now the target's (one read, not a fault, a read and
+	 * three mprotect calls when the page is next touched). */
+	emumem_settle(em->mem);
 	emu_after_real_step(em, in, &t->regs, injected);
 	if (et && et->faulted)
 		em->maps_stale = true;
