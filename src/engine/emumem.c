@@ -44,6 +44,12 @@ struct vma {
 	uint8_t *state;		/* per page */
 };
 
+/* A page of ours, in VMA V. */
+struct page_ref {
+	struct vma *v;
+	size_t pg;
+};
+
 struct emumem {
 	uc_engine *uc;
 	pid_t pid;
@@ -65,7 +71,7 @@ struct emumem {
 	/* Lockstep: the logged pages emumem_settle kept (the target's bytes
 	 * after the CPU's step), which emumem_invalidate_range leaves, until
 	 * the next emulation's emumem_discard. */
-	struct { uint32_t vma; uint32_t pg; } settled[REVALIDATE];
+	struct page_ref settled[REVALIDATE];
 	unsigned n_settled;
 	int maps_fd;		/* /proc/PID/maps, kept open; -1: none */
 	char *maps_buf;
@@ -835,6 +841,16 @@ static void forget_pages(struct emumem *m, struct vma *v, size_t first,
 	}
 }
 
+/* Page PG of V forgotten, and Unicorn's translations of code there. */
+static void forget_code_page(struct emumem *m, struct vma *v, size_t pg)
+{
+	forget_pages(m, v, pg, pg + 1);
+	if (v->perms[2] == 'x') {
+		uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
+		uc_ctl_remove_cache(m->uc, addr, addr + PG);
+	}
+}
+
 void emumem_discard(struct emumem *m)
 {
 	m->n_settled = 0;
@@ -852,10 +868,36 @@ void emumem_discard(struct emumem *m)
 	m->dirty_overflow = false;
 }
 
+/* The N pages of P (REVALIDATE at most) read from the target in one call
+ * and compared with ours, our int3s hidden: SAME[k] where P[k] is still
+ * what the target has. */
+static void compare_pages(struct emumem *m, const struct page_ref *p,
+			  size_t n, bool *same)
+{
+	struct iovec remote[REVALIDATE];
+	for (size_t k = 0; k < n; k++)
+		remote[k] = (struct iovec){ (void *)(uintptr_t)(p[k].v->start +
+				((uint64_t)p[k].pg << PG_SHIFT)), PG };
+	if (!m->scratch)
+		m->scratch = xmalloc((size_t)REVALIDATE << PG_SHIFT);
+	struct iovec local = { m->scratch, n << PG_SHIFT };
+	ssize_t got = process_vm_readv(m->pid, &local, 1, remote, n, 0);
+	size_t whole = got > 0 ? (size_t)got >> PG_SHIFT : 0;
+	for (size_t k = 0; k < n; k++) {
+		uint8_t *fresh = m->scratch + (k << PG_SHIFT);
+		same[k] = false;
+		if (k >= whole)
+			continue;
+		patch_int3s(m, (uint64_t)(uintptr_t)remote[k].iov_base, fresh,
+			    PG, false);
+		same[k] = !memcmp(fresh, p[k].v->buf + (p[k].pg << PG_SHIFT), PG);
+	}
+}
+
 static bool settled(const struct emumem *m, const struct vma *v, size_t pg)
 {
 	for (unsigned k = 0; k < m->n_settled; k++)
-		if (m->settled[k].pg == pg && m->v + m->settled[k].vma == v)
+		if (m->settled[k].pg == pg && m->settled[k].v == v)
 			return true;
 	return false;
 }
@@ -863,8 +905,8 @@ static bool settled(const struct emumem *m, const struct vma *v, size_t pg)
 void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + (len ? len : 1);
-	struct { struct vma *v; size_t pg; } pages[REVALIDATE];
-	struct iovec remote[REVALIDATE];
+	struct page_ref pages[REVALIDATE];
+	bool same[REVALIDATE];
 	size_t n = 0;
 	for (struct vma *v = vma_of(m, addr); v && v < m->v + m->n &&
 	     v->start < end; v++) {
@@ -881,10 +923,7 @@ void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len)
 				forget_pages(m, v, pg, pg + 1);
 				continue;
 			}
-			pages[n].v = v;
-			pages[n].pg = pg;
-			remote[n++] = (struct iovec){ (void *)(uintptr_t)
-				(v->start + ((uint64_t)pg << PG_SHIFT)), PG };
+			pages[n++] = (struct page_ref){ v, pg };
 		}
 		/* a JIT's code, written by the real CPU: Unicorn's
 		 * translation of it goes too (tests/emulate/jit.sh, avx) */
@@ -893,26 +932,13 @@ void emumem_invalidate_range(struct emumem *m, uint64_t addr, uint64_t len)
 	}
 	if (!n)
 		return;
-	/* The pages held: compared with the target's (one call), kept where
-	 * the step did not change them (the pages it only read, lockstep's
-	 * every load), forgotten where it did. */
-	if (!m->scratch)
-		m->scratch = xmalloc((size_t)REVALIDATE << PG_SHIFT);
-	struct iovec local = { m->scratch, n << PG_SHIFT };
-	ssize_t got = process_vm_readv(m->pid, &local, 1, remote, n, 0);
-	size_t whole = got > 0 ? (size_t)got >> PG_SHIFT : 0;
-	for (size_t k = 0; k < n; k++) {
-		struct vma *v = pages[k].v;
-		size_t pg = pages[k].pg;
-		uint8_t *fresh = m->scratch + (k << PG_SHIFT);
-		if (k < whole) {
-			patch_int3s(m, v->start + ((uint64_t)pg << PG_SHIFT),
-				    fresh, PG, false);
-			if (!memcmp(fresh, v->buf + (pg << PG_SHIFT), PG))
-				continue;
-		}
-		forget_pages(m, v, pg, pg + 1);
-	}
+	/* The pages held: kept where the step did not change them (the
+	 * pages it only read, lockstep's every load), forgotten where it
+	 * did. */
+	compare_pages(m, pages, n, same);
+	for (size_t k = 0; k < n; k++)
+		if (!same[k])
+			forget_pages(m, pages[k].v, pages[k].pg, pages[k].pg + 1);
 }
 
 void emumem_invalidate(struct emumem *m, bool all)
@@ -929,8 +955,8 @@ void emumem_invalidate(struct emumem *m, bool all)
 
 void emumem_revalidate(struct emumem *m, bool all)
 {
-	struct { struct vma *v; size_t pg; } pages[REVALIDATE];
-	struct iovec remote[REVALIDATE];
+	struct page_ref pages[REVALIDATE];
+	bool same[REVALIDATE];
 	size_t n = 0;
 	bool over = false;
 	for (size_t i = 0; i < m->n && !over; i++) {
@@ -944,42 +970,23 @@ void emumem_revalidate(struct emumem *m, bool all)
 				over = true;
 				break;
 			}
-			pages[n].v = v;
-			pages[n].pg = pg;
-			remote[n] = (struct iovec){ (void *)(uintptr_t)(v->start +
-					((uint64_t)pg << PG_SHIFT)), PG };
-			n++;
+			pages[n++] = (struct page_ref){ v, pg };
 		}
 	}
 	if (over || !n) {
 		emumem_invalidate(m, all);
 		return;
 	}
-	if (!m->scratch)
-		m->scratch = xmalloc((size_t)REVALIDATE << PG_SHIFT);
-	struct iovec local = { m->scratch, n << PG_SHIFT };
-	ssize_t got = process_vm_readv(m->pid, &local, 1, remote, n, 0);
-	size_t whole = got > 0 ? (size_t)got >> PG_SHIFT : 0;
-	for (size_t k = 0; k < n; k++) {
-		struct vma *v = pages[k].v;
-		size_t pg = pages[k].pg;
-		uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
-		uint8_t *fresh = m->scratch + (k << PG_SHIFT);
-		if (k < whole) {
-			patch_int3s(m, addr, fresh, PG, false);
-			if (!memcmp(fresh, v->buf + (pg << PG_SHIFT), PG))
-				continue;	/* still what the target has */
-		}
-		forget_pages(m, v, pg, pg + 1);
-		if (v->perms[2] == 'x')
-			uc_ctl_remove_cache(m->uc, addr, addr + PG);
-	}
+	compare_pages(m, pages, n, same);
+	for (size_t k = 0; k < n; k++)
+		if (!same[k])		/* else still what the target has */
+			forget_code_page(m, pages[k].v, pages[k].pg);
 }
 
 void emumem_settle(struct emumem *m)
 {
-	struct iovec remote[REVALIDATE];
-	unsigned n = 0;
+	bool same[REVALIDATE];
+	size_t n = 0;
 	m->n_settled = 0;
 	for (unsigned i = 0; i < m->n_dirty && !m->dirty_overflow; i++) {
 		struct vma *v = &m->v[m->dirty[i].vma];
@@ -990,39 +997,23 @@ void emumem_settle(struct emumem *m)
 			n = 0;		/* more than we compare: forgotten */
 			break;
 		}
-		m->settled[n].vma = m->dirty[i].vma;
-		m->settled[n].pg = (uint32_t)pg;
-		remote[n++] = (struct iovec){ (void *)(uintptr_t)(v->start +
-					((uint64_t)pg << PG_SHIFT)), PG };
+		m->settled[n++] = (struct page_ref){ v, pg };
 	}
 	if (!n) {
 		emumem_discard(m);
 		return;
 	}
-	if (!m->scratch)
-		m->scratch = xmalloc((size_t)REVALIDATE << PG_SHIFT);
-	struct iovec local = { m->scratch, (size_t)n << PG_SHIFT };
-	ssize_t got = process_vm_readv(m->pid, &local, 1, remote, n, 0);
-	size_t whole = got > 0 ? (size_t)got >> PG_SHIFT : 0;
+	compare_pages(m, m->settled, n, same);
 	unsigned kept = 0;
-	for (unsigned k = 0; k < n; k++) {
-		struct vma *v = &m->v[m->settled[k].vma];
-		size_t pg = m->settled[k].pg;
-		uint64_t addr = v->start + ((uint64_t)pg << PG_SHIFT);
-		uint8_t *fresh = m->scratch + ((size_t)k << PG_SHIFT);
-		uint8_t *mine = v->buf + (pg << PG_SHIFT);
-		if (k < whole) {
-			patch_int3s(m, addr, fresh, PG, false);
-			if (!memcmp(fresh, mine, PG) &&
-			    !mprotect(mine, PG, PROT_READ)) {
-				v->state[pg] = PG_PRESENT;
-				m->settled[kept++] = m->settled[k];
-				continue;
-			}
+	for (size_t k = 0; k < n; k++) {
+		struct page_ref r = m->settled[k];
+		if (same[k] &&
+		    !mprotect(r.v->buf + (r.pg << PG_SHIFT), PG, PROT_READ)) {
+			r.v->state[r.pg] = PG_PRESENT;
+			m->settled[kept++] = r;
+		} else {
+			forget_code_page(m, r.v, r.pg);
 		}
-		forget_pages(m, v, pg, pg + 1);
-		if (v->perms[2] == 'x')
-			uc_ctl_remove_cache(m->uc, addr, addr + PG);
 	}
 	m->n_settled = kept;
 	m->n_dirty = 0;
