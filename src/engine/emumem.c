@@ -94,7 +94,6 @@ struct emumem {
 	struct { uintptr_t addr; size_t len; } own_vvar[2];
 };
 
-
 #define RING ((size_t)1 << 20)	/* pages remembered for dropping: 4 GiB */
 #define READ_AHEAD 16		/* pages read at once on a run */
 

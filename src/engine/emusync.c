@@ -637,10 +637,10 @@ void emu_end_window(struct tracer *tr, struct tracee *t)
 	 * clear_child_tid word (and its robust futexes) as it went: the
 	 * pages we hold are read again before the next emulation (a
 	 * pthread_join in the emulator read the old thread id). */
-	if (em)
+	if (em) {
 		em->mem_stale = true;
-	if (em)
 		tr->eng.others_run(tr);	/* the others run on */
+	}
 	step_engine.end_window(tr, t);
 }
 

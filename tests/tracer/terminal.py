@@ -84,6 +84,13 @@ class Term:
         return self.data.decode(errors='replace')
 
 
+def target_runs_on(srv, what):
+    if srv.poll() is None:
+        ok('%s: the target runs on' % what)
+    else:
+        fail('%s: the target ended: %s' % (what, srv.returncode))
+
+
 def screen(text):
     """The lines a terminal shows for TEXT: '\\r' to column 0, overwrite."""
     lines, cur, col = [], [], 0
@@ -146,10 +153,7 @@ try:
         ok('attach: SIGINT: warns that nothing was traced')
     else:
         fail('attach: SIGINT: no warning: %r' % t.text())
-    if srv.poll() is None:
-        ok('attach: the target runs on')
-    else:
-        fail('attach: the target ended: %s' % srv.returncode)
+    target_runs_on(srv, 'attach')
 
     # 3. --toggle-signal: the handler before the attach; one window.
     log = 'strace.log'
@@ -199,10 +203,7 @@ try:
     else:
         fail('toggle: SIGUSR2 handler at line %s, first ptrace at %s of %s'
              % (usr2[:1], first_ptrace[:1], log))
-    if srv.poll() is None:
-        ok('toggle: the target runs on')
-    else:
-        fail('toggle: the target ended: %s' % srv.returncode)
+    target_runs_on(srv, 'toggle')
 
     # 4. Signals between the look and the wait (CACHETRACE_TEST_WAIT_LATE).
     env = dict(os.environ, CACHETRACE_TEST_WAIT_LATE='1')
@@ -240,10 +241,7 @@ try:
             fail('late: exit %s after the second toggle signal' % rc)
     else:
         fail('late: %r' % t.text())
-    if srv.poll() is None:
-        ok('late: the target runs on')
-    else:
-        fail('late: the target ended: %s' % srv.returncode)
+    target_runs_on(srv, 'late')
 finally:
     srv.kill()
     srv.wait()
