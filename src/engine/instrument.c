@@ -218,8 +218,10 @@ static struct icache *cache_for(struct tracer *tr, struct tracee *t,
 	const char *why = NULL;
 	void *local;
 	struct icache *c = &in->caches[in->n_caches];
+	/* (writable under the proof: its int3 taken out by ptrace) */
 	if (!hint || inject_map_shared(tr, t, hint, CACHE_BYTES,
-				       PROT_READ | PROT_EXEC,
+				       PROT_READ | PROT_EXEC |
+				       (tr->eng.proof ? PROT_WRITE : 0),
 				       "cachetrace-code", &c->at, &local,
 				       &why) < 0)
 		return NULL;
@@ -455,6 +457,134 @@ static bool moved(const struct user_regs_struct *a,
 	       a->rip != b->rip || a->rsp != b->rsp;
 }
 
+/* Where a thread next completes an original instruction, as the cache's
+ * code goes (itrans.h).  Within a block, the next copy's first byte: the
+ * prologue (the ring-full check's way out aside) and the code of a
+ * copy's accesses are moves, and the copy before it runs on the way
+ * (only a block's last instruction branches, and no copy follows it).
+ * At its end, the copy of the first instruction of the block its jumps
+ * go to (a jcc's two), or nothing where they go to an exit's stub (its
+ * stop ends the run); a return's or an indirect branch's lookup runs to
+ * its last jmp, whose destination is then in the slot.  A string
+ * instruction's iterations, and what is not known, are stepped. */
+
+/* The thread goes to cache address D: where it completes its next
+ * instruction (*TO, 0 at a stub); false if D is neither. */
+static bool proof_dest(const struct inst *in, uint64_t d, uint64_t *to)
+{
+	const struct icache *c = icache_at(in, d);
+	struct ipos q;
+	if (!c || !itrans_locate(c->x, d, &q))
+		return false;
+	const struct iblock *b = q.b;
+	*to = 0;
+	if (d == c->at + b->off)
+		*to = c->at + b->copy[0];
+	for (unsigned j = 0; !*to && j < b->n_exit; j++)
+		if (d == c->at + b->exit[j].stub)
+			return true;
+	return *to != 0;
+}
+
+/* The destination of the jmp or jcc whose rel32 is at cache offset SITE
+ * of C: proof_dest's. */
+static bool proof_site(const struct inst *in, const struct icache *c,
+		       uint32_t site, uint64_t *to)
+{
+	int32_t rel;
+	memcpy(&rel, c->local + site, 4);
+	return proof_dest(in, c->at + site + 4 + (int64_t)rel, to);
+}
+
+/* For thread T at cache address RIP: in->run_to and in->n_run. */
+static void proof_next(struct inst *in, const struct tracee *t, uint64_t rip)
+{
+	const struct icache *c = icache_at(in, rip);
+	struct ipos pos;
+	in->n_run = -1;
+	if (!c || !itrans_locate(c->x, rip, &pos) ||
+	    pos.b->kind == IEND_SOLO)
+		return;
+	const struct iblock *b = pos.b;
+	uint64_t off = rip - c->at, *to = in->run_to;
+	int n = 1;
+	if (off < b->off)
+		return;
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->copy[i] > off) {
+			to[0] = c->at + b->copy[i];
+			goto done;
+		}
+	uint32_t last = b->copy[b->n - 1];
+	switch (b->kind) {
+	case IEND_RET:
+	case IEND_IJMP:
+	case IEND_ICALL:
+		if (off < b->r_jmp)
+			to[0] = c->at + b->r_jmp;
+		else if (off != b->r_jmp ||
+			 !proof_dest(in, slot(in, t)[ISLOT_TGT / 8], &to[0]))
+			return;
+		break;
+	case IEND_JCC:
+		if (off == last) {
+			if (!proof_site(in, c, b->exit[0].site, &to[0]) ||
+			    !proof_site(in, c, b->exit[1].site, &to[1]))
+				return;
+			n = 2;
+		} else if (!proof_site(in, c, b->exit[1].site, &to[0])) {
+			return;
+		}
+		break;
+	case IEND_STR:
+		if (off == last)	/* its iterations */
+			return;
+		/* fall through */
+	default:
+		if (!proof_site(in, c, b->exit[0].site, &to[0]))
+			return;
+	}
+done:
+	/* (never where it stands: it would stop there at once) */
+	in->n_run = 0;
+	for (int k = 0; k < n; k++) {
+		if (to[k] == rip) {
+			in->n_run = -1;
+			return;
+		}
+		if (to[k] && !(k == 1 && to[1] == to[0]))
+			to[in->n_run++] = to[k];
+	}
+}
+
+/* int3s at in->run_to, through our view of the cache (the target's is
+ * writable under the proof: its guardian takes them out if we die,
+ * guard.c); the journal has them while they are in. */
+static void proof_plant(struct tracer *tr, struct inst *in)
+{
+	for (int k = 0; k < in->n_run; k++) {
+		uint64_t at = in->run_to[k];
+		struct icache *c = icache_at(in, at);
+		uint8_t *p = c->local + (at - c->at);
+		in->bp_orig[k] = *p;
+		guard_int3(tr->target_pid, at, *p, true);
+		*p = 0xcc;
+		in->bp[k] = at;
+	}
+}
+
+static void proof_unplant(struct tracer *tr, struct inst *in)
+{
+	for (int k = 1; in && k >= 0; k--) {
+		if (!in->bp[k])
+			continue;
+		struct icache *c = icache_at(in, in->bp[k]);
+		c->local[in->bp[k] - c->at] = in->bp_orig[k];
+		guard_int3(tr->target_pid, in->bp[k], in->bp_orig[k], false);
+		in->bp[k] = 0;
+	}
+}
+
 /* T stands at original registers NOW (its pc put back), in the cache or
  * leaving it. */
 static void proof_at(struct tracer *tr, struct tracee *t, struct inst *in,
@@ -489,6 +619,7 @@ static bool proof_trap(struct tracer *tr, struct tracee *t, struct inst *in,
 {
 	struct ipos pos;
 	uint64_t base;
+	proof_next(in, t, r->rip);
 	if (!put_back(t, in, r, &pos, &base))
 		return false;
 	r->rip = pos.pc;
@@ -505,6 +636,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 	struct user_regs_struct r;
 	struct ipos pos;
 	uint64_t base;
+	proof_unplant(tr, in);
 	if (tracee_getregs(t->tid, &r) < 0 || !put_back(t, in, &r, &pos, &base))
 		return false;
 	const struct iblock *b = pos.b;
@@ -785,10 +917,14 @@ static int inst_busy(struct tracer *tr)
 static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
+	proof_unplant(tr, in);
 	if (t->in_cache && in->stepping && !t->inject) {
-		/* --engine=lockstep:instrument: the next step in the cache */
+		/* --engine=lockstep:instrument: on in the cache, to the next
+		 * copy or a step */
 		in->stepping = false;
-		if (tracee_restart(t, PTRACE_SYSEMU_SINGLESTEP, 0) < 0)
+		proof_plant(tr, in);
+		if (tracee_restart(t, in->n_run >= 0 ? PTRACE_SYSEMU :
+				   PTRACE_SYSEMU_SINGLESTEP, 0) < 0)
 			error_msg("cannot step thread %d", t->tid);
 		return VERDICT_RUNNING;
 	}
@@ -879,8 +1015,12 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	else
 		tracee_pin(tr, t);
 	t->sysemu = false;	/* from an exit's stop: no report of its end */
-	if (tracee_restart(t, tr->eng.proof ? PTRACE_SYSEMU_SINGLESTEP :
-			   PTRACE_SYSEMU, 0) < 0)
+	if (tr->eng.proof) {
+		proof_next(in, t, r.rip);
+		proof_plant(tr, in);
+	}
+	if (tracee_restart(t, tr->eng.proof && in->n_run < 0 ?
+			   PTRACE_SYSEMU_SINGLESTEP : PTRACE_SYSEMU, 0) < 0)
 		error_msg("cannot run thread %d", t->tid);
 	guard_fault_stopped(t->tid, "parked");
 	return VERDICT_RUNNING;
@@ -902,8 +1042,17 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 	if (tr->eng.proof) {
 		struct user_regs_struct r;
 		const struct iblock *b;
+		uint64_t bp[2] = { in->bp[0], in->bp[1] };
+		proof_unplant(tr, in);
 		if (tracee_getregs(t->tid, &r) < 0)
 			return false;
+		if ((bp[0] && r.rip == bp[0] + 1) ||
+		    (bp[1] && r.rip == bp[1] + 1)) {
+			/* one of our int3s (it runs only to them) */
+			r.rip--;
+			if (tracee_setregs(t->tid, &r) < 0)
+				return false;
+		}
 		if (!exit_at(in, &r, &b))
 			return proof_trap(tr, t, in, &r);
 	}
@@ -919,6 +1068,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 			bool at_exit)
 {
 	struct user_regs_struct r;
+	proof_unplant(tr, in);
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
 	const struct iblock *b;
@@ -1012,6 +1162,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 static void inst_end_window(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
+	proof_unplant(tr, in);
 	if (in && t->in_cache && !(t->flags & TF_EXITING))
 		leave_cache(tr, t, in, tracee_trapped(t));
 	else if (in && t->in_cache)

@@ -88,6 +88,15 @@ struct inst {
 	 * its last instruction that completed */
 	struct user_regs_struct pr;
 	bool stepping;
+	/* ... or runs to the next original instruction's copy, where an
+	 * int3 of ours stands in for its first byte (ORIG) meanwhile: the
+	 * instrumentation between two copies, and a block's end, are not
+	 * stepped (proof_next: RUN_TO, where the next run stops: up to two
+	 * places, or none where all ways lead to an exit's stop; N_RUN
+	 * -1: a step) */
+	uint64_t run_to[2], bp[2];
+	int n_run;
+	uint8_t bp_orig[2];
 };
 
 static inline struct inst *inst_of(struct tracer *tr)
