@@ -188,7 +188,7 @@ static const char *cannot(struct tracer *tr, struct tracee *t)
 		return "call stacks need every instruction's registers";
 	if (e->swatch_hi)
 		return "--stop-watch must stop at the instruction";
-	if (e->max_steps)
+	if (e->max_steps && !e->proof)	/* (the proof stops at each) */
 		return "--max-instructions must stop at the instruction";
 	if (t->regs.gs_base)
 		return "the thread has a gs base of its own";
@@ -598,6 +598,7 @@ static void proof_at(struct tracer *tr, struct tracee *t, struct inst *in,
 	if (moved(&in->pr, &r)) {
 		proof_step(&tr->eng, t, &in->pr, &r);
 		in->pr = r;
+		in->moves++;
 	}
 }
 
@@ -917,7 +918,8 @@ static int inst_busy(struct tracer *tr)
 static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
-	proof_unplant(tr, in);
+	if (t->in_cache)	/* (the int3s are its: others step) */
+		proof_unplant(tr, in);
 	if (t->in_cache && in->stepping && !t->inject) {
 		/* --engine=lockstep:instrument: on in the cache, to the next
 		 * copy or a step */
@@ -997,6 +999,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 			return VERDICT_DONE;
 		in->pr = t->regs;
 		in->pr.orig_rax = (unsigned long long)-1;
+		in->moves = 0;
 	}
 	if (tracee_setregs(t->tid, &r) < 0)
 		return stepped(tr, t);
@@ -1053,8 +1056,17 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 			if (tracee_setregs(t->tid, &r) < 0)
 				return false;
 		}
-		if (!exit_at(in, &r, &b))
-			return proof_trap(tr, t, in, &r);
+		if (exit_at(in, &r, &b))
+			return leave_cache(tr, t, in, true);
+		if (!proof_trap(tr, t, in, &r))
+			return false;
+		/* --max-instructions met in the cache: out of it, every
+		 * instruction it completed accounted (t->win.steps those
+		 * before it entered) */
+		if (tr->eng.max_steps && tracee_leads(t) &&
+		    t->win.steps + in->moves >= tr->eng.max_steps)
+			return leave_cache(tr, t, in, false);
+		return true;
 	}
 	return leave_cache(tr, t, in, true);
 }
@@ -1162,7 +1174,8 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 static void inst_end_window(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
-	proof_unplant(tr, in);
+	if (t->in_cache)
+		proof_unplant(tr, in);
 	if (in && t->in_cache && !(t->flags & TF_EXITING))
 		leave_cache(tr, t, in, tracee_trapped(t));
 	else if (in && t->in_cache)

@@ -95,6 +95,7 @@ struct inst {
 	 * places, or none where all ways lead to an exit's stop; N_RUN
 	 * -1: a step) */
 	uint64_t run_to[2], bp[2];
+	uint64_t moves;		/* completed since it entered the cache */
 	int n_run;
 	uint8_t bp_orig[2];
 };

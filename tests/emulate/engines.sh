@@ -39,6 +39,10 @@
 #             instrument engine's events compared with the step engine's,
 #             none differing; its profile the step engine's, the program
 #             as natively
+#   lockstep-instrument-cap  the same over the region's first 150,000
+#             instructions
+#   lockstep-instrument-threads  the same with --threads=all: 0
+#             divergences, the output and status as natively
 #   lockstep-instrument-selftest  the same must fail where the instrument
 #             engine is wrong: the ring's first address of a window moved
 #             by a line (CACHETRACE_TEST_RING_SKEW)
@@ -320,9 +324,12 @@ for r in $RUNS; do
 			{ fail "threads: $(grep -o 'Lockstep: .*' threads.lockstep.err)"
 			  grep 'lockstep: divergence' threads.lockstep.err | head -n 3; }
 		;;
-	lockstep-instrument)
-		run step li --start=$start
-		run lockstep:instrument li --start=$start
+	lockstep-instrument|lockstep-instrument-cap)
+		cap=
+		[ "$r" = lockstep-instrument-cap ] &&
+			cap=--max-instructions=150000
+		run step li --start=$start $cap
+		run lockstep:instrument li --start=$start $cap
 		target li lockstep:instrument
 		OTHER=lockstep:instrument same li cg
 		if grep -q 'Lockstep: [1-9][0-9]* events .* compared with the step engine.s, 0 windows diverged' \
@@ -335,6 +342,19 @@ for r in $RUNS; do
 		grep -Eq 'Engine: instrument: [1-9][0-9]* instructions from the code cache' \
 			li.lockstep:instrument.err && pass "li: instructions ran from the cache" ||
 			fail "li: nothing ran from the code cache"
+		;;
+	lockstep-instrument-threads)
+		# --threads=all: one thread at a time in the cache (the one
+		# the proof follows, run from int3 to int3 there), the others
+		# stepped meanwhile: an int3 taken out at another thread's
+		# stop let the first run on unseen (a divergence, every run)
+		run lockstep:instrument lit --threads=all --start=$start
+		target lit lockstep:instrument
+		grep -q 'Lockstep: [1-9][0-9]* events .* compared with the step engine.s, 0 windows diverged' \
+			lit.lockstep:instrument.err &&
+			pass "lit: $(grep -o 'Lockstep: .*' lit.lockstep:instrument.err)" ||
+			{ fail "lit: $(grep -o 'Lockstep: .*' lit.lockstep:instrument.err)"
+			  grep 'lockstep: divergence' lit.lockstep:instrument.err | head -n 3; }
 		;;
 	lockstep-instrument-selftest)
 		CACHETRACE_TEST_RING_SKEW=1 run lockstep:instrument lis --start=$start
