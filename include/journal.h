@@ -53,6 +53,7 @@ struct journal_int3 {
 				 * still be one byte past it */
 };
 
+#define JOURNAL_CACHE_INT3 2
 #define JOURNAL_INT3_IN 1
 #define JOURNAL_INT3_OUT 2
 
@@ -85,6 +86,10 @@ struct journal_hdr {
 	 * (src/engine/itrans.h says how it leaves). */
 	uint64_t cache[JOURNAL_CACHES][2];
 	struct journal_pin pin[JOURNAL_PINS];
+	/* --engine=lockstep:instrument's int3s in a code cache (IN while
+	 * there, 0 once out and no thread past one): apart from the
+	 * text's, whose entries outlive them */
+	struct journal_int3 cache_int3[JOURNAL_CACHE_INT3];
 };
 
 /* A record of the write-back area: KIND, TID, ADDR and LEN, then LEN
@@ -114,6 +119,10 @@ int journal_map(struct journal *j, int fd);
 /* An int3 at ADDR replacing ORIG is about to go in (IN) or has just come
  * out (!IN). */
 void journal_int3(struct journal *j, uint64_t addr, uint8_t orig, bool in);
+/* The proof's int3 K in a code cache: at ADDR, replacing ORIG (ADDR 0:
+ * none). */
+void journal_cache_int3(struct journal *j, unsigned k, uint64_t addr,
+			uint8_t orig);
 void journal_dr_used(struct journal *j);
 /* Code cache I is at [LO, HI) in the target (0, 0: no longer). */
 void journal_cache(struct journal *j, unsigned i, uint64_t lo, uint64_t hi);

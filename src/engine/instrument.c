@@ -558,29 +558,31 @@ done:
 }
 
 /* int3s at in->run_to, through our view of the cache (the target's is
- * writable under the proof: its guardian takes them out if we die,
- * guard.c); the journal has them while they are in. */
-static void proof_plant(struct tracer *tr, struct inst *in)
+ * writable under the proof: its guardian takes them out if we die, and
+ * takes back a thread one byte past one, guard.c); the journal has them
+ * while they are in, and until the thread that trapped on one is back
+ * on its byte (inst_trap puts it back first). */
+static void proof_plant(struct inst *in)
 {
 	for (int k = 0; k < in->n_run; k++) {
 		uint64_t at = in->run_to[k];
 		struct icache *c = icache_at(in, at);
 		uint8_t *p = c->local + (at - c->at);
 		in->bp_orig[k] = *p;
-		guard_int3(tr->target_pid, at, *p, true);
+		guard_cache_int3((unsigned)k, at, *p);
 		*p = 0xcc;
 		in->bp[k] = at;
 	}
 }
 
-static void proof_unplant(struct tracer *tr, struct inst *in)
+static void proof_unplant(struct inst *in)
 {
-	for (int k = 1; in && k >= 0; k--) {
+	for (unsigned k = 0; in && k < 2; k++) {
 		if (!in->bp[k])
 			continue;
 		struct icache *c = icache_at(in, in->bp[k]);
 		c->local[in->bp[k] - c->at] = in->bp_orig[k];
-		guard_int3(tr->target_pid, in->bp[k], in->bp_orig[k], false);
+		guard_cache_int3(k, 0, 0);
 		in->bp[k] = 0;
 	}
 }
@@ -637,7 +639,7 @@ static bool recover(struct tracer *tr, struct tracee *t, struct inst *in)
 	struct user_regs_struct r;
 	struct ipos pos;
 	uint64_t base;
-	proof_unplant(tr, in);
+	proof_unplant(in);
 	if (tracee_getregs(t->tid, &r) < 0 || !put_back(t, in, &r, &pos, &base))
 		return false;
 	const struct iblock *b = pos.b;
@@ -919,12 +921,12 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
 	if (t->in_cache)	/* (the int3s are its: others step) */
-		proof_unplant(tr, in);
+		proof_unplant(in);
 	if (t->in_cache && in->stepping && !t->inject) {
 		/* --engine=lockstep:instrument: on in the cache, to the next
 		 * copy or a step */
 		in->stepping = false;
-		proof_plant(tr, in);
+		proof_plant(in);
 		if (tracee_restart(t, in->n_run >= 0 ? PTRACE_SYSEMU :
 				   PTRACE_SYSEMU_SINGLESTEP, 0) < 0)
 			error_msg("cannot step thread %d", t->tid);
@@ -1020,7 +1022,7 @@ static enum verdict inst_run(struct tracer *tr, struct tracee *t)
 	t->sysemu = false;	/* from an exit's stop: no report of its end */
 	if (tr->eng.proof) {
 		proof_next(in, t, r.rip);
-		proof_plant(tr, in);
+		proof_plant(in);
 	}
 	if (tracee_restart(t, tr->eng.proof && in->n_run < 0 ?
 			   PTRACE_SYSEMU_SINGLESTEP : PTRACE_SYSEMU, 0) < 0)
@@ -1045,17 +1047,20 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 	if (tr->eng.proof) {
 		struct user_regs_struct r;
 		const struct iblock *b;
-		uint64_t bp[2] = { in->bp[0], in->bp[1] };
-		proof_unplant(tr, in);
-		if (tracee_getregs(t->tid, &r) < 0)
+		if (tracee_getregs(t->tid, &r) < 0) {
+			proof_unplant(in);
 			return false;
-		if ((bp[0] && r.rip == bp[0] + 1) ||
-		    (bp[1] && r.rip == bp[1] + 1)) {
+		}
+		if ((in->bp[0] && r.rip == in->bp[0] + 1) ||
+		    (in->bp[1] && r.rip == in->bp[1] + 1)) {
 			/* one of our int3s (it runs only to them) */
 			r.rip--;
-			if (tracee_setregs(t->tid, &r) < 0)
+			if (tracee_setregs(t->tid, &r) < 0) {
+				proof_unplant(in);
 				return false;
+			}
 		}
+		proof_unplant(in);
 		if (exit_at(in, &r, &b))
 			return leave_cache(tr, t, in, true);
 		if (!proof_trap(tr, t, in, &r))
@@ -1080,7 +1085,7 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 			bool at_exit)
 {
 	struct user_regs_struct r;
-	proof_unplant(tr, in);
+	proof_unplant(in);
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
 	const struct iblock *b;
@@ -1175,7 +1180,7 @@ static void inst_end_window(struct tracer *tr, struct tracee *t)
 {
 	struct inst *in = inst_of(tr);
 	if (t->in_cache)
-		proof_unplant(tr, in);
+		proof_unplant(in);
 	if (in && t->in_cache && !(t->flags & TF_EXITING))
 		leave_cache(tr, t, in, tracee_trapped(t));
 	else if (in && t->in_cache)

@@ -253,16 +253,21 @@ static bool trapped_at(pid_t tid, const struct journal_int3 *e, bool in)
 	return !one_byte_insn(e->orig) || in;
 }
 
-/* Put back the bytes our int3s replaced; a thread one byte past one (it
- * trapped there as cachetrace died) goes back to execute it, also when
- * the int3 was out by then (taken out while the trap was on its way). */
+/* Put back the bytes our int3s replaced, the text's and a code cache's
+ * (the proof's, writable then); a thread one byte past one (it trapped
+ * there as cachetrace died) goes back to execute it, also when a text
+ * int3 was out by then (taken out while the trap was on its way).  One
+ * byte past a code cache's, a thread trapped there, whatever its stop
+ * (its SIGTRAP may be queued still): its entry lasts until cachetrace
+ * has taken it back, and no thread runs that byte while the int3 is in. */
 static unsigned restore_int3s(const struct journal *j, struct gthread *th,
 			      int n)
 {
 	unsigned done = 0;
 	pid_t pid = j->h->pid;
-	for (unsigned i = 0; i < JOURNAL_INT3; i++) {
-		const struct journal_int3 *e = &j->h->int3[i];
+	for (unsigned i = 0; i < JOURNAL_INT3 + JOURNAL_CACHE_INT3; i++) {
+		const struct journal_int3 *e = i < JOURNAL_INT3 ?
+			&j->h->int3[i] : &j->h->cache_int3[i - JOURNAL_INT3];
 		uint8_t state = __atomic_load_n(&e->in, __ATOMIC_ACQUIRE);
 		if (!state)
 			continue;
@@ -280,7 +285,8 @@ static unsigned restore_int3s(const struct journal *j, struct gthread *th,
 			if (th[k].stopped && th[k].tid > 0 &&
 			    ptrace(PTRACE_GETREGS, th[k].tid, NULL, &r) == 0 &&
 			    r.rip == e->addr + 1 &&
-			    trapped_at(th[k].tid, e, was_in)) {
+			    (i >= JOURNAL_INT3 ||
+			     trapped_at(th[k].tid, e, was_in))) {
 				r.rip = e->addr;
 				ptrace(PTRACE_SETREGS, th[k].tid, NULL, &r);
 			}
@@ -695,6 +701,12 @@ void guard_int3(pid_t tid, uint64_t addr, uint8_t orig, bool in)
 	/* The target's text only: a forked child's copy is not its. */
 	if (guard_journal && (tid == guard_pid || tgid_of(tid) == guard_pid))
 		journal_int3(guard_journal, addr, orig, in);
+}
+
+void guard_cache_int3(unsigned k, uint64_t addr, uint8_t orig)
+{
+	if (guard_journal)
+		journal_cache_int3(guard_journal, k, addr, orig);
 }
 
 void guard_pin(struct tracee *t, const cpu_set_t *saved)

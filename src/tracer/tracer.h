@@ -705,6 +705,9 @@ void guard_fault_stopped(pid_t tid, const char *site);
 void guard_signal(struct tracee *t, int sig);
 /* An int3 replacing ORIG at ADDR of TID's process goes in or came out. */
 void guard_int3(pid_t tid, uint64_t addr, uint8_t orig, bool in);
+/* --engine=lockstep:instrument's int3 K at ADDR in a code cache (0:
+ * none), replacing ORIG. */
+void guard_cache_int3(unsigned k, uint64_t addr, uint8_t orig);
 /* Debug registers were programmed. */
 void guard_dr_used(void);
 /* T is about to be pinned (its own mask SAVED), or was given it back

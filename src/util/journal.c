@@ -103,6 +103,18 @@ void journal_int3(struct journal *j, uint64_t addr, uint8_t orig, bool in)
 	}
 }
 
+void journal_cache_int3(struct journal *j, unsigned k, uint64_t addr,
+			uint8_t orig)
+{
+	struct journal_int3 *e = &j->h->cache_int3[k];
+	__atomic_store_n(&e->in, 0, __ATOMIC_RELEASE);
+	if (!addr)
+		return;
+	e->addr = addr;
+	e->orig = orig;
+	__atomic_store_n(&e->in, JOURNAL_INT3_IN, __ATOMIC_RELEASE);
+}
+
 void journal_dr_used(struct journal *j)
 {
 	__atomic_store_n(&j->h->dr_used, 1, __ATOMIC_RELEASE);
