@@ -288,6 +288,12 @@ for r in $RUNS; do
 		cap=${cap:+--max-instructions=$cap}
 		run lockstep lockstep --start=$start $cap
 		target lockstep lockstep
+		# its profile is the step engine's (each instruction stepped):
+		# a step run with its options is these files
+		for x in cg out err rc; do
+			cp lockstep.lockstep.$x lsstep.step.$x
+		done
+		step_is "$(step_key --start=$start $cap)" lsstep
 		if grep -q 'Lockstep: [1-9][0-9]* instructions compared, 0 divergences' \
 			lockstep.lockstep.err; then
 			pass "lockstep: $(grep -o 'Lockstep: .*' lockstep.lockstep.err)"
