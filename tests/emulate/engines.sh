@@ -41,6 +41,8 @@
 #             as natively
 #   lockstep-instrument-cap  the same over the region's first 150,000
 #             instructions
+#   lockstep-instrument-whole  the same over the whole run (the dynamic
+#             loader, lazy binding, exit)
 #   lockstep-instrument-threads  the same with --threads=all: 0
 #             divergences, the output and status as natively
 #   lockstep-instrument-selftest  the same must fail where the instrument
@@ -330,12 +332,13 @@ for r in $RUNS; do
 			{ fail "threads: $(grep -o 'Lockstep: .*' threads.lockstep.err)"
 			  grep 'lockstep: divergence' threads.lockstep.err | head -n 3; }
 		;;
-	lockstep-instrument|lockstep-instrument-cap)
-		cap=
+	lockstep-instrument|lockstep-instrument-cap|lockstep-instrument-whole)
+		opts="--start=$start"
 		[ "$r" = lockstep-instrument-cap ] &&
-			cap=--max-instructions=150000
-		run step li --start=$start $cap
-		run lockstep:instrument li --start=$start $cap
+			opts="$opts --max-instructions=150000"
+		[ "$r" = lockstep-instrument-whole ] && opts=
+		run step li $opts
+		run lockstep:instrument li $opts
 		target li lockstep:instrument
 		OTHER=lockstep:instrument same li cg
 		if grep -q 'Lockstep: [1-9][0-9]* events .* compared with the step engine.s, 0 windows diverged' \
