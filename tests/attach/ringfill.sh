@@ -14,6 +14,11 @@
 #   not collected (kill@parked:N; spin() has no exit, so the stop is a
 #   fill): the server lives on.  With the guard page's fault it died of
 #   SIGSEGV every time.
+# - attached under --engine=lockstep:instrument, cachetrace killed with
+#   the thread one byte past one of its int3s in the code cache
+#   (kill@proof:N): the guardian puts the byte back and the thread on it.
+#   Before it knew those int3s, the thread ran on from the byte after
+#   (a wrong result or a crash, 10 kills in 16).
 . "$(dirname "$0")/lib.sh"
 # Where the host gives no code cache (--check; the suite's third pass
 # forces it with CACHETRACE_HOST=inject=no) there is no ring: the
@@ -57,15 +62,17 @@ S=rq$$
 build server $S
 printf 'h 1\ns 7\nh 3\n' >reqs
 ./$S <reqs >sref || fail "untraced server run"
-for site in ringdrain parked; do
+for site in ringdrain parked proof; do
 for n in 1 3 8; do
+	eng=instrument
+	[ $site = proof ] && eng=lockstep:instrument n=$((n * 700))
 	what="killed at kill@$site:$n"
 	rm -f req tgt.out; mkfifo req
 	./$S <req >tgt.out &
 	spid=$!
 	exec 3>req
 	echo 'h 1' >&3
-	CACHETRACE_FAULT=kill@$site:$n "$CT" -q --engine=instrument \
+	CACHETRACE_FAULT=kill@$site:$n "$CT" -q --engine=$eng \
 		-p $spid --start=spin -o p.cg 2>ct.err &
 	CTPID=$!
 	wait_traced $spid || fail "$what: cachetrace never attached"
