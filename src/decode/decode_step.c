@@ -686,8 +686,10 @@ bool lean_make(struct drec *r)
 	const uint8_t rsp = 4, rbp = 5;		/* encoding numbers */
 
 	memset(l, 0, sizeof(*l));
+	/* (fxsave and fxrstor too: VEX's sequence of accesses, step_vex_xs,
+	 * not their operand's 512 bytes) */
 	if (in->unknown || !in->len || in->rep || in->needs_xstate ||
-	    (in->regs_out & ~(1u << SLOT(rsp))) ||
+	    (in->regs_out & ~(1u << SLOT(rsp))) || r->vex_xs != XS_NONE ||
 	    (r->flags & (RF_XSAVE | RF_XSAVEC | RF_CAS_EXIT | RF_BT_REG)))
 		return false;
 	switch (r->cls) {

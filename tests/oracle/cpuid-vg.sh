@@ -13,6 +13,8 @@
 #   show the identity VEX's sources give it in their comments (the
 #   cpuinfo of the machine each was taken from): vendor, largest leaf,
 #   family/model/stepping in leaf 1's eax, brand, OSXSAVE, and xgetbv 7.
+# - Under vg-cpu=sse42 (fxsave in the loader), lockstep:instrument finds
+#   the instrument engine's events the step engine's.
 # - Bad uses: --cpuid=other, --engine=native --cpuid=valgrind,
 #   --auxv=valgrind with -p.
 . "$(dirname "$0")/lib.sh"
@@ -71,6 +73,15 @@ avx GenuineIntel 0xd 000206a7 00000007 Intel(R) Core(TM) i5-2300 CPU @ 2.80GHz
 sse42 GenuineIntel 0xb 00020652 - Intel(R) Core(TM) i5 CPU         670  @ 3.47GHz
 baseline AuthenticAMD 0x1 00000f5a - AMD Opteron (tm) Processor 848
 TABLE
+
+# A CPU without XSAVE: glibc's loader saves the registers with fxsave
+# (_dl_runtime_resolve_fxsave), whose accesses are VEX's sequence (the
+# step engine's); the instrument engine logged its operand's 512 bytes
+# until its events were checked here against the step engine's, one
+# instruction at a time.
+CACHETRACE_HOST=vg-cpu=sse42 "$CACHETRACE" -q --engine=lockstep:instrument \
+	--cpuid=valgrind -o li.cg -- ./"$PROG" >li.out 2>li.err ||
+	bad "vg-cpu=sse42, lockstep:instrument: status $?: $(grep -m1 'divergence' li.err)"
 
 "$CACHETRACE" -q --cpuid=intel -- ./"$PROG" >/dev/null 2>bad.err
 rc=$?
