@@ -1068,11 +1068,13 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 			return leave_cache(tr, t, in, true);
 		if (!proof_trap(tr, t, in, &r))
 			return false;
-		/* --max-instructions met in the cache: out of it, every
-		 * instruction it completed accounted (t->win.steps those
-		 * before it entered) */
-		if (tr->eng.max_steps && tracee_leads(t) &&
-		    t->win.steps + in->moves >= tr->eng.max_steps)
+		/* --max-instructions or a sample's length met in the cache:
+		 * out of it, every instruction it completed accounted
+		 * (t->win.steps those before it entered) */
+		uint64_t cap = tr->eng.max_steps;
+		if (tr->eng.sample_cap && (!cap || tr->eng.sample_cap < cap))
+			cap = tr->eng.sample_cap;
+		if (cap && tracee_leads(t) && t->win.steps + in->moves >= cap)
 			return leave_cache(tr, t, in, false);
 		return true;
 	}

@@ -149,14 +149,16 @@ static long min_wait(long a, long b)
  * for a ring's worth of records (a million instructions or more, a
  * millisecond): it is interrupted when, at the pace it has gone so far
  * (a billion a second before it has any), it would be at the cap, and
- * its next run ends the sample if it is past it.  Returns the wait (us),
- * or -1. */
+ * its next run ends the sample if it is past it.  Not under
+ * lockstep:instrument, whose lead stops at every instruction and meets
+ * its cap there (instrument.c): interrupted every 20 us, it stopped
+ * before completing any, again and again.  Returns the wait (us), or -1. */
 static long poke(struct tracer *tr, uint64_t now)
 {
 	struct sample_state *s = &tr->smp;
 	struct tracee *lead = sample_lead(tr);
 	if (!lead || !lead->in_cache || tracee_stopped(lead) ||
-	    tracee_ending(lead)) {
+	    tracee_ending(lead) || tr->eng.proof) {
 		s->poke_at = 0;
 		return -1;
 	}
