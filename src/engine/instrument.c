@@ -1047,34 +1047,27 @@ static bool inst_trap(struct tracer *tr, struct tracee *t)
 	if (tr->eng.proof) {
 		struct user_regs_struct r;
 		const struct iblock *b;
-		if (tracee_getregs(t->tid, &r) < 0) {
-			proof_unplant(in);
-			return false;
-		}
-		if ((in->bp[0] && r.rip == in->bp[0] + 1) ||
-		    (in->bp[1] && r.rip == in->bp[1] + 1)) {
+		bool ok = tracee_getregs(t->tid, &r) == 0;
+		if (ok && ((in->bp[0] && r.rip == in->bp[0] + 1) ||
+			   (in->bp[1] && r.rip == in->bp[1] + 1))) {
 			/* one of our int3s (it runs only to them); killed
 			 * here, the guardian takes it back
 			 * (tests/attach/ringfill.sh) */
 			guard_fault("proof");
 			r.rip--;
-			if (tracee_setregs(t->tid, &r) < 0) {
-				proof_unplant(in);
-				return false;
-			}
+			ok = tracee_setregs(t->tid, &r) == 0;
 		}
-		proof_unplant(in);
+		proof_unplant(in);	/* (once it is back on the byte) */
+		if (!ok)
+			return false;
 		if (exit_at(in, &r, &b))
 			return leave_cache(tr, t, in, true);
 		if (!proof_trap(tr, t, in, &r))
 			return false;
-		/* --max-instructions or a sample's length met in the cache:
-		 * out of it, every instruction it completed accounted
-		 * (t->win.steps those before it entered) */
-		uint64_t cap = tr->eng.max_steps;
-		if (tr->eng.sample_cap && (!cap || tr->eng.sample_cap < cap))
-			cap = tr->eng.sample_cap;
-		if (cap && tracee_leads(t) && t->win.steps + in->moves >= cap)
+		/* --max-instructions or a sample's length met in the cache
+		 * (t->win.steps those before it entered): out of it, every
+		 * instruction it completed accounted */
+		if (tracee_leads(t) && engine_at_cap(&tr->eng, t, in->moves))
 			return leave_cache(tr, t, in, false);
 		return true;
 	}
@@ -1090,7 +1083,6 @@ static bool leave_cache(struct tracer *tr, struct tracee *t, struct inst *in,
 			bool at_exit)
 {
 	struct user_regs_struct r;
-	proof_unplant(in);
 	if (tracee_getregs(t->tid, &r) < 0)
 		return false;
 	const struct iblock *b;

@@ -174,17 +174,23 @@ static inline bool engine_at_sample_cap(const struct engine *e,
 	return e->sample_cap && t->win.steps >= e->sample_cap;
 }
 
+/* Do T's steps, and MORE it completed that are not accounted yet, reach
+ * a cap (--max-instructions, a sample's length)? */
+static inline bool engine_at_cap(const struct engine *e,
+				 const struct tracee *t, uint64_t more)
+{
+	uint64_t n = t->win.steps + more;
+	return (e->max_steps && n >= e->max_steps) ||
+	       (e->sample_cap && n >= e->sample_cap);
+}
+
 /* engine.h's engine_at_stop with T's registers R: its stop event, or a
- * cap on its steps (--max-instructions, a sample's length). */
+ * cap on its steps. */
 static inline bool engine_at_stop_regs(const struct engine *e,
 				       const struct tracee *t,
 				       const struct user_regs_struct *r)
 {
-	if (e->max_steps && t->win.steps >= e->max_steps)
-		return true;
-	if (engine_at_sample_cap(e, t))
-		return true;
-	return engine_at_stop_event_regs(t, r);
+	return engine_at_cap(e, t, 0) || engine_at_stop_event_regs(t, r);
 }
 
 /* A software breakpoint (int3), restored byte for byte on removal. */
