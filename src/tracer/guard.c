@@ -49,6 +49,7 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -336,6 +337,34 @@ static bool in_cache(const struct journal *j, uint64_t addr)
 	return false;
 }
 
+/* tracee_wait for thread TID, which runs from the code cache: 20 ms at
+ * most, then it is interrupted (seized by take_over).  A thread that left
+ * the cache by a stub whose system call was skipped runs natively from
+ * there, and may make no system call for as long as it lives (a loop):
+ * it kept its guardian, its pin and the cache while it ran
+ * (tests/attach/kill9.sh's toggle windows, once its targets ran until
+ * told to end). */
+static pid_t wait_run(pid_t tid, int *status)
+{
+	struct timespec t0, t, nap = { 0, 20000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != 0)
+			return r;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000L +
+		    (t.tv_nsec - t0.tv_nsec) > 20000000L)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 && errno != ESRCH)
+		return -1;
+	return tracee_wait(tid, status);
+}
+
 /* Thread TID, stopped in the instrument engine's code cache: run it to
  * where it leaves the cache by design (src/engine/itrans.h), an exit's
  * stub: run with PTRACE_SYSCALL, it stops at the stub's getpid, and at
@@ -345,7 +374,8 @@ static bool in_cache(const struct journal *j, uint64_t addr)
  * block's own pc.  Or it stood past a stub's system call already (taken
  * at its stop, skipped when cachetrace died) and runs out: stopped at its
  * next system call, natively, which runs at the detach (PTRACE_SYSEMU
- * would skip it: a server's write lost, tests/attach/ringfill.sh).
+ * would skip it: a server's write lost, tests/attach/ringfill.sh), or
+ * stopped by wait_run's interrupt, out of the cache.
  * Signals that come meanwhile are kept in SIGS (*N_SIGS of at most MAX)
  * for the detach; a fault of the program's own there (not ours) cannot be
  * put at its original pc without the engine: after three the thread is
@@ -373,7 +403,7 @@ static bool run_out_of_cache(const struct journal *j, pid_t tid, int *sigs,
 		}
 		int status;
 		if (ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)deliver) < 0 ||
-		    tracee_wait(tid, &status) <= 0 || !WIFSTOPPED(status))
+		    wait_run(tid, &status) <= 0 || !WIFSTOPPED(status))
 			return false;
 		sig = (unsigned)status >> 16 ? 0 : WSTOPSIG(status);
 	}

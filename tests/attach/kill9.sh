@@ -51,17 +51,15 @@ trial() {
 	# (a toggle window's first entry into the code cache injects about
 	# 40 calls: the rings, the caches)
 	[ "$kind" = inject ] && env="CACHETRACE_FAULT=kill@inject:$((1 + r % 30))"
-	# The tracer's own SIGKILL lands while the target still loops: one
-	# that lands while the target's exit is stepped (its system calls,
-	# an xsavec: the instrument engine steps them) is the limitation
-	# --check states (a trap taken in the tracer's last microseconds:
-	# the target died of that step's SIGTRAP in 5 of 330 such trials of
-	# the sanitizer build, three at a time, where attaching alone had
-	# taken most of the 0.6 s; none in 360 with 1.5 s).
-	margin=0.6
-	[ "$kind" = worker ] && margin=1.5
-	secs=$(awk -v m=$ms -v g=$margin 'BEGIN { printf "%.3f", m / 1000 + g }')
-	./$V $secs $phase_at $threads > v$n.out 2> v$n.err &
+	# The target loops until told (SIGUSR1) once it is let go, so that
+	# every kill lands while it still loops: one that lands while the
+	# target's exit is stepped (its system calls, an xsavec: the
+	# instrument engine steps them) is the limitation --check states (a
+	# trap taken in the tracer's last microseconds: with a fixed 0.6 s
+	# run the target died of that step's SIGTRAP in 5 of 330 such trials
+	# of the sanitizer build, where attaching alone had taken most of
+	# it).  60 s: a bound, never reached but by a failure.
+	./$V 60 $phase_at $threads > v$n.out 2> v$n.err &
 	vp=$!
 	aff=$(proc_field $vp Cpus_allowed_list)
 	sleep 0.05
@@ -81,11 +79,13 @@ trial() {
 	esac
 	# Once let go (by the tracer or its guardian), every thread has its
 	# own CPUs again: none left pinned to the tracer's (checked while
-	# the target still runs, 0.6 s past the kill; the kernel lets the
-	# threads go at the tracer's death and the guardian takes them
-	# back, so a pin is a harm only if it lasts).
+	# the target still runs; the kernel lets the threads go at the
+	# tracer's death and the guardian takes them back, so a pin is a
+	# harm only if it lasts: 1 s at most).  A crash (abort, trap) comes
+	# at an event of the first 400, a kill at once: cachetrace gone, no
+	# tracer is left.
 	pinned=
-	for k in $(seq 1 25); do
+	for k in $(seq 1 50); do
 		pinned=
 		for s in /proc/$vp/task/*/status; do
 			a=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "$s" 2>/dev/null)
@@ -96,6 +96,9 @@ trial() {
 	done
 	if kill -0 $vp 2>/dev/null; then
 		echo checked > t$n.aff
+		# on its own again: it computes a while, then ends
+		sleep 0.2
+		kill -USR1 $vp 2>/dev/null
 	else
 		pinned=		# it ended: nothing left to check
 	fi

@@ -4,8 +4,10 @@
  * kills it.  rare() runs every 64 rounds; phase() (2000 rounds of work in
  * one call, checked after) once, PHASE_AT seconds in.
  *   verify SECONDS [PHASE_AT [THREADS]]: THREADS threads (default 1), each
- *   with its own array, for SECONDS; then "ok ROUNDS" and exit 0. */
+ *   with its own array, for SECONDS or until a SIGUSR1; then "ok ROUNDS"
+ *   and exit 0. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,13 @@ struct arr {
 };
 
 static volatile uint64_t sink;
+static volatile sig_atomic_t stop;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 static double secs, phase_at, t0;
 
 __attribute__((noinline)) void work(struct arr *x, uint64_t r)
@@ -53,7 +62,7 @@ static void *run(void *arg)
 	int phased = phase_at < 0;	/* negative: no phase() */
 	for (unsigned i = 0; i < N; i++)
 		x->a[i] = i * 7919;
-	while (now() - t0 < secs) {
+	while (!stop && now() - t0 < secs) {
 		memcpy(x->prev, x->a, sizeof(x->a));
 		work(x, r);
 		for (unsigned i = 0; i < N; i++)
@@ -90,6 +99,7 @@ int main(int argc, char **argv)
 	pthread_t th[8];
 	static struct arr arrs[8];
 	t0 = now();
+	signal(SIGUSR1, on_usr1);
 	if (n < 1 || n > 8)
 		n = 1;
 	for (int i = 1; i < n; i++)
