@@ -5,7 +5,8 @@
 # pkg-config package, "oracle-cflags: ..." adds flags); RUNS (default
 # "region sw lockstep") picks the checks:
 #   region    --start=work (main without one) with call stacks, the
-#             Callgrind and folded outputs and --trace-mem
+#             Callgrind and folded outputs and --trace-mem (stepped by
+#             the lockstep engine where lockstep is asked for too)
 #   flat      --start=work, the flat profile only (large regions: the
 #             first 400,000 instructions, 16 s stepped here)
 #   uc-pages  the region with Unicorn's own page collection per store
@@ -19,7 +20,8 @@
 #             the program's output and status (the sanitizer pass)
 #   whole     the whole run (the dynamic loader, lazy binding, exit)
 #   sw        --start with --breakpoints=sw and --max-instructions
-#   lockstep  --engine=lockstep over the region: 0 divergences
+#   lockstep  --engine=lockstep over the region: 0 divergences (the
+#             region's run, where there was one)
 #   lockstep-cap  the same over the region's first 150,000 instructions
 #             (ENGINES_LOCKSTEP_CAP=N: both over the first N at most,
 #             tests/run.sh's pass with the host probes' other answers,
@@ -74,6 +76,7 @@ ME=engines-$NAME
 W=$SCRATCH/$ME.$(echo "$RUNS" | tr -c 'a-z0-9\n' '-')
 rm -rf "$W" && mkdir -p "$W" && W=$(realpath "$W") && cd "$W" || exit 1
 fails=0
+region_ls=
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 pass() { echo "ok: $*"; }
 die() { echo "FAIL: $*"; exit 1; }
@@ -162,12 +165,25 @@ target() {
 for r in $RUNS; do
 	case $r in
 	region)
-		for e in step emulate; do
+		# Where lockstep is asked for too, its run is the step side:
+		# the step engine's, each instruction also emulated and
+		# compared (its files are a step run's, the emulator beside),
+		# which the lockstep check then reads rather than stepping
+		# the region a second time.
+		se=step
+		case " $RUNS " in *" lockstep "*) se=lockstep ;; esac
+		for e in $se emulate; do
 			run $e region --start=$start --call-stacks=yes \
 				--callgrind-out-file=region.$e.callgrind \
 				--folded-out-file=region.$e.folded \
 				--trace-mem=region.$e.mem
 		done
+		if [ $se = lockstep ]; then
+			for x in cg out err rc callgrind folded mem; do
+				cp region.lockstep.$x region.step.$x
+			done
+			region_ls=1
+		fi
 		target region step emulate
 		same region cg callgrind folded mem
 		# its flat profile is a plain run's (instrument below)
@@ -288,7 +304,14 @@ for r in $RUNS; do
 			[ "${cap:-$ENGINES_LOCKSTEP_CAP}" -ge "$ENGINES_LOCKSTEP_CAP" ] &&
 			cap=$ENGINES_LOCKSTEP_CAP
 		cap=${cap:+--max-instructions=$cap}
-		run lockstep lockstep --start=$start $cap
+		if [ -n "${region_ls:-}" ] && [ -z "$cap" ]; then
+			# the region's run was this check's (region above)
+			for x in cg out err rc; do
+				cp region.lockstep.$x lockstep.lockstep.$x
+			done
+		else
+			run lockstep lockstep --start=$start $cap
+		fi
 		target lockstep lockstep
 		# its profile is the step engine's (each instruction stepped):
 		# a step run with its options is these files
