@@ -8,7 +8,8 @@
 #             Callgrind and folded outputs and --trace-mem (stepped by
 #             the lockstep engine where lockstep is asked for too)
 #   flat      --start=work, the flat profile only (large regions: the
-#             first 400,000 instructions, 16 s stepped here)
+#             first 400,000 instructions, 16 s stepped here; 150,000
+#             with lockstep-cap, whose run is then the step side)
 #   uc-pages  the region with Unicorn's own page collection per store
 #             (CACHETRACE_HOST=uc-pages=qemu) against stepping
 #   models    --start=work with the costlier models (hier, TAGE) and
@@ -245,8 +246,12 @@ for r in $RUNS; do
 			fail "uc-pages: --check does not say QEMU's path is forced"
 		;;
 	flat)
+		# (after lockstep-cap, over its 150,000: its run is the step
+		# side, as it stands for a step run with its options)
+		fc=400000
+		case " $RUNS " in *" lockstep-cap "*) fc=150000 ;; esac
 		for e in step emulate; do
-			run $e flat --start=$start --max-instructions=400000
+			run $e flat --start=$start --max-instructions=$fc
 		done
 		target flat step emulate
 		same flat cg
