@@ -34,7 +34,7 @@
 #   instrument  --engine=instrument over the region against stepping (the
 #             same profile, the program as natively) and the summary's
 #             count of instructions run from the code cache (not 0)
-#   instrument-signal  the program run with the arguments "20000 1"
+#   instrument-signal  the program run with the arguments "5000 1"
 #             (tests/emulate/icache.c: a timer's signal while it spins in
 #             one block of the cache): its output and exit status as
 #             natively, and at least one stop inside the cache recovered
@@ -278,7 +278,7 @@ for r in $RUNS; do
 		;;
 	instrument-signal)
 		"$CT" --engine=instrument -o isig.cg --start=$start -- \
-			./"$NAME" 20000 1 >isig.out 2>isig.err
+			./"$NAME" 5000 1 >isig.out 2>isig.err
 		rc=$?
 		[ $rc -eq 0 ] && cmp -s native.out isig.out &&
 			pass "instrument-signal: output and exit status as natively" ||
