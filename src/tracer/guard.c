@@ -771,6 +771,55 @@ void guard_on_signal(struct tracer *tr, int sig)
 	}
 }
 
+/* /proc/PID/stat's parent, process group and session. */
+static bool proc_ids(pid_t pid, pid_t *ppid, pid_t *pgrp, pid_t *sid)
+{
+	char buf[512];
+	const char *p = proc_stat_fields(pid, buf, sizeof(buf));
+	int a, b, c;
+	if (!p || sscanf(p, " %*c %d %d %d", &a, &b, &c) != 3)
+		return false;
+	*ppid = a, *pgrp = b, *sid = c;
+	return true;
+}
+
+/* Is process group PGRP of session SID orphaned (POSIX): the parent of
+ * each member in the group or outside the session? */
+static bool pgrp_orphaned(pid_t pgrp, pid_t sid)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return false;
+	bool orphaned = true;
+	struct dirent *de;
+	while (orphaned && (de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name), ppid, g, s, pg, ps, x;
+		if (pid <= 0 || !proc_ids(pid, &ppid, &g, &s) || g != pgrp)
+			continue;
+		if (ppid > 0 && proc_ids(ppid, &x, &pg, &ps) && pg != pgrp &&
+		    ps == sid)
+			orphaned = false;
+	}
+	closedir(d);
+	return orphaned;
+}
+
+bool guard_orphan_hup(struct tracer *tr, const struct event_info *ei)
+{
+	pid_t ppid, pgrp, sid;
+	if (!guard_journal || tracee_hold_sig != SIGSTOP ||
+	    ei->ev != TE_SIGNAL || ei->sig != SIGHUP ||
+	    tracee_si_code(ei->tid) != SI_KERNEL ||
+	    !proc_ids(tr->target_pid, &ppid, &pgrp, &sid) ||
+	    !pgrp_orphaned(pgrp, sid))
+		return false;
+	if (!tr->opt.quiet)
+		error_msg("note: process %d's group became orphaned while "
+			  "cachetrace held it stopped: the kernel's SIGHUP for "
+			  "that not delivered", tr->target_pid);
+	return true;
+}
+
 void guard_release(struct tracer *tr)
 {
 	(void)tr;
