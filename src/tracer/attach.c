@@ -155,7 +155,8 @@ static void wait_interrupt_stops(struct tracer *tr)
 			if (event == PTRACE_EVENT_STOP) {
 				t->flags |= TF_STOPPED;
 			} else if (event == 0) {
-				t->inject = WSTOPSIG(status);
+				t->inject = guard_deliverable(tr, t->tid,
+							      WSTOPSIG(status));
 				t->flags |= TF_STOPPED;
 			} else {
 				tracee_restart(t, PTRACE_CONT, 0);

@@ -589,7 +589,7 @@ static void establish_hold(struct tracer *tr)
 		if (ei.ev == TE_SIGNAL && ei.sig == SIGSTOP && hold_expect)
 			hold_expect--, sig = SIGSTOP;	/* ours: deliver */
 		else if (ei.ev == TE_SIGNAL || ei.ev == TE_TRAP)
-			sig = ei.sig;	/* the target's: deliver */
+			sig = guard_deliverable(tr, ei.tid, ei.sig);
 		tracee_restart(t, PTRACE_CONT, sig);
 	}
 }
@@ -804,20 +804,19 @@ static bool pgrp_orphaned(pid_t pgrp, pid_t sid)
 	return orphaned;
 }
 
-bool guard_orphan_hup(struct tracer *tr, const struct event_info *ei)
+int guard_deliverable(struct tracer *tr, pid_t tid, int sig)
 {
 	pid_t ppid, pgrp, sid;
-	if (!guard_journal || tracee_hold_sig != SIGSTOP ||
-	    ei->ev != TE_SIGNAL || ei->sig != SIGHUP ||
-	    tracee_si_code(ei->tid) != SI_KERNEL ||
+	if (sig != SIGHUP || !guard_journal || tracee_hold_sig != SIGSTOP ||
+	    tracee_si_code(tid) != SI_KERNEL ||
 	    !proc_ids(tr->target_pid, &ppid, &pgrp, &sid) ||
 	    !pgrp_orphaned(pgrp, sid))
-		return false;
+		return sig;
 	if (!tr->opt.quiet)
 		error_msg("note: process %d's group became orphaned while "
 			  "cachetrace held it stopped: the kernel's SIGHUP for "
 			  "that not delivered", tr->target_pid);
-	return true;
+	return 0;
 }
 
 void guard_release(struct tracer *tr)

@@ -498,8 +498,9 @@ void tracee_stop_all(struct tracer *tr)
 			if (event == 0 && sig == SIGTRAP)
 				t->flags |= TF_TRAPPED;
 			else if (event == 0) {
-				t->pending_sig = sig;
-				guard_signal(t, sig);
+				t->pending_sig = guard_deliverable(tr, t->tid,
+								   sig);
+				guard_signal(t, t->pending_sig);
 			}
 		}
 	}

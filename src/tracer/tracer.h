@@ -722,11 +722,12 @@ void guard_pin(struct tracee *t, const cpu_set_t *saved);
 /* A signal-delivery stop of SIG: our stop came back (SIGSTOP we sent),
  * was replaced by the user's, or ended (SIGCONT): keep it in effect. */
 void guard_on_signal(struct tracer *tr, int sig);
-/* EI, a signal-delivery stop, is the kernel's SIGHUP to a process group
- * that became orphaned while our stop held the target: a notice our stop
- * alone brought on (a group with no stopped member gets none), never
- * delivered.  True then, with a note. */
-bool guard_orphan_hup(struct tracer *tr, const struct event_info *ei);
+/* SIG, the signal of thread TID's signal-delivery stop, as it is to be
+ * delivered: 0 for the kernel's SIGHUP to a process group that became
+ * orphaned while our stop held the target, a notice our stop alone
+ * brought on (a group with no stopped member gets none; a note says so).
+ * Every path that delivers a stop's signal asks. */
+int guard_deliverable(struct tracer *tr, pid_t tid, int sig);
 /* The target is released (every thread detached): end our stop and
  * dismiss the guardian. */
 void guard_release(struct tracer *tr);

@@ -119,7 +119,7 @@ static void settle_deferred(struct tracer *tr)
 		if (event == 0 && sig == SIGTRAP)
 			t->flags |= TF_TRAPPED;
 		else if (event == 0 && !t->pending_sig)
-			t->pending_sig = sig;
+			t->pending_sig = guard_deliverable(tr, t->tid, sig);
 	}
 }
 
@@ -308,7 +308,8 @@ static int int3_step_done(struct tracer *tr, struct tracee *t, int status,
 		return 0;
 	}
 	if (event == 0) {
-		t->inject = WSTOPSIG(status);	/* nothing ran */
+		/* nothing ran */
+		t->inject = guard_deliverable(tr, t->tid, WSTOPSIG(status));
 		return 0;
 	}
 	t->deferred_status = status;
