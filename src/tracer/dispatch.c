@@ -316,10 +316,9 @@ static enum restart dispatch_event(struct tracer *tr, struct event_info *ei)
 	if (ei->ev == TE_EXITED && children_is_helper(tr, ei->tid))
 		return RESTART_NONE;	/* a child's cachetrace ended */
 	struct tracee *t = tracee_find(tr, ei->tid);
-	if (ei->ev == TE_SIGNAL &&
-	    !(ei->sig = guard_deliverable(tr, ei->tid, ei->sig))) {
-		/* our stop's doing: not delivered */
-	} else if (ei->ev == TE_SIGNAL) {
+	if (ei->ev == TE_SIGNAL)	/* 0: our stop's doing, not delivered */
+		ei->sig = guard_deliverable(tr, ei->tid, ei->sig);
+	if (ei->ev == TE_SIGNAL && ei->sig) {
 		/* Held in its stop until restarted: the guardian sends it
 		 * if we die meanwhile.  A stop or continue may change our
 		 * own job-control stop. */
