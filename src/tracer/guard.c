@@ -50,7 +50,6 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -347,20 +346,9 @@ static bool in_cache(const struct journal *j, uint64_t addr)
  * told to end). */
 static pid_t wait_run(pid_t tid, int *status)
 {
-	struct timespec t0, t, nap = { 0, 20000 };
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r != 0)
-			return r;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000000000L +
-		    (t.tv_nsec - t0.tv_nsec) > 20000000L)
-			break;
-		nanosleep(&nap, NULL);
-	}
+	pid_t r = tracee_wait_within(tid, status, 20000);
+	if (r != 0)
+		return r;
 	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 && errno != ESRCH)
 		return -1;
 	return tracee_wait(tid, status);

@@ -234,18 +234,26 @@ static bool thread_dead(pid_t tid)
 
 pid_t tracee_wait(pid_t tid, int *status)
 {
+	return tracee_wait_within(tid, status, -1);
+}
+
+pid_t tracee_wait_within(pid_t tid, int *status, long us)
+{
 	/* Not a blocking waitpid: on a group leader that died while we held
 	 * its other threads (another one called exit_group as the leader
 	 * stepped over our int3), it would never return (the others' exits
 	 * are reported first, and only to a wait on them): cachetrace hung
 	 * in attach/verify-threads.  A step reports within microseconds;
 	 * after the first tries we look at the thread every 16. */
+	double until = us < 0 ? 0 : now_seconds() + us / 1e6;
 	for (unsigned i = 0;; i++) {
 		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r != 0)
 			return r;
+		if (us >= 0 && (i & 15) == 15 && now_seconds() >= until)
+			return 0;
 		if ((i & 15) == 15 && thread_dead(tid)) {
 			r = waitpid(tid, status, __WALL | WNOHANG);
 			if (r != 0)

@@ -450,6 +450,9 @@ int tracee_write_mem(pid_t tid, uint64_t addr, const void *buf, size_t len);
  * dead or a zombie that cannot report yet (a group leader whose other
  * threads live on: the main loop's wait sees its exit later). */
 pid_t tracee_wait(pid_t tid, int *status);
+/* tracee_wait for US microseconds at most: 0 when TID has not reported
+ * by then. */
+pid_t tracee_wait_within(pid_t tid, int *status, long us);
 /* A job-control stop signal: its group-stop is kept with PTRACE_LISTEN. */
 static inline bool is_stop_signal(int sig)
 {
