@@ -77,7 +77,6 @@ ME=engines-$NAME
 W=$SCRATCH/$ME.$(echo "$RUNS" | tr -c 'a-z0-9\n' '-')
 rm -rf "$W" && mkdir -p "$W" && W=$(realpath "$W") && cd "$W" || exit 1
 fails=0
-region_ls=
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 pass() { echo "ok: $*"; }
 die() { echo "FAIL: $*"; exit 1; }
@@ -183,7 +182,6 @@ for r in $RUNS; do
 			for x in cg out err rc callgrind folded mem; do
 				cp region.lockstep.$x region.step.$x
 			done
-			region_ls=1
 		fi
 		target region step emulate
 		same region cg callgrind folded mem
@@ -309,8 +307,9 @@ for r in $RUNS; do
 			[ "${cap:-$ENGINES_LOCKSTEP_CAP}" -ge "$ENGINES_LOCKSTEP_CAP" ] &&
 			cap=$ENGINES_LOCKSTEP_CAP
 		cap=${cap:+--max-instructions=$cap}
-		if [ -n "${region_ls:-}" ] && [ -z "$cap" ]; then
-			# the region's run was this check's (region above)
+		if [ -z "$cap" ] && [ -f region.lockstep.rc ]; then
+			# the region's run was this check's (region above; $W
+			# starts empty)
 			for x in cg out err rc; do
 				cp region.lockstep.$x lockstep.lockstep.$x
 			done
