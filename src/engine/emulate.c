@@ -361,6 +361,8 @@ static void stop(struct emu *em, enum why why)
 static bool event_pending(const struct tracee *t)
 {
 	siginfo_t si = { 0 };
+	if (tracee_event_held(t->tid))
+		return true;
 	return waitid(P_PID, (id_t)t->tid, &si, WSTOPPED | WEXITED | WNOHANG |
 		      WNOWAIT | __WALL) == 0 && si.si_pid != 0;
 }

@@ -169,7 +169,7 @@ static int take_over(pid_t pid, struct gthread *th, int max,
 			 * leader that exited while its threads live (a
 			 * server whose main thread called pthread_exit). */
 			pid_t r = in_process ?
-				  waitpid(th[i].tid, &status, __WALL | WNOHANG) :
+				  tracee_reap(th[i].tid, &status) :
 				  tracee_wait(th[i].tid, &status);
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -508,6 +508,7 @@ static noreturn void guardian(int rfd, int jfd)
 	 * signals that end it. */
 	setsid();
 	prctl(PR_SET_NAME, "cachetrace-grd");
+	tracee_forget_held();		/* (cachetrace's) */
 	struct sigaction sa = { .sa_handler = SIG_IGN };
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV &&

@@ -102,6 +102,9 @@ void launch_kill_and_reap(pid_t pid)
 	int status;
 	pid_t r;
 	kill(pid, SIGKILL);
+	while ((r = tracee_reap(-1, &status)) > 0)	/* reaped already */
+		if (WIFSTOPPED(status))
+			tracee_restart_pid(r, PTRACE_CONT, 0);
 	while ((r = waitpid(-1, &status, __WALL)) > 0 || errno == EINTR)
 		if (r > 0 && WIFSTOPPED(status))
 			tracee_restart_pid(r, PTRACE_CONT, 0);
@@ -221,7 +224,10 @@ int launch_wait_exit(struct tracer *tr)
 	if (tr->target_status < 0) {
 		int status;
 		for (;;) {
-			pid_t r = waitpid(tr->target_pid, &status, 0);
+			/* (its exit reaped already, with another event) */
+			pid_t r = tracee_event_held(tr->target_pid) ?
+				  tracee_reap(tr->target_pid, &status) :
+				  waitpid(tr->target_pid, &status, 0);
 			if (r == tr->target_pid)
 				break;
 			if (r < 0 && errno == EINTR)

@@ -232,6 +232,69 @@ static bool thread_dead(pid_t tid)
 	return !f || f[1] == 'Z' || f[1] == 'X';
 }
 
+/* Wait events reaped but not dispatched yet, oldest first.  waitpid(-1)
+ * reports the threads in the kernel's order (the newest first): a thread
+ * that stops again within microseconds of its resume (a ring of 64
+ * instructions' records, a step) would be reported every time, and
+ * another one's stop never (tests/cachemodel/falseshare.sh: one worker
+ * ran its 3000 increments, 265 turns, before the other's first was
+ * collected).  So each wait that finds one event reaps every other
+ * waiting, and those are dispatched in turn before the next wait, as
+ * strace does.  Every wait for one thread looks here first. */
+#define HELD_MAX 64
+static struct {
+	pid_t tid;
+	int status;
+} held[HELD_MAX];
+static unsigned n_held;
+
+/* The held event of TID (-1: the oldest), taken: its tid, or 0. */
+static pid_t held_take(pid_t tid, int *status)
+{
+	for (unsigned i = 0; i < n_held; i++) {
+		if (tid != -1 && held[i].tid != tid)
+			continue;
+		pid_t r = held[i].tid;
+		*status = held[i].status;
+		memmove(&held[i], &held[i + 1], (n_held - i - 1) * sizeof(held[0]));
+		n_held--;
+		return r;
+	}
+	return 0;
+}
+
+/* Reap what else is waiting (after a wait that found an event). */
+static void held_reap(void)
+{
+	while (n_held < HELD_MAX) {
+		int status;
+		pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
+		if (r <= 0)
+			break;
+		held[n_held].tid = r;
+		held[n_held++].status = status;
+	}
+}
+
+bool tracee_event_held(pid_t tid)
+{
+	for (unsigned i = 0; i < n_held; i++)
+		if (held[i].tid == tid)
+			return true;
+	return false;
+}
+
+void tracee_forget_held(void)
+{
+	n_held = 0;
+}
+
+pid_t tracee_reap(pid_t tid, int *status)
+{
+	pid_t r = held_take(tid, status);
+	return r ? r : waitpid(tid, status, __WALL | WNOHANG);
+}
+
 pid_t tracee_wait(pid_t tid, int *status)
 {
 	return tracee_wait_within(tid, status, -1);
@@ -247,7 +310,7 @@ pid_t tracee_wait_within(pid_t tid, int *status, long us)
 	 * after the first tries we look at the thread every 16. */
 	double until = us < 0 ? 0 : now_seconds() + us / 1e6;
 	for (unsigned i = 0;; i++) {
-		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+		pid_t r = tracee_reap(tid, status);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r != 0)
@@ -328,24 +391,33 @@ static void no_event(struct event_info *ei, int err)
 void tracee_next_event(struct event_info *ei)
 {
 	int status;
-	pid_t tid = waitpid(-1, &status, __WALL);
-	if (tid < 0) {
-		no_event(ei, errno);
-		return;
+	pid_t tid = held_take(-1, &status);
+	if (!tid) {
+		tid = waitpid(-1, &status, __WALL);
+		if (tid < 0) {
+			no_event(ei, errno);
+			return;
+		}
+		held_reap();
 	}
 	tracee_decode_status(tid, status, ei);
 }
 
 void tracee_next_event_within(struct event_info *ei, long us)
 {
+	int status, err = 0;
+	pid_t tid = held_take(-1, &status);
+	if (tid) {
+		tracee_decode_status(tid, status, ei);
+		return;
+	}
 	sigset_t chld, old;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	/* blocked from before the look to the wait: a state change after
 	 * the look stays pending for sigtimedwait */
 	sigprocmask(SIG_BLOCK, &chld, &old);
-	int status, err = 0;
-	pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+	tid = waitpid(-1, &status, __WALL | WNOHANG);
 	if (tid == 0) {
 		struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
 		if (sigtimedwait(&chld, NULL, &ts) < 0)
@@ -360,15 +432,20 @@ void tracee_next_event_within(struct event_info *ei, long us)
 		no_event(ei, err ? err : EAGAIN);
 		return;
 	}
+	held_reap();
 	tracee_decode_status(tid, status, ei);
 }
 
 bool tracee_poll_event(struct event_info *ei)
 {
 	int status;
-	pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
-	if (tid <= 0)
-		return false;
+	pid_t tid = held_take(-1, &status);
+	if (!tid) {
+		tid = waitpid(-1, &status, __WALL | WNOHANG);
+		if (tid <= 0)
+			return false;
+		held_reap();
+	}
 	tracee_decode_status(tid, status, ei);
 	return true;
 }

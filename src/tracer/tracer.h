@@ -453,6 +453,15 @@ pid_t tracee_wait(pid_t tid, int *status);
 /* tracee_wait for US microseconds at most: 0 when TID has not reported
  * by then. */
 pid_t tracee_wait_within(pid_t tid, int *status, long us);
+/* TID's wait event, without waiting: its tid, 0 when it has none, or -1.
+ * The waits for any thread reap every event waiting and hand them out
+ * in turn: a wait for one thread goes through here (or tracee_wait),
+ * never waitpid. */
+pid_t tracee_reap(pid_t tid, int *status);
+/* Is an event of TID reaped and not handed out yet? */
+bool tracee_event_held(pid_t tid);
+/* None is (a process forked from ours: they were our events). */
+void tracee_forget_held(void);
 /* A job-control stop signal: its group-stop is kept with PTRACE_LISTEN. */
 static inline bool is_stop_signal(int sig)
 {

@@ -20,8 +20,11 @@
 #   on a model of several cores): CohF > 10 on both PLAIN lines.  Rings
 #   of a million instructions ran each thread's 3000 increments in one
 #   turn: 0 or 1.  The kernel picks which thread runs next, so that the
-#   turns do not always alternate: 41 to 200 seen here (emulate, which
-#   hands over strictly, 234).
+#   turns do not always alternate: 157 to 250 seen on two CPUs, 25 to 141
+#   with everything on one (emulate, which hands over strictly, 234).
+#   While the tracer took the events waitpid(-1) reports first (the
+#   newest thread's) one worker's stops were collected only once the
+#   other had done: 0 to 55 on one host.
 # - the summary's "Threads:" line puts the two workers on different cores;
 #   without --cores in MODEL OPTIONS (the model's own layout, issue 11)
 #   main, worker_a and worker_b are on cores 0, 1 and 2.
