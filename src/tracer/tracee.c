@@ -17,6 +17,10 @@
 #include "error.h"
 #include "journal.h"
 
+/* The threads in the table: with one, no other stop can wait behind
+ * its (held_reap). */
+static unsigned n_traced;
+
 struct tracee *tracee_find(struct tracer *tr, pid_t tid)
 {
 	for (struct tracee *t = tr->tracees; t; t = t->next)
@@ -35,6 +39,7 @@ struct tracee *tracee_add(struct tracer *tr, pid_t tid)
 	t->seq = tr->next_seq++;
 	t->next = tr->tracees;
 	tr->tracees = t;
+	n_traced++;
 	return t;
 }
 
@@ -44,6 +49,7 @@ void tracee_remove(struct tracer *tr, pid_t tid)
 		if ((*pp)->tid == tid) {
 			struct tracee *t = *pp;
 			*pp = t->next;
+			n_traced--;
 			if (t->pinned)
 				guard_pin(t, NULL);	/* gone: its tid free */
 			free(t->emu);
@@ -263,10 +269,12 @@ static pid_t held_take(pid_t tid, int *status)
 	return 0;
 }
 
-/* Reap what else is waiting (after a wait that found an event). */
+/* Reap what else is waiting (after a wait that found an event): not
+ * with one thread traced, whose steps would each pay a wait more (a new
+ * thread's first stop, not in the table yet, is the next wait's). */
 static void held_reap(void)
 {
-	while (n_held < HELD_MAX) {
+	while (n_traced > 1 && n_held < HELD_MAX) {
 		int status;
 		pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
 		if (r <= 0)

@@ -57,6 +57,10 @@ int main(void)
 	pid_t a = child(), b = child();
 	if (!CHECK(a > 0 && b > 0, "fork: %s", strerror(errno)))
 		return 1;
+	/* in the table: with one thread alone, nothing is held */
+	static struct tracer tr;
+	tracee_add(&tr, a);
+	tracee_add(&tr, b);
 	long opts = PTRACE_O_EXITKILL;
 	CHECK(ptrace(PTRACE_SEIZE, a, 0, opts) == 0, "seize: %s", strerror(errno));
 	CHECK(ptrace(PTRACE_SEIZE, b, 0, opts) == 0, "seize: %s", strerror(errno));
@@ -109,6 +113,8 @@ out:
 	kill(a, SIGKILL);
 	kill(b, SIGKILL);
 	tracee_forget_held();
+	tracee_remove(&tr, a);
+	tracee_remove(&tr, b);
 	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
 		;
 	return test_summary("events_test");
