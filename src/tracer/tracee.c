@@ -17,8 +17,8 @@
 #include "error.h"
 #include "journal.h"
 
-/* The threads in the table: with one, no other stop can wait behind
- * its (held_reap). */
+/* The threads in the table: with one, no other thread's stop can wait
+ * behind its own (held_reap). */
 static unsigned n_traced;
 
 struct tracee *tracee_find(struct tracer *tr, pid_t tid)
@@ -239,14 +239,15 @@ static bool thread_dead(pid_t tid)
 }
 
 /* Wait events reaped but not dispatched yet, oldest first.  waitpid(-1)
- * reports the threads in the kernel's order (the newest first): a thread
- * that stops again within microseconds of its resume (a ring of 64
- * instructions' records, a step) would be reported every time, and
- * another one's stop never (tests/cachemodel/falseshare.sh: one worker
- * ran its 3000 increments, 265 turns, before the other's first was
- * collected).  So each wait that finds one event reaps every other
- * waiting, and those are dispatched in turn before the next wait, as
- * strace does.  Every wait for one thread looks here first. */
+ * looks in the kernel's order (our own children oldest first, the
+ * threads we only trace newest first): a thread that stops again within
+ * microseconds of its resume (a ring of 64 instructions' records, a
+ * step) would be reported every time, and another one's stop never
+ * (tests/cachemodel/falseshare.sh: one worker ran its 3000 increments,
+ * 265 turns, before the other's first was collected).  So each wait that
+ * finds one event reaps every other waiting, and those are dispatched in
+ * turn before the next wait, as strace does.  Every wait for one thread
+ * looks here first. */
 #define HELD_MAX 64
 static struct {
 	pid_t tid;
