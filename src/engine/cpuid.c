@@ -40,8 +40,12 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
 
 #include "error.h"
+#include "hostenv.h"
 
 /* The CPU thread TID last ran on (/proc's stat field 39), or -1. */
 static int thread_cpu(pid_t pid, pid_t tid)
@@ -84,14 +88,54 @@ static bool vg_xgetbv(const struct tracer *tr, const struct tracee *t)
 	       vg_cpuid_avx(&tr->vg) && (uint32_t)t->regs.rcx == 0;
 }
 
+/* Is the cpuid we run the CPU's the target runs on?  Not where
+ * cachetrace itself runs under a binary translator: valgrind answers its
+ * own CPU's (leaf 0xd: an XSAVE area of 832 bytes on a host whose CPU
+ * writes 11,008), and glibc's loader, sizing its lazy-binding save area
+ * by our answer, had its stack overwritten by the real xsavec (the
+ * target died at a return to 0).  The kernel's XSAVE area for the
+ * target (NT_X86_XSTATE) larger than our leaf 0xd's says so; then the
+ * target's cpuid runs on the CPU, with a note (on a host whose step over
+ * cpuid is late, step.c's landing check then ends the window).
+ * CACHETRACE_HOST=cpuid-own=no forces it. */
+static bool own_cpuid(const struct tracer *tr, pid_t tid)
+{
+	static int own = -1;
+	if (own >= 0)
+		return own;
+	own = 1;
+	unsigned max = __get_cpuid_max(0, NULL), out[4] = { 0 };
+	static uint8_t xs[64 * 1024];
+	struct iovec iov = { xs, sizeof(xs) };
+	char why[96] = "CACHETRACE_HOST=cpuid-own=no";
+	if (host_forced("cpuid-own", "no")) {
+		own = 0;
+	} else if (max >= 0xd &&
+		   ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &iov) == 0) {
+		cpuid_on(-1, 0xd, 0, out);
+		own = iov.iov_len <= out[1];
+		snprintf(why, sizeof(why), "its XSAVE area %u bytes, the "
+			 "kernel's %zu: run under an emulator?", out[1],
+			 iov.iov_len);
+	}
+	if (!own && !tr->opt.quiet)
+		error_msg("note: cachetrace's own cpuid is not the CPU's (%s): "
+			  "the target's cpuid runs on the CPU", why);
+	return own;
+}
+
 static bool cpuid_by_supervisor(const struct tracer *tr,
 				const struct tracee *t)
 {
 	static int on_cpu = -1;
 	if (on_cpu < 0)
 		on_cpu = getenv("CACHETRACE_CPUID_ON_CPU") != NULL;
-	return t->insn && !t->inject &&
-	       ((t->insn->id == X86_INS_CPUID && !on_cpu) || vg_xgetbv(tr, t));
+	if (!t->insn || t->inject)
+		return false;
+	if (vg_xgetbv(tr, t))
+		return true;
+	return t->insn->id == X86_INS_CPUID && !on_cpu &&
+	       (tr->opt.cpuid_valgrind || own_cpuid(tr, t->tid));
 }
 
 void cpuid_vg_before_step(struct tracer *tr, struct tracee *t)

@@ -13,6 +13,8 @@ static const struct {
 } known[] = {
 	{ "hwbp", { "yes", "no" } },		  /* debug registers fire */
 	{ "cpuid-step", { "precise", "late" } },  /* a step over cpuid */
+	{ "cpuid-own", { "no" } },		  /* our own cpuid is not the
+						   * target's CPU's */
 	{ "sysfs-cache", { "no" } },		  /* /sys has no caches */
 	{ "cpuid-cache", { "no" } },		  /* CPUID has no cache leaves */
 	{ "native", { "no" } },			  /* no XSAVE, no W+X memory */
