@@ -40,9 +40,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <elf.h>
-#include <sys/ptrace.h>
-#include <sys/uio.h>
 
 #include "error.h"
 #include "hostenv.h"
@@ -104,19 +101,20 @@ static bool own_cpuid(const struct tracer *tr, pid_t tid)
 	if (own >= 0)
 		return own;
 	own = 1;
-	unsigned max = __get_cpuid_max(0, NULL), out[4] = { 0 };
 	static uint8_t xs[64 * 1024];
-	struct iovec iov = { xs, sizeof(xs) };
+	unsigned out[4];
+	ssize_t len;
 	char why[96] = "CACHETRACE_HOST=cpuid-own=no";
 	if (host_forced("cpuid-own", "no")) {
 		own = 0;
-	} else if (max >= 0xd &&
-		   ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &iov) == 0) {
+	} else if (__get_cpuid_max(0, NULL) >= 0xd &&
+		   (len = tracee_read_xstate(tid, xs, sizeof(xs))) > 0) {
 		cpuid_on(-1, 0xd, 0, out);
-		own = iov.iov_len <= out[1];
-		snprintf(why, sizeof(why), "its XSAVE area %u bytes, the "
-			 "kernel's %zu: run under an emulator?", out[1],
-			 iov.iov_len);
+		own = (size_t)len <= out[1];
+		if (!own)
+			snprintf(why, sizeof(why), "its XSAVE area %u bytes, "
+				 "the kernel's %zd: run under an emulator?",
+				 out[1], len);
 	}
 	if (!own && !tr->opt.quiet)
 		error_msg("note: cachetrace's own cpuid is not the CPU's (%s): "
