@@ -240,8 +240,12 @@ objdump -d --no-show-raw-insn cpuid | awk '/<work>:/ { f = 1; next }
 		print n + 299 * (j - s + 1)
 	}' >ir.want
 want=$(cat ir.want)
-got=$(awk '/^fn=/ { f = ($0 == "fn=work") } f && /^[0-9]/ { ir += $2; dr += $5; dw += $8 }
-	END { print ir, dr, dw }' c.emulate.cg)
+# work_counts PROFILE: work()'s "Ir Dr Dw".
+work_counts() {
+	awk '/^fn=/ { f = ($0 == "fn=work") } f && /^[0-9]/ { ir += $2; dr += $5; dw += $8 }
+		END { print ir, dr, dw }' "$1"
+}
+got=$(work_counts c.emulate.cg)
 [ "$got" = "$want 3 1201" ] && pass "cpuid in the window: work Ir Dr Dw $got" ||
 	fail "cpuid in the window: work Ir Dr Dw '$got', want '$want 3 1201'"
 # cachetrace's own cpuid not the CPU's (as under valgrind, forced): a
@@ -259,8 +263,7 @@ for e in step instrument; do
 		pass "cpuid-own=no ($e): one note" ||
 		{ fail "cpuid-own=no ($e): no note, or several"; cat own.err; }
 	if [ $precise = yes ]; then
-		got=$(awk '/^fn=/ { f = ($0 == "fn=work") } f && /^[0-9]/ { ir += $2; dr += $5; dw += $8 }
-			END { print ir, dr, dw }' own.cg)
+		got=$(work_counts own.cg)
 		[ $rc = 0 ] && cmp -s native.out own.run &&
 			[ "$got" = "$want 3 1201" ] &&
 			pass "cpuid-own=no ($e): exit 0, work Ir Dr Dw $got" ||
