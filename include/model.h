@@ -120,6 +120,16 @@ struct cache_model_ops {
 	 * FETCH2): one call for a run of them (Cachegrind's model). */
 	void (*insns)(struct cache_model *m, const struct model_insn *v,
 		      unsigned n);
+	/* Optional, both or neither: insns without the references' own
+	 * counts (Cachegrind's Ir, Dr, Dw), only what they cost beyond
+	 * (the misses); and those counts, TIMES runs of V added at once.  A
+	 * block replayed a million times touches its rows once (a row is a
+	 * cache line of the supervisor's that each instruction would miss
+	 * in: bench/README.md). */
+	void (*insns_uncounted)(struct cache_model *m,
+				const struct model_insn *v, unsigned n);
+	void (*count_refs)(struct cache_model *m, const struct model_insn *v,
+			   unsigned n, uint64_t times);
 	/* Write `desc:` lines for the profile header (without a trailing
 	 * blank line); optional. */
 	void (*describe)(const struct cache_model *m, FILE *out);

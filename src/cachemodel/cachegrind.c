@@ -191,14 +191,17 @@ cg_fetch_lookup(struct cg_model *cg, uint64_t addr, uint32_t size,
 	}
 }
 
+/* COUNT (a constant at each use): the reference's own count (Ir, Dr or
+ * Dw) too, or only its misses (cg_insns_uncounted). */
 static inline __attribute__((always_inline)) void
 cg_fetch_one(struct cache_model *m, uint64_t addr, uint32_t size,
-	     uint64_t *row)
+	     uint64_t *row, bool count)
 {
 	struct cg_model *cg = (struct cg_model *)m;
 	uint64_t last = (addr + (size ? size - 1 : 0)) >> cg->i1.line_shift;
 
-	row[EV_IR]++;
+	if (count)
+		row[EV_IR]++;
 	if (last == cg->i1_last && addr >> cg->i1.line_shift == last)
 		return;
 	cg->i1_last = last;
@@ -207,7 +210,7 @@ cg_fetch_one(struct cache_model *m, uint64_t addr, uint32_t size,
 
 static inline __attribute__((always_inline)) void
 cg_access_one(struct cache_model *m, const struct mem_access *a,
-	      uint64_t *row)
+	      uint64_t *row, bool count)
 {
 	struct cg_model *cg = (struct cg_model *)m;
 	unsigned ev;
@@ -224,7 +227,8 @@ cg_access_one(struct cache_model *m, const struct mem_access *a,
 	default:	/* ACC_PREFETCH: Cachegrind ignores prefetches */
 		return;
 	}
-	row[ev]++;
+	if (count)
+		row[ev]++;
 	if (level_ref(&cg->d1, a->addr, a->size)) {
 		row[ev + 1]++;
 		bool miss = level_ref(&cg->ll, a->addr, a->size);
@@ -242,33 +246,66 @@ cg_access_one(struct cache_model *m, const struct mem_access *a,
 static void cg_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 		     uint64_t *row)
 {
-	cg_fetch_one(m, addr, size, row);
+	cg_fetch_one(m, addr, size, row, true);
 }
 
 static void cg_access(struct cache_model *m, const struct mem_access *a,
 		      uint64_t *row)
 {
-	cg_access_one(m, a, row);
+	cg_access_one(m, a, row, true);
 }
 
 static void cg_insn(struct cache_model *m, uint64_t addr, uint32_t size,
 		    const struct mem_access *acc, unsigned n, bool fetch2,
 		    uint64_t *row)
 {
-	cg_fetch_one(m, addr, size, row);
+	cg_fetch_one(m, addr, size, row, true);
 	for (unsigned i = 0; i < n; i++)
-		cg_access_one(m, &acc[i], row);
+		cg_access_one(m, &acc[i], row, true);
 	if (fetch2)
-		cg_fetch_one(m, addr, size, row);
+		cg_fetch_one(m, addr, size, row, true);
 }
 
 static void cg_insns(struct cache_model *m, const struct model_insn *v,
 		     unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		cg_fetch_one(m, v[i].pc, v[i].len, v[i].row);
+		cg_fetch_one(m, v[i].pc, v[i].len, v[i].row, true);
 		for (unsigned j = 0; j < v[i].n_acc; j++)
-			cg_access_one(m, &v[i].acc[j], v[i].row);
+			cg_access_one(m, &v[i].acc[j], v[i].row, true);
+	}
+}
+
+static void cg_insns_uncounted(struct cache_model *m,
+			       const struct model_insn *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		cg_fetch_one(m, v[i].pc, v[i].len, v[i].row, false);
+		for (unsigned j = 0; j < v[i].n_acc; j++)
+			cg_access_one(m, &v[i].acc[j], v[i].row, false);
+	}
+}
+
+/* What cg_insns counts and cg_insns_uncounted does not, TIMES over. */
+static void cg_count_refs(struct cache_model *m, const struct model_insn *v,
+			  unsigned n, uint64_t times)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t *row = v[i].row;
+		row[EV_IR] += times;
+		for (unsigned j = 0; j < v[i].n_acc; j++)
+			switch (v[i].acc[j].kind) {
+			case ACC_READ:
+			case ACC_MODIFY:
+				row[EV_DR] += times;
+				break;
+			case ACC_WRITE:
+			case ACC_NT_WRITE:
+				row[EV_DW] += times;
+				break;
+			default:	/* as cg_access_one */
+				break;
+			}
 	}
 }
 
@@ -350,6 +387,8 @@ static const struct cache_model_ops cg_ops = {
 	.access = cg_access,
 	.insn = cg_insn,
 	.insns = cg_insns,
+	.insns_uncounted = cg_insns_uncounted,
+	.count_refs = cg_count_refs,
 	.describe = cg_describe,
 	.flush = cg_flush,
 	.begin_sample = cg_begin_sample,

@@ -176,9 +176,17 @@ uint64_t *engine_pc_row(struct engine *e, uint64_t pc)
 	return flat_row(e, pc);
 }
 
+static void count_pending(struct engine *e);
+
+struct cost_table *engine_costs(struct engine *e)
+{
+	count_pending(e);
+	return e->costs;
+}
+
 struct cost_table *engine_swap_costs(struct engine *e, struct cost_table *c)
 {
-	struct cost_table *old = e->costs;
+	struct cost_table *old = engine_costs(e);
 	if (!c && e->spare) {
 		c = e->spare;
 		e->spare = NULL;
@@ -641,6 +649,7 @@ struct lean_succ {
 	struct decode_sbstate exit;
 	uint8_t n_acc;
 	bool cond, taken, indirect;
+	uint64_t runs;		/* replays not yet in the rows */
 };
 
 struct lean_block {
@@ -655,6 +664,7 @@ struct lean_block {
 	bool memo;
 	uint8_t n_succ;
 	uint32_t row_gen;	/* of the rows in MI */
+	uint32_t pend;		/* its place in engine.pend + 1, or 0 */
 	struct model_insn *mi;	/* the models' view, rows and sizes set */
 	struct mem_access *acc;
 	uint64_t *seg;		/* per address: fs_base's mask, or 0 */
@@ -704,8 +714,53 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	return b;
 }
 
-void engine_lean_block_free(struct lean_block *b)
+/* B's replays, counted in its rows: a successor's are the prefix's
+ * references and that successor's last instruction's. */
+static void count_block(struct engine *e, struct lean_block *b)
 {
+	struct model_insn *m = &b->mi[b->n - 1];
+	uint32_t n_acc = m->n_acc;
+	for (unsigned i = 0; i < b->n_succ; i++) {
+		struct lean_succ *sc = &b->succ[i];
+		if (!sc->runs)
+			continue;
+		m->n_acc = sc->n_acc;
+		e->cm->ops->count_refs(e->cm, b->mi, b->n, sc->runs);
+		sc->runs = 0;
+	}
+	m->n_acc = n_acc;
+	struct lean_block *moved = e->pend[--e->n_pend];
+	e->pend[b->pend - 1] = moved;
+	moved->pend = b->pend;
+	b->pend = 0;
+}
+
+static void count_pending(struct engine *e)
+{
+	while (e->n_pend)
+		count_block(e, e->pend[e->n_pend - 1]);
+}
+
+/* B replayed, its references not counted: a pending block. */
+static inline void pend_block(struct engine *e, struct lean_block *b,
+			      struct lean_succ *sc)
+{
+	sc->runs++;
+	if (b->pend)
+		return;
+	if (e->n_pend == e->pend_cap) {
+		e->pend_cap = e->pend_cap ? 2 * e->pend_cap : 256;
+		e->pend = xreallocarray(e->pend, e->pend_cap,
+					 sizeof(*e->pend));
+	}
+	e->pend[e->n_pend++] = b;
+	b->pend = e->n_pend;
+}
+
+void engine_lean_block_free(struct engine *e, struct lean_block *b)
+{
+	if (b && b->pend)
+		count_block(e, b);
 	free(b);
 }
 
@@ -835,19 +890,24 @@ void engine_account_block(struct engine *e, struct tracee *t,
 	}
 	unsigned last = b->n - 1, from = 0;
 	struct model_insn *m = &b->mi[last];
-	const struct insn *in = b->in[last];
 	struct branch_model *bm = e->bm;
 	bool hit = b->memo && !rsp && r->sb_ok &&
 		   !memcmp(&r->sb, &b->entry, sizeof(r->sb));
 	if (hit) {
 		for (unsigned i = 0; i < b->n_succ; i++) {
-			const struct lean_succ *sc = &b->succ[i];
+			struct lean_succ *sc = &b->succ[i];
 			if (sc->next != next)
 				continue;
 			/* the whole block replayed: the decoder's state
 			 * stays behind R's until run_sync */
 			m->n_acc = sc->n_acc;
-			e->cm->ops->insns(e->cm, b->mi, b->n);
+			if (e->cm->ops->insns_uncounted) {
+				e->cm->ops->insns_uncounted(e->cm, b->mi,
+							    b->n);
+				pend_block(e, b, sc);
+			} else {
+				e->cm->ops->insns(e->cm, b->mi, b->n);
+			}
 			if (bm && sc->cond) {
 				if (r->n_cond == ENGINE_LEAN_RUN)
 					run_conds(e, r);
@@ -866,12 +926,20 @@ void engine_account_block(struct engine *e, struct tracee *t,
 			count_leans(e, b->n);
 			return;
 		}
+	}
+	/* B's successors and its prefix's n_acc may change: its replays
+	 * counted with the ones they had */
+	if (b->pend)
+		count_block(e, b);
+	if (hit) {
 		run_sync(e, r);
 		decode_sb_set(e->dec, r->fs, &b->mid);
 	} else {
 		run_sync(e, r);
 		from = block_prefix(e, t, r, b, rsp);
 	}
+	/* (B's instructions are at its end: a replay does not read them) */
+	const struct insn *in = b->in[last];
 	struct step_events *ev = &e->ev;
 	uint64_t a[2];
 	block_addrs(b, last, a);
@@ -1000,6 +1068,15 @@ void engine_free(struct engine *e)
 	free(e->scratch);
 	free(e->row_cache);
 	e->row_cache = NULL;
+	/* the blocks still pending: their replays go with the table */
+	for (unsigned i = 0; i < e->n_pend; i++) {
+		e->pend[i]->pend = 0;
+		for (unsigned j = 0; j < 2; j++)
+			e->pend[i]->succ[j].runs = 0;
+	}
+	free(e->pend);
+	e->pend = NULL;
+	e->n_pend = e->pend_cap = 0;
 	if (e->costs)
 		costs_free(e->costs);
 	costs_free(e->spare);

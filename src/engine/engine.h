@@ -48,6 +48,11 @@ struct engine {
 	unsigned n_events;
 	struct cost_table *costs;
 	struct cost_table *spare;	/* emptied, for engine_swap_costs */
+	/* Lean blocks replayed since their rows last had their references
+	 * counted (the cache model's count_refs): costs is read through
+	 * engine_costs, which counts them first */
+	struct lean_block **pend;
+	unsigned n_pend, pend_cap;
 	struct {			/* in front of costs: a direct-mapped
 					 * cache of rows by pc */
 		uint64_t pc;
@@ -192,6 +197,8 @@ void insn_tally_print(const struct insn_tally *t, FILE *f, const char *prefix,
 /* The costs go to table C from now (NULL: a new one); returns the one
  * they went to.  Only between an engine's runs (nothing in flight). */
 struct cost_table *engine_swap_costs(struct engine *e, struct cost_table *c);
+/* The cost table, every count in it: what reads it goes through here. */
+struct cost_table *engine_costs(struct engine *e);
 /* Table C, swapped out and of no more use: kept emptied for the next
  * engine_swap_costs (one is kept), or freed. */
 void engine_drop_costs(struct engine *e, struct cost_table *c);
@@ -251,7 +258,8 @@ static inline struct lean_head *engine_lean_head(struct lean_block *b)
 {
 	return (struct lean_head *)(void *)b;
 }
-void engine_lean_block_free(struct lean_block *b);
+/* B goes (its replays counted in the rows first). */
+void engine_lean_block_free(struct engine *e, struct lean_block *b);
 /* Blocks accounted one after the other by a thread with fs_base FS, with
  * nothing else between engine_lean_run_start and engine_lean_run_end:
  * a block entered in a superblock state seen before, going where it went

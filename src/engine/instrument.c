@@ -122,10 +122,10 @@ static uint64_t blocks_now(const struct inst *in)
 }
 
 /* C's blocks' accounting goes with its blocks. */
-static void drop_plans(struct icache *c)
+static void drop_plans(struct inst *in, struct icache *c)
 {
 	for (uint32_t i = 0; i < c->n_plans; i++)
-		engine_lean_block_free(c->plans[i]);
+		engine_lean_block_free(in->eng, c->plans[i]);
 	/* (a plan is made when its pc is set) */
 	if (c->n_plans)
 		memset(c->plans, 0, c->n_plans * sizeof(*c->plans));
@@ -151,7 +151,7 @@ static void unmap_all(struct tracer *tr, struct tracee *t, struct inst *in)
 		munmap(c->local, CACHE_BYTES);
 		if (t && !(t->flags & TF_EXITING))
 			inject_unmap(tr, t, c->at, CACHE_BYTES, &why);
-		drop_plans(c);
+		drop_plans(in, c);
 		free(c->plans);
 		c->plans = NULL;
 		c->n_plans = 0;
@@ -342,7 +342,7 @@ static void reset(struct inst *in)
 {
 	for (unsigned i = 0; i < in->n_caches; i++) {
 		itrans_reset(in->caches[i].x);
-		drop_plans(&in->caches[i]);
+		drop_plans(in, &in->caches[i]);
 	}
 	for (unsigned k = 0; k < in->n_units; k++) {
 		if (in->units[k].used)
@@ -706,6 +706,7 @@ static int inst_begin_window(struct tracer *tr, struct tracee *t)
 		tr->inst = xcalloc(1, sizeof(struct inst));
 		tr->inst->stepped = insn_tally_new();
 		tr->inst->read_running = -1;
+		tr->inst->eng = &tr->eng;
 	}
 	struct inst *in = inst_of(tr);
 	if (in->pid != tr->target_pid)

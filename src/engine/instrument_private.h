@@ -31,6 +31,7 @@
 
 struct inst {
 	pid_t pid;
+	struct engine *eng;		/* whose the plans' counts are */
 	/* Code caches, each near the code it copies (in reach of its
 	 * rip-relative operands: within a gigabyte); block numbers carry
 	 * their cache's index in their top bits. */

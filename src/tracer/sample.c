@@ -538,7 +538,7 @@ void sample_end(struct tracer *tr, struct tracee *lead)
 		s->warm += lead->win.steps - s->from;	/* ended in it */
 	} else {
 		s->counted += lead->win.steps - s->from;
-		fold(tr, e->costs);
+		fold(tr, engine_costs(e));
 	}
 	engine_drop_costs(e, engine_swap_costs(e, s->kept));
 	s->kept = NULL;
@@ -565,10 +565,10 @@ struct cost_table *sample_costs(struct tracer *tr)
 	struct sample_state *s = &tr->smp;
 	struct engine *e = &tr->eng;
 	if (!s->kept)
-		return e->costs;
+		return engine_costs(e);
 	if (!s->warming) {
 		/* a sample in progress: what it counted so far, as one */
-		fold(tr, e->costs);
+		fold(tr, engine_costs(e));
 		costs_free(engine_swap_costs(e, NULL));
 	}
 	return s->kept;

@@ -446,6 +446,56 @@ static void test_first_refs(void)
 	cache_destroy(m);
 }
 
+/* insns_uncounted leaves the references' own counts (Ir, Dr, Dw) to
+ * count_refs, which adds a block's TIMES runs at once: a block of two
+ * instructions run three times, by hand.  A (4 bytes at 0x1000) reads
+ * 0x2000 and writes 0x2040; B (3 bytes at 0x1004, the same I1 line)
+ * modifies 0x3000 and prefetches 0x4000.  Each line misses once, in D1
+ * and LL (all cold, all fit), then hits: the misses are insns_uncounted's,
+ * the rest count_refs's, a modify a Dr, a prefetch nothing. */
+static void test_uncounted(void)
+{
+	struct cache_model *m = make(big_i1, (struct cache_geom){ 32768, 8, 64 },
+				     big_ll);
+	uint64_t ra[N_EV] = { 0 }, rb[N_EV] = { 0 };
+	const struct mem_access aa[2] = {
+		{ .addr = 0x2000, .size = 4, .kind = ACC_READ },
+		{ .addr = 0x2040, .size = 8, .kind = ACC_WRITE },
+	}, ab[2] = {
+		{ .addr = 0x3000, .size = 4, .kind = ACC_MODIFY },
+		{ .addr = 0x4000, .size = 64, .kind = ACC_PREFETCH },
+	};
+	const struct model_insn v[2] = {
+		{ .pc = 0x1000, .row = ra, .acc = aa, .len = 4, .n_acc = 2 },
+		{ .pc = 0x1004, .row = rb, .acc = ab, .len = 3, .n_acc = 2 },
+	};
+	const uint64_t want_a[N_EV] = { 3, 1, 1, 3, 1, 1, 3, 1, 1 };
+	const uint64_t want_b[N_EV] = { 3, 0, 0, 3, 1, 1, 0, 0, 0 };
+
+	CHECK(m->ops->insns_uncounted != NULL && m->ops->count_refs != NULL);
+	for (int i = 0; i < 3; i++)
+		m->ops->insns_uncounted(m, v, 2);
+	CHECK_U64(ra[IR] + ra[DR] + ra[DW] + rb[IR] + rb[DR] + rb[DW], 0);
+	m->ops->count_refs(m, v, 2, 3);
+	for (int i = 0; i < N_EV; i++) {
+		CHECK_U64(ra[i], want_a[i]);
+		CHECK_U64(rb[i], want_b[i]);
+	}
+	cache_destroy(m);
+
+	/* the same as insns three times */
+	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
+	memset(ra, 0, sizeof(ra));
+	memset(rb, 0, sizeof(rb));
+	for (int i = 0; i < 3; i++)
+		m->ops->insns(m, v, 2);
+	for (int i = 0; i < N_EV; i++) {
+		CHECK_U64(ra[i], want_a[i]);
+		CHECK_U64(rb[i], want_b[i]);
+	}
+	cache_destroy(m);
+}
+
 int main(void)
 {
 	test_event_names();
@@ -461,5 +511,6 @@ int main(void)
 	test_describe();
 	test_cache_sim_off();
 	test_first_refs();
+	test_uncounted();
 	return test_summary("test-cache");
 }
