@@ -32,6 +32,8 @@ void debug_msg_impl(const char *fmt, ...) CT_FMT(1, 2);
 /* Allocation that dies with a message on failure. */
 void *xmalloc(size_t size);
 void *xcalloc(size_t nmemb, size_t size);
+/* SIZE zeroed bytes on cache lines of their own (64-byte aligned). */
+void *xzalloc_lines(size_t size);
 void *xreallocarray(void *ptr, size_t nmemb, size_t size);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) CT_FMT(1, 2);

@@ -91,6 +91,19 @@ struct model_insn {
 	uint32_t n_acc;
 };
 
+/* N instructions one after the other from PC, compactly (a replay's
+ * view: what it reads in few cache lines): CODE holds a byte an
+ * instruction, length | n_acc << 4 | stride << 6 (length 1-15), then two
+ * an address, its size (1-255) and kind; an instruction's n_acc accesses
+ * are the first of its STRIDE addresses.  V holds the rows (read only for
+ * a miss). */
+struct model_lean {
+	uint64_t pc;
+	const uint8_t *code;
+	const struct model_insn *v;
+	unsigned n;
+};
+
 /* One conditional branch of a branch model's conds op. */
 struct model_cond {
 	uint64_t pc;
@@ -130,6 +143,11 @@ struct cache_model_ops {
 				const struct model_insn *v, unsigned n);
 	void (*count_refs)(struct cache_model *m, const struct model_insn *v,
 			   unsigned n, uint64_t times);
+	/* Optional, with those: insns_uncounted of B's instructions, their
+	 * addresses ADDR (STRIDE each), the last one's n_acc LAST_N_ACC. */
+	void (*lean_uncounted)(struct cache_model *m,
+			       const struct model_lean *b,
+			       const uint64_t *addr, unsigned last_n_acc);
 	/* Write `desc:` lines for the profile header (without a trailing
 	 * blank line); optional. */
 	void (*describe)(const struct cache_model *m, FILE *out);
@@ -182,6 +200,13 @@ struct branch_model_ops {
 	 * conditional ones use (their order between them is free). */
 	void (*conds)(struct branch_model *m, const struct model_cond *v,
 		      unsigned n);
+	/* Optional, both or neither, as the cache model's insns_uncounted
+	 * and count_refs: conds without the branches' own count (Bc), only
+	 * their mispredictions; and that count, TIMES branches at ROW. */
+	void (*conds_uncounted)(struct branch_model *m,
+				const struct model_cond *v, unsigned n);
+	void (*count_conds)(struct branch_model *m, uint64_t *row,
+			    uint64_t times);
 	/* Forget every prediction, as a new model (--cache-state=cold). */
 	void (*flush)(struct branch_model *m);
 	void (*destroy)(struct branch_model *m);

@@ -35,8 +35,10 @@ struct cg_branch {
 	uint64_t btac[N_BTAC];		/* last target per pc & 511 */
 };
 
+/* COUNT (a constant at each use): Bc too, or only Bcm. */
 static inline __attribute__((always_inline)) void
-cg_cond_one(struct branch_model *m, uint64_t pc, bool taken, uint64_t *row)
+cg_cond_one(struct branch_model *m, uint64_t pc, bool taken, uint64_t *row,
+	    bool count)
 {
 	struct cg_branch *b = (struct cg_branch *)m;
 	const uint64_t hist_mask = (1u << N_HIST_BITS) - 1;
@@ -46,7 +48,8 @@ cg_cond_one(struct branch_model *m, uint64_t pc, bool taken, uint64_t *row)
 	uint8_t *ctr = &b->counters[idx];
 	bool predicted = *ctr >= 2;
 
-	row[EV_BC]++;
+	if (count)
+		row[EV_BC]++;
 	if (predicted != taken)
 		row[EV_BCM]++;
 	b->history = (b->history << 1) | (taken ? 1 : 0);
@@ -61,7 +64,7 @@ cg_cond_one(struct branch_model *m, uint64_t pc, bool taken, uint64_t *row)
 static void cg_cond(struct branch_model *m, uint64_t pc, bool taken,
 		    uint64_t *row)
 {
-	cg_cond_one(m, pc, taken, row);
+	cg_cond_one(m, pc, taken, row, true);
 }
 
 /* The history and counters are the conditional branches' alone (the
@@ -70,7 +73,20 @@ static void cg_conds(struct branch_model *m, const struct model_cond *v,
 		     unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		cg_cond_one(m, v[i].pc, v[i].taken, v[i].row);
+		cg_cond_one(m, v[i].pc, v[i].taken, v[i].row, true);
+}
+
+static void cg_conds_uncounted(struct branch_model *m,
+			       const struct model_cond *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		cg_cond_one(m, v[i].pc, v[i].taken, v[i].row, false);
+}
+
+static void cg_count_conds(struct branch_model *m, uint64_t *row,
+			   uint64_t times)
+{
+	row[EV_BC] += times;
 }
 
 static void cg_indirect(struct branch_model *m, uint64_t pc, uint64_t target,
@@ -105,6 +121,8 @@ static const struct branch_model_ops cg_branch_ops = {
 	.cheap = true,
 	.cond = cg_cond,
 	.conds = cg_conds,
+	.conds_uncounted = cg_conds_uncounted,
+	.count_conds = cg_count_conds,
 	.indirect = cg_indirect,
 	.flush = cg_branch_flush,
 	.destroy = cg_branch_destroy,

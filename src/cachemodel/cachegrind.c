@@ -79,14 +79,12 @@ struct cg_model {
 	uint64_t i1_last;
 };
 
-/* One block lookup in one set: true on a miss. */
-static inline bool level_ref_block(struct cg_level *c, uint64_t block)
+/* BLOCK's lookup in SET past its MRU way (not BLOCK): true on a miss. */
+static inline bool level_ref_ways(struct cg_level *c, uint64_t *set,
+				  uint64_t block)
 {
-	uint64_t *set = c->tags + (block & c->set_mask) * c->assoc;
 	uint32_t i;
 
-	if (set[0] == block)
-		return false;
 	for (i = 1; i < c->assoc; i++) {
 		if (set[i] == block) {
 			for (; i > 0; i--)
@@ -100,6 +98,14 @@ static inline bool level_ref_block(struct cg_level *c, uint64_t block)
 		set[i] = set[i - 1];
 	set[0] = block;
 	return true;
+}
+
+/* One block lookup in one set: true on a miss. */
+static inline bool level_ref_block(struct cg_level *c, uint64_t block)
+{
+	uint64_t *set = c->tags + (block & c->set_mask) * c->assoc;
+
+	return set[0] != block && level_ref_ways(c, set, block);
 }
 
 /* SIZE bytes at ADDR, every line looked up: true if any line missed. */
@@ -191,99 +197,189 @@ cg_fetch_lookup(struct cg_model *cg, uint64_t addr, uint32_t size,
 	}
 }
 
+/* An access kind's event (Dr or Dw), or 0: none (a prefetch: Cachegrind
+ * ignores them). */
+static const uint8_t kind_ev[] = {
+	[ACC_READ] = EV_DR, [ACC_MODIFY] = EV_DR,
+	[ACC_WRITE] = EV_DW, [ACC_NT_WRITE] = EV_DW,
+	[ACC_PREFETCH] = 0,
+};
+
+/* A data reference of event EV (Dr or Dw) that missed D1: LL, then the
+ * first references' counts. */
+static __attribute__((noinline)) void
+cg_d1_miss(struct cg_model *cg, uint64_t addr, uint32_t size, unsigned ev,
+	   uint64_t *row)
+{
+	row[ev + 1]++;
+	bool miss = level_ref(&cg->ll, addr, size);
+	if (miss)
+		row[ev + 2]++;
+	if (__builtin_expect(cg->first != NULL, 0) &&
+	    first_ref(cg->first, addr >> cg->ll.line_shift)) {
+		row[EV_DLU]++;
+		if (miss)
+			row[EV_DLMU]++;
+	}
+}
+
 /* COUNT (a constant at each use): the reference's own count (Ir, Dr or
- * Dw) too, or only its misses (cg_insns_uncounted). */
+ * Dw) too, or only its misses (cg_insns_uncounted).  The row is *ROWP,
+ * read only where something is counted (a replay's rows are cold). */
 static inline __attribute__((always_inline)) void
 cg_fetch_one(struct cache_model *m, uint64_t addr, uint32_t size,
-	     uint64_t *row, bool count)
+	     uint64_t *const *rowp, bool count)
 {
 	struct cg_model *cg = (struct cg_model *)m;
 	uint64_t last = (addr + (size ? size - 1 : 0)) >> cg->i1.line_shift;
 
 	if (count)
-		row[EV_IR]++;
+		(*rowp)[EV_IR]++;
 	if (last == cg->i1_last && addr >> cg->i1.line_shift == last)
 		return;
 	cg->i1_last = last;
-	cg_fetch_lookup(cg, addr, size, row);
+	cg_fetch_lookup(cg, addr, size, *rowp);
 }
 
 static inline __attribute__((always_inline)) void
-cg_access_one(struct cache_model *m, const struct mem_access *a,
-	      uint64_t *row, bool count)
+cg_access_one(struct cache_model *m, uint64_t addr, uint32_t size,
+	      unsigned kind, uint64_t *const *rowp, bool count)
 {
 	struct cg_model *cg = (struct cg_model *)m;
-	unsigned ev;
+	unsigned ev = kind_ev[kind];
 
-	switch (a->kind) {
-	case ACC_READ:
-	case ACC_MODIFY:
-		ev = EV_DR;
-		break;
-	case ACC_WRITE:
-	case ACC_NT_WRITE:
-		ev = EV_DW;
-		break;
-	default:	/* ACC_PREFETCH: Cachegrind ignores prefetches */
+	if (!ev)
 		return;
-	}
 	if (count)
-		row[ev]++;
-	if (level_ref(&cg->d1, a->addr, a->size)) {
-		row[ev + 1]++;
-		bool miss = level_ref(&cg->ll, a->addr, a->size);
-		if (miss)
-			row[ev + 2]++;
-		if (__builtin_expect(cg->first != NULL, 0) &&
-		    first_ref(cg->first, a->addr >> cg->ll.line_shift)) {
-			row[EV_DLU]++;
-			if (miss)
-				row[EV_DLMU]++;
-		}
-	}
+		(*rowp)[ev]++;
+	if (level_ref(&cg->d1, addr, size))
+		cg_d1_miss(cg, addr, size, ev, *rowp);
 }
 
 static void cg_fetch(struct cache_model *m, uint64_t addr, uint32_t size,
 		     uint64_t *row)
 {
-	cg_fetch_one(m, addr, size, row, true);
+	cg_fetch_one(m, addr, size, &row, true);
 }
 
 static void cg_access(struct cache_model *m, const struct mem_access *a,
 		      uint64_t *row)
 {
-	cg_access_one(m, a, row, true);
+	cg_access_one(m, a->addr, a->size, a->kind, &row, true);
 }
 
 static void cg_insn(struct cache_model *m, uint64_t addr, uint32_t size,
 		    const struct mem_access *acc, unsigned n, bool fetch2,
 		    uint64_t *row)
 {
-	cg_fetch_one(m, addr, size, row, true);
+	cg_fetch_one(m, addr, size, &row, true);
 	for (unsigned i = 0; i < n; i++)
-		cg_access_one(m, &acc[i], row, true);
+		cg_access_one(m, acc[i].addr, acc[i].size, acc[i].kind, &row,
+			      true);
 	if (fetch2)
-		cg_fetch_one(m, addr, size, row, true);
+		cg_fetch_one(m, addr, size, &row, true);
+}
+
+static inline __attribute__((always_inline)) void
+cg_insns_one(struct cache_model *m, const struct model_insn *v,
+	     unsigned n, bool count)
+{
+	for (unsigned i = 0; i < n; i++) {
+		cg_fetch_one(m, v[i].pc, v[i].len, &v[i].row, count);
+		for (unsigned j = 0; j < v[i].n_acc; j++)
+			cg_access_one(m, v[i].acc[j].addr, v[i].acc[j].size,
+				      v[i].acc[j].kind, &v[i].row, count);
+	}
 }
 
 static void cg_insns(struct cache_model *m, const struct model_insn *v,
 		     unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		cg_fetch_one(m, v[i].pc, v[i].len, v[i].row, true);
-		for (unsigned j = 0; j < v[i].n_acc; j++)
-			cg_access_one(m, &v[i].acc[j], v[i].row, true);
-	}
+	cg_insns_one(m, v, n, true);
 }
 
 static void cg_insns_uncounted(struct cache_model *m,
 			       const struct model_insn *v, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		cg_fetch_one(m, v[i].pc, v[i].len, v[i].row, false);
-		for (unsigned j = 0; j < v[i].n_acc; j++)
-			cg_access_one(m, &v[i].acc[j], v[i].row, false);
+	cg_insns_one(m, v, n, false);
+}
+
+/* level_ref of several lines, out of line. */
+static __attribute__((noinline)) bool level_ref_lines(struct cg_level *c,
+						      uint64_t addr,
+						      uint32_t size)
+{
+	return level_ref(c, addr, size);
+}
+
+static __attribute__((noinline)) bool level_ref_rest(struct cg_level *c,
+						     uint64_t *set,
+						     uint64_t block)
+{
+	return level_ref_ways(c, set, block);
+}
+
+/* A data reference of cg_lean_uncounted: size SIZE, kind KIND. */
+static inline __attribute__((always_inline)) void
+lean_data(struct cg_model *cg, uint64_t a, uint32_t size, unsigned kind,
+	  uint64_t *const *rowp)
+{
+	unsigned ev = kind_ev[kind];
+	uint64_t blk = a >> cg->d1.line_shift;
+	bool miss;
+
+	if (!ev)
+		return;
+	if (blk == (a + size - 1) >> cg->d1.line_shift) {
+		uint64_t *set = cg->d1.tags +
+				(blk & cg->d1.set_mask) * cg->d1.assoc;
+		if (set[0] == blk)
+			return;
+		miss = level_ref_rest(&cg->d1, set, blk);
+	} else {
+		miss = level_ref_lines(&cg->d1, a, size);
 	}
+	if (miss)
+		cg_d1_miss(cg, a, size, ev, *rowp);
+}
+
+/* An instruction of cg_lean_uncounted: LEN bytes at PC, N accesses. */
+static inline __attribute__((always_inline)) void
+lean_insn(struct cg_model *cg, uint64_t pc, unsigned len, unsigned n,
+	  const uint64_t *addr, const uint8_t *ac, uint64_t *const *rowp)
+{
+	uint64_t last = (pc + len - 1) >> cg->i1.line_shift;
+	if (last != cg->i1_last || pc >> cg->i1.line_shift != last) {
+		cg->i1_last = last;
+		cg_fetch_lookup(cg, pc, len, *rowp);
+	}
+	if (n) {
+		lean_data(cg, addr[0], ac[0], ac[1], rowp);
+		if (n > 1)
+			lean_data(cg, addr[1], ac[2], ac[3], rowp);
+	}
+}
+
+/* cg_insns_uncounted from a model_lean: the rows in V read only on a
+ * miss, the common case (a fetch in the last line, an access to one line
+ * in its set's MRU way) inline, the rest called. */
+static void cg_lean_uncounted(struct cache_model *m, const struct model_lean *b,
+			      const uint64_t *addr, unsigned last_n_acc)
+{
+	struct cg_model *cg = (struct cg_model *)m;
+	const uint8_t *c = b->code, *ac = b->code + b->n;
+	const struct model_insn *v = b->v;
+	uint64_t pc = b->pc;
+	unsigned last = b->n - 1;
+
+	for (unsigned i = 0; i < last; i++) {
+		unsigned op = c[i], stride = op >> 6;
+		lean_insn(cg, pc, op & 15, (op >> 4) & 3, addr, ac, &v[i].row);
+		pc += op & 15;
+		addr += stride;
+		ac += 2 * stride;
+	}
+	lean_insn(cg, pc, c[last] & 15, last_n_acc, addr, ac, &v[last].row);
 }
 
 /* What cg_insns counts and cg_insns_uncounted does not, TIMES over. */
@@ -293,19 +389,11 @@ static void cg_count_refs(struct cache_model *m, const struct model_insn *v,
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t *row = v[i].row;
 		row[EV_IR] += times;
-		for (unsigned j = 0; j < v[i].n_acc; j++)
-			switch (v[i].acc[j].kind) {
-			case ACC_READ:
-			case ACC_MODIFY:
-				row[EV_DR] += times;
-				break;
-			case ACC_WRITE:
-			case ACC_NT_WRITE:
-				row[EV_DW] += times;
-				break;
-			default:	/* as cg_access_one */
-				break;
-			}
+		for (unsigned j = 0; j < v[i].n_acc; j++) {
+			unsigned ev = kind_ev[v[i].acc[j].kind];
+			if (ev)
+				row[ev] += times;
+		}
 	}
 }
 
@@ -388,6 +476,7 @@ static const struct cache_model_ops cg_ops = {
 	.insn = cg_insn,
 	.insns = cg_insns,
 	.insns_uncounted = cg_insns_uncounted,
+	.lean_uncounted = cg_lean_uncounted,
 	.count_refs = cg_count_refs,
 	.describe = cg_describe,
 	.flush = cg_flush,

@@ -654,9 +654,11 @@ struct lean_succ {
 
 struct lean_block {
 	struct lean_head head;	/* its engine's (engine.h) */
-	/* what a replay reads, first */
+	/* what a replay reads, first (the block on cache lines of its own) */
 	unsigned n, n_addr;
 	bool fs_any;		/* an access through fs */
+	bool lean_ok;		/* ML describes it (model_lean): replays need
+				 * neither MI nor ACC */
 	/* Replays.  MEMO: from VEX's superblock state ENTRY, the steps but
 	 * the last made the events MI says (their n_acc: a dead pop's load
 	 * may go) and left the state MID; from MID, the last one going to
@@ -665,16 +667,27 @@ struct lean_block {
 	uint8_t n_succ;
 	uint32_t row_gen;	/* of the rows in MI */
 	uint32_t pend;		/* its place in engine.pend + 1, or 0 */
-	struct model_insn *mi;	/* the models' view, rows and sizes set */
-	struct mem_access *acc;
-	uint64_t *seg;		/* per address: fs_base's mask, or 0 */
+	struct model_lean ml;	/* its code: CODE below */
+	uint64_t last_pc;	/* the last instruction's */
+	uint64_t *brow;		/* its branch events' row */
 	struct decode_sbstate entry;
 	struct lean_succ succ[2];
 	/* the rest: the decoder's path */
+	struct model_insn *mi;	/* the models' view, rows and sizes set */
+	struct mem_access *acc;
+	uint64_t *seg;		/* per address: fs_base's mask, or 0 */
 	struct decode_sbstate mid;
 	const struct insn **in;
 	const struct decode_lean **l;
+	uint8_t code[];		/* ML's, then MI ... L */
 };
+
+/* MI's n_acc of instruction I in ML's code, too. */
+static inline void set_n_acc(struct lean_block *b, unsigned i, unsigned n)
+{
+	b->mi[i].n_acc = n;
+	b->code[i] = (uint8_t)((b->code[i] & 0xcf) | n << 4);
+}
 
 struct lean_block *engine_lean_block(const struct insn *const *in,
 				     unsigned n)
@@ -684,17 +697,23 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	unsigned n_addr = 0;
 	for (unsigned i = 0; i < n; i++)
 		n_addr += decode_lean(in[i])->n_acc;
-	size_t sz = sizeof(struct lean_block) + n * sizeof(struct model_insn) +
+	size_t code = ((size_t)n + 2 * n_addr + 7) & ~(size_t)7;
+	size_t sz = sizeof(struct lean_block) + code +
+		    n * sizeof(struct model_insn) +
 		    (n_addr + 1) * (sizeof(struct mem_access) + 8) +
 		    n * (sizeof(*in) + sizeof(struct decode_lean *));
-	struct lean_block *b = xcalloc(1, sz);
+	struct lean_block *b = xzalloc_lines(sz);
 	b->n = n;
 	b->n_addr = n_addr;
-	b->mi = (struct model_insn *)(b + 1);
+	b->mi = (struct model_insn *)(b->code + code);
 	b->acc = (struct mem_access *)(b->mi + n);
 	b->seg = (uint64_t *)(b->acc + n_addr + 1);
 	b->in = (const struct insn **)(b->seg + n_addr + 1);
 	b->l = (const struct decode_lean **)(b->in + n);
+	/* ML: the instructions one after the other, lengths and sizes in a
+	 * byte, no fs_base to add */
+	b->lean_ok = n > 0;
+	uint8_t *ac = b->code + n;
 	unsigned k = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const struct decode_lean *l = decode_lean(in[i]);
@@ -704,13 +723,29 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 		b->mi[i].len = in[i]->len;
 		b->mi[i].n_acc = l->n_acc;
 		b->mi[i].acc = &b->acc[k];
+		b->code[i] = (uint8_t)(in[i]->len | l->n_acc << 4 |
+				       l->n_acc << 6);
+		if (!in[i]->len || in[i]->len > 15 ||
+		    (i && in[i]->pc != in[i - 1]->pc + in[i - 1]->len))
+			b->lean_ok = false;
 		for (unsigned j = 0; j < l->n_acc; j++, k++) {
 			b->acc[k].size = l->acc[j].size;
 			b->acc[k].kind = l->acc[j].kind;
 			b->seg[k] = l->acc[j].seg == 1 ? ~0ull : 0;
 			b->fs_any |= l->acc[j].seg == 1;
+			ac[2 * k] = (uint8_t)l->acc[j].size;
+			ac[2 * k + 1] = l->acc[j].kind;
+			if (!l->acc[j].size || l->acc[j].size > 255 ||
+			    l->acc[j].kind > ACC_NT_WRITE)
+				b->lean_ok = false;
 		}
 	}
+	b->lean_ok &= !b->fs_any;
+	b->ml.pc = n ? in[0]->pc : 0;
+	b->last_pc = n ? in[n - 1]->pc : 0;
+	b->ml.code = b->code;
+	b->ml.v = b->mi;
+	b->ml.n = n;
 	return b;
 }
 
@@ -726,6 +761,8 @@ static void count_block(struct engine *e, struct lean_block *b)
 			continue;
 		m->n_acc = sc->n_acc;
 		e->cm->ops->count_refs(e->cm, b->mi, b->n, sc->runs);
+		if (sc->cond && e->bm && e->bm->ops->count_conds)
+			e->bm->ops->count_conds(e->bm, b->brow, sc->runs);
 		sc->runs = 0;
 	}
 	m->n_acc = n_acc;
@@ -776,7 +813,9 @@ static void block_addrs(const struct lean_block *b, unsigned i, uint64_t *a)
  * its own: the cache model's calls need not wait for it). */
 static void run_conds(struct engine *e, struct lean_run *r)
 {
-	if (r->n_cond)
+	if (r->n_cond && r->bc_later)
+		e->bm->ops->conds_uncounted(e->bm, r->cond, r->n_cond);
+	else if (r->n_cond)
 		e->bm->ops->conds(e->bm, r->cond, r->n_cond);
 	r->n_cond = 0;
 }
@@ -799,6 +838,12 @@ void engine_lean_run_start(struct engine *e, struct lean_run *r,
 	r->sb_ok = decode_sb_get(e->dec, fs, &r->sb);
 	r->sb_ahead = false;
 	r->n_cond = 0;
+	/* (what leans_runs_ok reads is set for the window) */
+	r->lean = leans_runs_ok(e) && e->cm->ops->lean_uncounted;
+	/* R's conds are replays' alone: their blocks pend, their Bc
+	 * counted with their references (count_block) */
+	r->bc_later = e->bm && e->bm->ops->conds_uncounted &&
+		      e->cm->ops->insns_uncounted;
 }
 
 void engine_lean_run_end(struct engine *e, struct lean_run *r)
@@ -849,7 +894,7 @@ static unsigned block_prefix(struct engine *e, struct tracee *t,
 		decode_step_lean(d, in, b->l[i], a, r->fs, i ? 0 : rsp,
 				 b->in[i + 1]->pc, ev);
 		if (!ev->n_spec && !ev->n_cond && !ev->indirect) {
-			b->mi[i].n_acc = ev->n_acc;
+			set_n_acc(b, i, ev->n_acc);
 			continue;
 		}
 		/* not a template's: never seen (they end blocks) */
@@ -864,42 +909,122 @@ static unsigned block_prefix(struct engine *e, struct tracee *t,
 	return from;
 }
 
+/* The rest of a replay of B going to SC: its branch, R's state after. */
+static inline __attribute__((always_inline)) void
+replay_end(struct engine *e, struct lean_run *r, struct lean_block *b,
+	   const struct lean_succ *sc, uint64_t next)
+{
+	struct branch_model *bm = e->bm;
+	if (bm && sc->cond) {
+		if (r->n_cond == ENGINE_LEAN_RUN)
+			run_conds(e, r);
+		struct model_cond *c = &r->cond[r->n_cond++];
+		c->pc = b->last_pc;
+		c->row = b->brow;
+		c->taken = sc->taken;
+	}
+	if (bm && sc->indirect) {
+		run_conds(e, r);
+		branch_indirect(bm, b->last_pc, next, b->brow);
+	}
+	/* the decoder's state stays behind R's until run_sync */
+	r->sb = sc->exit;
+	r->sb_ahead = true;
+	count_leans(e, b->n);
+}
+
+static inline bool sb_same(const struct decode_sbstate *a,
+			   const struct decode_sbstate *b)
+{
+	return !((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) |
+		 (a->w[2] ^ b->w[2]) | (a->w[3] ^ b->w[3]));
+}
+
+static __attribute__((noinline)) void
+account_block(struct engine *e, struct tracee *t, struct lean_run *r,
+	      struct lean_block *b, const uint64_t *w, uint64_t next,
+	      uint64_t rsp);
+
 void engine_account_block(struct engine *e, struct tracee *t,
 			  struct lean_run *r, struct lean_block *b,
 			  const uint64_t *w, uint64_t next, uint64_t rsp)
 {
+	/* The replay of most runs, small: the whole block from W, its code
+	 * alone (model_lean) */
+	if (r->lean && b->lean_ok && b->memo && b->row_gen == e->row_gen &&
+	    !rsp && r->sb_ok && sb_same(&r->sb, &b->entry)) {
+		struct lean_succ *sc = &b->succ[0];
+		if (!b->n_succ || sc->next != next) {
+			sc = &b->succ[1];
+			if (b->n_succ < 2 || sc->next != next)
+				goto other;
+		}
+		engine_switch_core(e, t);
+		model_core(e, t->core);
+		e->cm->ops->lean_uncounted(e->cm, &b->ml, w, sc->n_acc);
+		pend_block(e, b, sc);
+		replay_end(e, r, b, sc, next);
+		return;
+	}
+other:
+	account_block(e, t, r, b, w, next, rsp);
+}
+
+/* engine_account_block's other runs: the rows of a new table, a replay
+ * through MI, the decoder's. */
+static void account_block(struct engine *e, struct tracee *t,
+			  struct lean_run *r, struct lean_block *b,
+			  const uint64_t *w, uint64_t next, uint64_t rsp)
+{
+	engine_switch_core(e, t);
+	bool runs = leans_runs_ok(e);
+	bool hit = false;
+	if (runs) {
+		model_core(e, t->core);
+		if (b->row_gen != e->row_gen) {
+			for (unsigned i = 0; i < b->n; i++)
+				b->mi[i].row = insn_row(e, b->in[i]);
+			if (b->n)
+				b->brow = b->mi[b->n - 1].row + e->bm_offset;
+			b->row_gen = e->row_gen;
+		}
+		hit = b->memo && !rsp && r->sb_ok &&
+		      sb_same(&r->sb, &b->entry);
+		if (hit && b->lean_ok && e->cm->ops->lean_uncounted) {
+			/* (a table's first run of it) */
+			for (unsigned i = 0; i < b->n_succ; i++) {
+				struct lean_succ *sc = &b->succ[i];
+				if (sc->next != next)
+					continue;
+				e->cm->ops->lean_uncounted(e->cm, &b->ml, w,
+							   sc->n_acc);
+				pend_block(e, b, sc);
+				replay_end(e, r, b, sc, next);
+				return;
+			}
+		}
+	}
 	if (b->fs_any)
 		for (unsigned k = 0; k < b->n_addr; k++)
 			b->acc[k].addr = w[k] + (r->fs & b->seg[k]);
 	else
 		for (unsigned k = 0; k < b->n_addr; k++)
 			b->acc[k].addr = w[k];
-	engine_switch_core(e, t);
-	if (!leans_runs_ok(e)) {
+	if (!runs) {
 		run_sync(e, r);
 		block_each(e, t, b, next, r->fs, rsp);
 		r->sb_ok = decode_sb_get(e->dec, r->fs, &r->sb);
 		count_leans(e, b->n);
 		return;
 	}
-	model_core(e, t->core);
-	if (b->row_gen != e->row_gen) {
-		for (unsigned i = 0; i < b->n; i++)
-			b->mi[i].row = insn_row(e, b->in[i]);
-		b->row_gen = e->row_gen;
-	}
 	unsigned last = b->n - 1, from = 0;
 	struct model_insn *m = &b->mi[last];
 	struct branch_model *bm = e->bm;
-	bool hit = b->memo && !rsp && r->sb_ok &&
-		   !memcmp(&r->sb, &b->entry, sizeof(r->sb));
 	if (hit) {
 		for (unsigned i = 0; i < b->n_succ; i++) {
 			struct lean_succ *sc = &b->succ[i];
 			if (sc->next != next)
 				continue;
-			/* the whole block replayed: the decoder's state
-			 * stays behind R's until run_sync */
 			m->n_acc = sc->n_acc;
 			if (e->cm->ops->insns_uncounted) {
 				e->cm->ops->insns_uncounted(e->cm, b->mi,
@@ -908,22 +1033,7 @@ void engine_account_block(struct engine *e, struct tracee *t,
 			} else {
 				e->cm->ops->insns(e->cm, b->mi, b->n);
 			}
-			if (bm && sc->cond) {
-				if (r->n_cond == ENGINE_LEAN_RUN)
-					run_conds(e, r);
-				struct model_cond *c = &r->cond[r->n_cond++];
-				c->pc = m->pc;
-				c->row = m->row + e->bm_offset;
-				c->taken = sc->taken;
-			}
-			if (bm && sc->indirect) {
-				run_conds(e, r);
-				branch_indirect(bm, m->pc, next,
-						m->row + e->bm_offset);
-			}
-			r->sb = sc->exit;
-			r->sb_ahead = true;
-			count_leans(e, b->n);
+			replay_end(e, r, b, sc, next);
 			return;
 		}
 	}

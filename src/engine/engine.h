@@ -270,6 +270,10 @@ struct lean_run {
 	struct decode_sbstate sb;	/* the state the next block sees */
 	bool sb_ok;			/* SB is one (decode_sb_get) */
 	bool sb_ahead;			/* the decoder's is behind SB */
+	bool lean;			/* replays go to the cache model's
+					 * lean_uncounted */
+	bool bc_later;			/* and their branches to the branch
+					 * model's conds_uncounted (COND) */
 	unsigned n_cond;
 	struct model_cond cond[ENGINE_LEAN_RUN];
 };

@@ -124,6 +124,15 @@ void *xcalloc(size_t nmemb, size_t size)
 	return check_alloc(calloc(nmemb, size), nmemb * size);
 }
 
+void *xzalloc_lines(size_t size)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, 64, size))
+		p = NULL;
+	check_alloc(p, size);
+	return memset(p, 0, size);
+}
+
 void *xreallocarray(void *ptr, size_t nmemb, size_t size)
 {
 	if (size && nmemb > SIZE_MAX / size)

@@ -155,6 +155,26 @@ static void test_indirect(void)
 	branch_destroy(b);
 }
 
+/* test_always_taken's branch through conds_uncounted: its 9
+ * mispredicts, no Bc until count_conds adds the 100 at once. */
+static void test_uncounted(void)
+{
+	struct branch_model *b = make();
+	uint64_t row[N_EV] = { 0 };
+	struct model_cond c = { .pc = 0x401010, .row = row, .taken = true };
+
+	CHECK(b->ops->conds_uncounted != NULL && b->ops->count_conds != NULL);
+	for (int i = 1; i <= 100; i++)
+		b->ops->conds_uncounted(b, &c, 1);
+	CHECK_U64(row[BC], 0);
+	CHECK_U64(row[BCM], 9);
+	b->ops->count_conds(b, row, 100);
+	CHECK_U64(row[BC], 100);
+	CHECK_U64(row[BCM], 9);
+	CHECK_U64(row[BI] + row[BIM], 0);
+	branch_destroy(b);
+}
+
 int main(void)
 {
 	test_always_taken();
@@ -162,5 +182,6 @@ int main(void)
 	test_aliasing();
 	test_global_history();
 	test_indirect();
+	test_uncounted();
 	return test_summary("test-branch");
 }

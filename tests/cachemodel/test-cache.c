@@ -483,6 +483,51 @@ static void test_uncounted(void)
 	}
 	cache_destroy(m);
 
+	/* the same from lean_uncounted's compact code: a byte an
+	 * instruction (length | n_acc << 4 | stride << 6), two an address
+	 * (size, kind), the addresses apart */
+	static const uint8_t code[2 + 8] = {
+		4 | 2 << 4 | 2 << 6, 3 | 2 << 4 | 2 << 6,
+		4, ACC_READ, 8, ACC_WRITE, 4, ACC_MODIFY, 64, ACC_PREFETCH,
+	};
+	const uint64_t addr[4] = { 0x2000, 0x2040, 0x3000, 0x4000 };
+	const struct model_lean lb = { .pc = 0x1000, .code = code, .v = v,
+				       .n = 2 };
+	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
+	memset(ra, 0, sizeof(ra));
+	memset(rb, 0, sizeof(rb));
+	CHECK(m->ops->lean_uncounted != NULL);
+	for (int i = 0; i < 3; i++)
+		m->ops->lean_uncounted(m, &lb, addr, 2);
+	m->ops->count_refs(m, v, 2, 3);
+	for (int i = 0; i < N_EV; i++) {
+		CHECK_U64(ra[i], want_a[i]);
+		CHECK_U64(rb[i], want_b[i]);
+	}
+	cache_destroy(m);
+
+	/* A's write gone (n_acc 1 of its 2 addresses: a dead pop's load
+	 * goes so) and B's last access (the last instruction's n_acc comes
+	 * apart): B still reads its own address, 0x3000 */
+	static const uint8_t code1[2 + 8] = {
+		4 | 1 << 4 | 2 << 6, 3 | 2 << 4 | 2 << 6,
+		4, ACC_READ, 8, ACC_WRITE, 4, ACC_MODIFY, 64, ACC_PREFETCH,
+	};
+	const struct model_lean lb1 = { .pc = 0x1000, .code = code1, .v = v,
+					.n = 2 };
+	const uint64_t want_a1[N_EV] = { 0, 1, 1, 0, 1, 1, 0, 0, 0 };
+	const uint64_t want_b1[N_EV] = { 0, 0, 0, 0, 1, 1, 0, 0, 0 };
+	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
+	memset(ra, 0, sizeof(ra));
+	memset(rb, 0, sizeof(rb));
+	for (int i = 0; i < 3; i++)
+		m->ops->lean_uncounted(m, &lb1, addr, 1);
+	for (int i = 0; i < N_EV; i++) {
+		CHECK_U64(ra[i], want_a1[i]);
+		CHECK_U64(rb[i], want_b1[i]);
+	}
+	cache_destroy(m);
+
 	/* the same as insns three times */
 	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
 	memset(ra, 0, sizeof(ra));
