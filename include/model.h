@@ -102,6 +102,7 @@ struct model_lean {
 	const uint8_t *code;
 	const struct model_insn *v;
 	unsigned n;
+	uint32_t bytes;		/* the lengths' sum */
 };
 
 /* One conditional branch of a branch model's conds op. */

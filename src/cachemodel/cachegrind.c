@@ -343,6 +343,18 @@ lean_data(struct cg_model *cg, uint64_t a, uint32_t size, unsigned kind,
 		cg_d1_miss(cg, a, size, ev, *rowp);
 }
 
+/* An instruction's N accesses in cg_lean_uncounted. */
+static inline __attribute__((always_inline)) void
+lean_insn_data(struct cg_model *cg, unsigned n, const uint64_t *addr,
+	       const uint8_t *ac, uint64_t *const *rowp)
+{
+	if (n) {
+		lean_data(cg, addr[0], ac[0], ac[1], rowp);
+		if (n > 1)
+			lean_data(cg, addr[1], ac[2], ac[3], rowp);
+	}
+}
+
 /* An instruction of cg_lean_uncounted: LEN bytes at PC, N accesses. */
 static inline __attribute__((always_inline)) void
 lean_insn(struct cg_model *cg, uint64_t pc, unsigned len, unsigned n,
@@ -353,11 +365,7 @@ lean_insn(struct cg_model *cg, uint64_t pc, unsigned len, unsigned n,
 		cg->i1_last = last;
 		cg_fetch_lookup(cg, pc, len, *rowp);
 	}
-	if (n) {
-		lean_data(cg, addr[0], ac[0], ac[1], rowp);
-		if (n > 1)
-			lean_data(cg, addr[1], ac[2], ac[3], rowp);
-	}
+	lean_insn_data(cg, n, addr, ac, rowp);
 }
 
 /* cg_insns_uncounted from a model_lean: the rows in V read only on a
@@ -372,6 +380,23 @@ static void cg_lean_uncounted(struct cache_model *m, const struct model_lean *b,
 	uint64_t pc = b->pc;
 	unsigned last = b->n - 1;
 
+	uint64_t line = pc >> cg->i1.line_shift;
+	if (line == (pc + b->bytes - 1) >> cg->i1.line_shift) {
+		/* The block in one I1 line: the first fetch alone may look
+		 * it up, the others are inside the line it leaves last */
+		if (line != cg->i1_last) {
+			cg->i1_last = line;
+			cg_fetch_lookup(cg, pc, c[0] & 15, v[0].row);
+		}
+		for (unsigned i = 0; i < last; i++) {
+			unsigned op = c[i], stride = op >> 6;
+			lean_insn_data(cg, (op >> 4) & 3, addr, ac, &v[i].row);
+			addr += stride;
+			ac += 2 * stride;
+		}
+		lean_insn_data(cg, last_n_acc, addr, ac, &v[last].row);
+		return;
+	}
 	for (unsigned i = 0; i < last; i++) {
 		unsigned op = c[i], stride = op >> 6;
 		lean_insn(cg, pc, op & 15, (op >> 4) & 3, addr, ac, &v[i].row);

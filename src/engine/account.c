@@ -746,6 +746,8 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	b->ml.code = b->code;
 	b->ml.v = b->mi;
 	b->ml.n = n;
+	for (unsigned i = 0; i < n; i++)
+		b->ml.bytes += in[i]->len;
 	return b;
 }
 

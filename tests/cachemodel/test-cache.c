@@ -492,7 +492,7 @@ static void test_uncounted(void)
 	};
 	const uint64_t addr[4] = { 0x2000, 0x2040, 0x3000, 0x4000 };
 	const struct model_lean lb = { .pc = 0x1000, .code = code, .v = v,
-				       .n = 2 };
+				       .n = 2, .bytes = 7 };
 	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
 	memset(ra, 0, sizeof(ra));
 	memset(rb, 0, sizeof(rb));
@@ -506,6 +506,23 @@ static void test_uncounted(void)
 	}
 	cache_destroy(m);
 
+	/* the block across two I1 lines (the per-instruction path): A at
+	 * 0x103c ends its line, B begins the next and misses there too */
+	const struct model_lean lb2 = { .pc = 0x103c, .code = code, .v = v,
+					.n = 2, .bytes = 7 };
+	const uint64_t want_b2[N_EV] = { 3, 1, 1, 3, 1, 1, 0, 0, 0 };
+	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
+	memset(ra, 0, sizeof(ra));
+	memset(rb, 0, sizeof(rb));
+	for (int i = 0; i < 3; i++)
+		m->ops->lean_uncounted(m, &lb2, addr, 2);
+	m->ops->count_refs(m, v, 2, 3);
+	for (int i = 0; i < N_EV; i++) {
+		CHECK_U64(ra[i], want_a[i]);
+		CHECK_U64(rb[i], want_b2[i]);
+	}
+	cache_destroy(m);
+
 	/* A's write gone (n_acc 1 of its 2 addresses: a dead pop's load
 	 * goes so) and B's last access (the last instruction's n_acc comes
 	 * apart): B still reads its own address, 0x3000 */
@@ -514,7 +531,7 @@ static void test_uncounted(void)
 		4, ACC_READ, 8, ACC_WRITE, 4, ACC_MODIFY, 64, ACC_PREFETCH,
 	};
 	const struct model_lean lb1 = { .pc = 0x1000, .code = code1, .v = v,
-					.n = 2 };
+					.n = 2, .bytes = 7 };
 	const uint64_t want_a1[N_EV] = { 0, 1, 1, 0, 1, 1, 0, 0, 0 };
 	const uint64_t want_b1[N_EV] = { 0, 0, 0, 0, 1, 1, 0, 0, 0 };
 	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
