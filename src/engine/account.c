@@ -642,6 +642,13 @@ void engine_account_leans(struct engine *e, struct tracee *t,
 
 /* ---- blocks of lean instructions (engine.h) ---- */
 
+/* The addresses of a lean block through fs that replays from its code
+ * at most (more: through MI). */
+#define LEAN_FS_MAX 64
+
+/* The successors a lean block remembers at most. */
+#define LEAN_SUCC_MAX 8
+
 /* How block B ended, from one superblock state, going to NEXT: the
  * state after it and its last instruction's events. */
 struct lean_succ {
@@ -664,14 +671,17 @@ struct lean_block {
 	 * may go) and left the state MID; from MID, the last one going to
 	 * SUCC[i].next made SUCC[i]'s (n_succ of them, the latest last) */
 	bool memo;
-	uint8_t n_succ;
+	uint8_t n_succ, cap_succ;
 	uint32_t row_gen;	/* of the rows in MI */
 	uint32_t pend;		/* its place in engine.pend + 1, or 0 */
 	struct model_lean ml;	/* its code: CODE below */
 	uint64_t last_pc;	/* the last instruction's */
 	uint64_t *brow;		/* its branch events' row */
 	struct decode_sbstate entry;
-	struct lean_succ succ[2];
+	struct lean_succ *succ;	/* SUCC2, or LEAN_SUCC_MAX of them (a block
+				 * going to more places: a return, an
+				 * indirect jump) */
+	struct lean_succ succ2[2];
 	/* the rest: the decoder's path */
 	struct model_insn *mi;	/* the models' view, rows and sizes set */
 	struct mem_access *acc;
@@ -711,7 +721,7 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	b->in = (const struct insn **)(b->seg + n_addr + 1);
 	b->l = (const struct decode_lean **)(b->in + n);
 	/* ML: the instructions one after the other, lengths and sizes in a
-	 * byte, no fs_base to add */
+	 * byte */
 	b->lean_ok = n > 0;
 	uint8_t *ac = b->code + n;
 	unsigned k = 0;
@@ -740,12 +750,16 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 				b->lean_ok = false;
 		}
 	}
-	b->lean_ok &= !b->fs_any;
+	/* (through fs: the addresses copied, fs_base added) */
+	if (b->fs_any && n_addr > LEAN_FS_MAX)
+		b->lean_ok = false;
 	b->ml.pc = n ? in[0]->pc : 0;
 	b->last_pc = n ? in[n - 1]->pc : 0;
 	b->ml.code = b->code;
 	b->ml.v = b->mi;
 	b->ml.n = n;
+	b->succ = b->succ2;
+	b->cap_succ = 2;
 	for (unsigned i = 0; i < n; i++)
 		b->ml.bytes += in[i]->len;
 	return b;
@@ -800,6 +814,8 @@ void engine_lean_block_free(struct engine *e, struct lean_block *b)
 {
 	if (b && b->pend)
 		count_block(e, b);
+	if (b && b->succ != b->succ2)
+		free(b->succ);
 	free(b);
 }
 
@@ -935,6 +951,27 @@ replay_end(struct engine *e, struct lean_run *r, struct lean_block *b,
 	count_leans(e, b->n);
 }
 
+/* W with fs_base FS added where B's accesses go through fs, in BUF
+ * (LEAN_FS_MAX). */
+static __attribute__((noinline)) const uint64_t *
+fs_added(const struct lean_block *b, const uint64_t *w, uint64_t fs,
+	 uint64_t *buf)
+{
+	for (unsigned k = 0; k < b->n_addr; k++)
+		buf[k] = w[k] + (fs & b->seg[k]);
+	return buf;
+}
+
+/* B's successor to NEXT past its first two, or NULL. */
+static __attribute__((noinline)) struct lean_succ *
+succ_more(struct lean_block *b, uint64_t next)
+{
+	for (unsigned i = 2; i < b->n_succ; i++)
+		if (b->succ[i].next == next)
+			return &b->succ[i];
+	return NULL;
+}
+
 static inline bool sb_same(const struct decode_sbstate *a,
 			   const struct decode_sbstate *b)
 {
@@ -955,15 +992,19 @@ void engine_account_block(struct engine *e, struct tracee *t,
 	 * alone (model_lean) */
 	if (r->lean && b->lean_ok && b->memo && b->row_gen == e->row_gen &&
 	    !rsp && r->sb_ok && sb_same(&r->sb, &b->entry)) {
-		struct lean_succ *sc = &b->succ[0];
+		struct lean_succ *sc = b->succ;
 		if (!b->n_succ || sc->next != next) {
-			sc = &b->succ[1];
-			if (b->n_succ < 2 || sc->next != next)
+			sc = b->n_succ > 1 && b->succ[1].next == next ?
+			     &b->succ[1] : succ_more(b, next);
+			if (!sc)
 				goto other;
 		}
+		uint64_t fsw[LEAN_FS_MAX];
 		engine_switch_core(e, t);
 		model_core(e, t->core);
-		e->cm->ops->lean_uncounted(e->cm, &b->ml, w, sc->n_acc);
+		e->cm->ops->lean_uncounted(e->cm, &b->ml,
+					   b->fs_any ? fs_added(b, w, r->fs, fsw) :
+					   w, sc->n_acc);
 		pend_block(e, b, sc);
 		replay_end(e, r, b, sc, next);
 		return;
@@ -993,13 +1034,15 @@ static void account_block(struct engine *e, struct tracee *t,
 		hit = b->memo && !rsp && r->sb_ok &&
 		      sb_same(&r->sb, &b->entry);
 		if (hit && b->lean_ok && e->cm->ops->lean_uncounted) {
+			uint64_t fsw[LEAN_FS_MAX];
 			/* (a table's first run of it) */
 			for (unsigned i = 0; i < b->n_succ; i++) {
 				struct lean_succ *sc = &b->succ[i];
 				if (sc->next != next)
 					continue;
-				e->cm->ops->lean_uncounted(e->cm, &b->ml, w,
-							   sc->n_acc);
+				e->cm->ops->lean_uncounted(e->cm, &b->ml,
+					b->fs_any ? fs_added(b, w, r->fs, fsw) :
+					w, sc->n_acc);
 				pend_block(e, b, sc);
 				replay_end(e, r, b, sc, next);
 				return;
@@ -1075,10 +1118,16 @@ static void account_block(struct engine *e, struct tracee *t,
 	r->sb_ok = decode_sb_get(e->dec, r->fs, &r->sb);
 	if (b->memo && r->sb_ok && !ev->n_spec && ev->n_cond <= 1) {
 		/* the latest successor first: a loop's back edge stays */
-		struct lean_succ *sc = &b->succ[0];
-		if (b->n_succ < 2)
+		if (b->n_succ == 2 && b->cap_succ == 2) {
+			b->succ = xcalloc(LEAN_SUCC_MAX, sizeof(*b->succ));
+			memcpy(b->succ, b->succ2, sizeof(b->succ2));
+			b->cap_succ = LEAN_SUCC_MAX;
+		}
+		if (b->n_succ < b->cap_succ)
 			b->n_succ++;
-		memmove(&b->succ[1], &b->succ[0], sizeof(b->succ[0]));
+		memmove(&b->succ[1], &b->succ[0],
+			(b->n_succ - 1) * sizeof(b->succ[0]));
+		struct lean_succ *sc = &b->succ[0];
 		sc->next = next;
 		sc->exit = r->sb;
 		sc->n_acc = ev->n_acc;
@@ -1183,7 +1232,7 @@ void engine_free(struct engine *e)
 	/* the blocks still pending: their replays go with the table */
 	for (unsigned i = 0; i < e->n_pend; i++) {
 		e->pend[i]->pend = 0;
-		for (unsigned j = 0; j < 2; j++)
+		for (unsigned j = 0; j < e->pend[i]->n_succ; j++)
 			e->pend[i]->succ[j].runs = 0;
 	}
 	free(e->pend);
