@@ -972,6 +972,26 @@ succ_more(struct lean_block *b, uint64_t next)
 	return NULL;
 }
 
+/* B's successor to NEXT, or NULL: the first two inline. */
+static inline struct lean_succ *succ_of(struct lean_block *b, uint64_t next)
+{
+	if (b->n_succ && b->succ[0].next == next)
+		return &b->succ[0];
+	if (b->n_succ > 1 && b->succ[1].next == next)
+		return &b->succ[1];
+	return succ_more(b, next);
+}
+
+/* B's rows, of the cost table now. */
+static void block_rows(struct engine *e, struct lean_block *b)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		b->mi[i].row = insn_row(e, b->in[i]);
+	if (b->n)
+		b->brow = b->mi[b->n - 1].row + e->bm_offset;
+	b->row_gen = e->row_gen;
+}
+
 static inline bool sb_same(const struct decode_sbstate *a,
 			   const struct decode_sbstate *b)
 {
@@ -990,18 +1010,14 @@ void engine_account_block(struct engine *e, struct tracee *t,
 {
 	/* The replay of most runs, small: the whole block from W, its code
 	 * alone (model_lean) */
-	if (r->lean && b->lean_ok && b->memo && b->row_gen == e->row_gen &&
-	    !rsp && r->sb_ok && sb_same(&r->sb, &b->entry)) {
-		struct lean_succ *sc = b->succ;
-		if (!b->n_succ || sc->next != next) {
-			sc = b->n_succ > 1 && b->succ[1].next == next ?
-			     &b->succ[1] : succ_more(b, next);
-			if (!sc)
-				goto other;
-		}
+	struct lean_succ *sc;
+	if (r->lean && b->lean_ok && b->memo && !rsp && r->sb_ok &&
+	    sb_same(&r->sb, &b->entry) && (sc = succ_of(b, next))) {
 		uint64_t fsw[LEAN_FS_MAX];
 		engine_switch_core(e, t);
 		model_core(e, t->core);
+		if (b->row_gen != e->row_gen)	/* a table's first run of B */
+			block_rows(e, b);
 		e->cm->ops->lean_uncounted(e->cm, &b->ml,
 					   b->fs_any ? fs_added(b, w, r->fs, fsw) :
 					   w, sc->n_acc);
@@ -1009,12 +1025,11 @@ void engine_account_block(struct engine *e, struct tracee *t,
 		replay_end(e, r, b, sc, next);
 		return;
 	}
-other:
 	account_block(e, t, r, b, w, next, rsp);
 }
 
-/* engine_account_block's other runs: the rows of a new table, a replay
- * through MI, the decoder's. */
+/* engine_account_block's other runs: a replay through MI (a block not
+ * lean_ok, models without lean_uncounted), the decoder's. */
 static void account_block(struct engine *e, struct tracee *t,
 			  struct lean_run *r, struct lean_block *b,
 			  const uint64_t *w, uint64_t next, uint64_t rsp)
@@ -1024,30 +1039,10 @@ static void account_block(struct engine *e, struct tracee *t,
 	bool hit = false;
 	if (runs) {
 		model_core(e, t->core);
-		if (b->row_gen != e->row_gen) {
-			for (unsigned i = 0; i < b->n; i++)
-				b->mi[i].row = insn_row(e, b->in[i]);
-			if (b->n)
-				b->brow = b->mi[b->n - 1].row + e->bm_offset;
-			b->row_gen = e->row_gen;
-		}
+		if (b->row_gen != e->row_gen)
+			block_rows(e, b);
 		hit = b->memo && !rsp && r->sb_ok &&
 		      sb_same(&r->sb, &b->entry);
-		if (hit && b->lean_ok && e->cm->ops->lean_uncounted) {
-			uint64_t fsw[LEAN_FS_MAX];
-			/* (a table's first run of it) */
-			for (unsigned i = 0; i < b->n_succ; i++) {
-				struct lean_succ *sc = &b->succ[i];
-				if (sc->next != next)
-					continue;
-				e->cm->ops->lean_uncounted(e->cm, &b->ml,
-					b->fs_any ? fs_added(b, w, r->fs, fsw) :
-					w, sc->n_acc);
-				pend_block(e, b, sc);
-				replay_end(e, r, b, sc, next);
-				return;
-			}
-		}
 	}
 	if (b->fs_any)
 		for (unsigned k = 0; k < b->n_addr; k++)
@@ -1065,22 +1060,17 @@ static void account_block(struct engine *e, struct tracee *t,
 	unsigned last = b->n - 1, from = 0;
 	struct model_insn *m = &b->mi[last];
 	struct branch_model *bm = e->bm;
-	if (hit) {
-		for (unsigned i = 0; i < b->n_succ; i++) {
-			struct lean_succ *sc = &b->succ[i];
-			if (sc->next != next)
-				continue;
-			m->n_acc = sc->n_acc;
-			if (e->cm->ops->insns_uncounted) {
-				e->cm->ops->insns_uncounted(e->cm, b->mi,
-							    b->n);
-				pend_block(e, b, sc);
-			} else {
-				e->cm->ops->insns(e->cm, b->mi, b->n);
-			}
-			replay_end(e, r, b, sc, next);
-			return;
+	struct lean_succ *sc;
+	if (hit && (sc = succ_of(b, next))) {
+		m->n_acc = sc->n_acc;
+		if (e->cm->ops->insns_uncounted) {
+			e->cm->ops->insns_uncounted(e->cm, b->mi, b->n);
+			pend_block(e, b, sc);
+		} else {
+			e->cm->ops->insns(e->cm, b->mi, b->n);
 		}
+		replay_end(e, r, b, sc, next);
+		return;
 	}
 	/* B's successors and its prefix's n_acc may change: its replays
 	 * counted with the ones they had */
@@ -1127,7 +1117,7 @@ static void account_block(struct engine *e, struct tracee *t,
 			b->n_succ++;
 		memmove(&b->succ[1], &b->succ[0],
 			(b->n_succ - 1) * sizeof(b->succ[0]));
-		struct lean_succ *sc = &b->succ[0];
+		sc = &b->succ[0];
 		sc->next = next;
 		sc->exit = r->sb;
 		sc->n_acc = ev->n_acc;
