@@ -446,6 +446,32 @@ static void test_first_refs(void)
 	cache_destroy(m);
 }
 
+/* Block LB (test_uncounted's, its rows RA and RB) run three times by
+ * lean_uncounted on a new model, the last instruction's n_acc LAST_N_ACC,
+ * then with COUNT its references counted: the rows WANT_A and WANT_B. */
+static void lean_thrice(const struct model_lean *lb, const uint64_t *addr,
+			unsigned last_n_acc, bool count, uint64_t *ra,
+			uint64_t *rb, const uint64_t *want_a,
+			const uint64_t *want_b)
+{
+	struct cache_model *m = make(big_i1,
+				     (struct cache_geom){ 32768, 8, 64 },
+				     big_ll);
+
+	memset(ra, 0, N_EV * sizeof(*ra));
+	memset(rb, 0, N_EV * sizeof(*rb));
+	CHECK(m->ops->lean_uncounted != NULL);
+	for (int i = 0; i < 3; i++)
+		m->ops->lean_uncounted(m, lb, addr, last_n_acc);
+	if (count)
+		m->ops->count_refs(m, lb->v, lb->n, 3);
+	for (int i = 0; i < N_EV; i++) {
+		CHECK_U64(ra[i], want_a[i]);
+		CHECK_U64(rb[i], want_b[i]);
+	}
+	cache_destroy(m);
+}
+
 /* insns_uncounted leaves the references' own counts (Ir, Dr, Dw) to
  * count_refs, which adds a block's TIMES runs at once: a block of two
  * instructions run three times, by hand.  A (4 bytes at 0x1000) reads
@@ -493,35 +519,14 @@ static void test_uncounted(void)
 	const uint64_t addr[4] = { 0x2000, 0x2040, 0x3000, 0x4000 };
 	const struct model_lean lb = { .pc = 0x1000, .code = code, .v = v,
 				       .n = 2, .bytes = 7 };
-	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
-	memset(ra, 0, sizeof(ra));
-	memset(rb, 0, sizeof(rb));
-	CHECK(m->ops->lean_uncounted != NULL);
-	for (int i = 0; i < 3; i++)
-		m->ops->lean_uncounted(m, &lb, addr, 2);
-	m->ops->count_refs(m, v, 2, 3);
-	for (int i = 0; i < N_EV; i++) {
-		CHECK_U64(ra[i], want_a[i]);
-		CHECK_U64(rb[i], want_b[i]);
-	}
-	cache_destroy(m);
+	lean_thrice(&lb, addr, 2, true, ra, rb, want_a, want_b);
 
 	/* the block across two I1 lines (the per-instruction path): A at
 	 * 0x103c ends its line, B begins the next and misses there too */
 	const struct model_lean lb2 = { .pc = 0x103c, .code = code, .v = v,
 					.n = 2, .bytes = 7 };
 	const uint64_t want_b2[N_EV] = { 3, 1, 1, 3, 1, 1, 0, 0, 0 };
-	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
-	memset(ra, 0, sizeof(ra));
-	memset(rb, 0, sizeof(rb));
-	for (int i = 0; i < 3; i++)
-		m->ops->lean_uncounted(m, &lb2, addr, 2);
-	m->ops->count_refs(m, v, 2, 3);
-	for (int i = 0; i < N_EV; i++) {
-		CHECK_U64(ra[i], want_a[i]);
-		CHECK_U64(rb[i], want_b2[i]);
-	}
-	cache_destroy(m);
+	lean_thrice(&lb2, addr, 2, true, ra, rb, want_a, want_b2);
 
 	/* A's write gone (n_acc 1 of its 2 addresses: a dead pop's load
 	 * goes so) and B's last access (the last instruction's n_acc comes
@@ -534,16 +539,7 @@ static void test_uncounted(void)
 					.n = 2, .bytes = 7 };
 	const uint64_t want_a1[N_EV] = { 0, 1, 1, 0, 1, 1, 0, 0, 0 };
 	const uint64_t want_b1[N_EV] = { 0, 0, 0, 0, 1, 1, 0, 0, 0 };
-	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
-	memset(ra, 0, sizeof(ra));
-	memset(rb, 0, sizeof(rb));
-	for (int i = 0; i < 3; i++)
-		m->ops->lean_uncounted(m, &lb1, addr, 1);
-	for (int i = 0; i < N_EV; i++) {
-		CHECK_U64(ra[i], want_a1[i]);
-		CHECK_U64(rb[i], want_b1[i]);
-	}
-	cache_destroy(m);
+	lean_thrice(&lb1, addr, 1, false, ra, rb, want_a1, want_b1);
 
 	/* the same as insns three times */
 	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
