@@ -91,19 +91,22 @@ struct model_insn {
 	uint32_t n_acc;
 };
 
-/* N instructions one after the other from PC, compactly (a replay's
- * view: what it reads in few cache lines): CODE holds a byte an
- * instruction, length | n_acc << 4 | stride << 6 (length 1-15), then two
- * an address, its size (1-255) and kind; an instruction's n_acc accesses
- * are the first of its STRIDE addresses.  V holds the rows (read only for
- * a miss). */
+/* N instructions one after the other from PC (a replay's view): V their
+ * rows (read only for a miss), lengths, n_acc and access records, the
+ * records in one array as the addresses of a replay's record lie:
+ * instruction I's at index V[I].ACC - V[0].ACC, its n_acc the first of
+ * those up to V[I + 1].ACC (the others dead).  CODE: the model's own,
+ * from its lean_compile. */
 struct model_lean {
 	uint64_t pc;
 	const uint8_t *code;
 	const struct model_insn *v;
 	unsigned n;
-	uint32_t bytes;		/* the lengths' sum */
 };
+
+/* The bytes a lean_compile writes at most, for N instructions and N_ADDR
+ * addresses. */
+#define MODEL_LEAN_CODE_MAX(n, n_addr) (8 + 4 * ((size_t)(n) + (n_addr)))
 
 /* One conditional branch of a branch model's conds op. */
 struct model_cond {
@@ -144,8 +147,13 @@ struct cache_model_ops {
 				const struct model_insn *v, unsigned n);
 	void (*count_refs)(struct cache_model *m, const struct model_insn *v,
 			   unsigned n, uint64_t times);
-	/* Optional, with those: insns_uncounted of B's instructions, their
-	 * addresses ADDR (STRIDE each), the last one's n_acc LAST_N_ACC. */
+	/* Optional, both or neither, with those: B's code written to CODE
+	 * (MODEL_LEAN_CODE_MAX bytes; false: none, B replays otherwise), from
+	 * B's V as it is now (its prefix's n_acc); and insns_uncounted of B's
+	 * instructions from that code, their addresses ADDR (a replay's
+	 * record), the last one's n_acc LAST_N_ACC (its V's is not read). */
+	bool (*lean_compile)(struct cache_model *m, const struct model_lean *b,
+			     uint8_t *code);
 	void (*lean_uncounted)(struct cache_model *m,
 			       const struct model_lean *b,
 			       const uint64_t *addr, unsigned last_n_acc);

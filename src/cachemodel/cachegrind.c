@@ -304,107 +304,143 @@ static void cg_insns_uncounted(struct cache_model *m,
 	cg_insns_one(m, v, n, false);
 }
 
-/* level_ref of several lines, out of line. */
-static __attribute__((noinline)) bool level_ref_lines(struct cg_level *c,
-						      uint64_t addr,
-						      uint32_t size)
+/* cg_lean_compile's code: this, then N_EV events (struct cg_lean_ev). */
+struct cg_lean {
+	uint8_t n_ev;
+	uint8_t len0;		/* the first instruction's length */
+	uint8_t last;		/* the last instruction, */
+	uint8_t last_at;	/* its first address in the record, */
+	uint8_t last_size[2];	/* its accesses' sizes */
+	uint8_t last_ev[2];	/* and events (0: none, a prefetch) */
+};
+
+/* OP & 1: a data reference of event OP >> 1 (Dr or Dw), A bytes at the
+ * record's address B; else the fetch of OP >> 1 bytes at the block's pc
+ * + (A | B << 8), an instruction whose last line is another than the one
+ * before's (the others lie in the line the last fetch left).  INSN: whose
+ * row. */
+struct cg_lean_ev {
+	uint8_t op, insn, a, b;
+};
+
+static bool cg_lean_compile(struct cache_model *m, const struct model_lean *b,
+			    uint8_t *code)
 {
-	return level_ref(c, addr, size);
+	struct cg_model *cg = (struct cg_model *)m;
+	const struct model_insn *v = b->v;
+	unsigned sh = cg->i1.line_shift, n_ev = 0;
+	struct cg_lean *h = (struct cg_lean *)(void *)code;
+	struct cg_lean_ev *e = (struct cg_lean_ev *)(void *)(h + 1);
+
+	if (!b->n || b->n > 256)
+		return false;
+	memset(h, 0, sizeof(*h));
+	for (unsigned i = 0; i < b->n; i++) {
+		uint64_t off = v[i].pc - b->pc;
+		size_t at = (size_t)(v[i].acc - v[0].acc);
+		if (!v[i].len || v[i].len > 15 || off > 0xffff ||
+		    v[i].n_acc > 2 || at + v[i].n_acc > 256 ||
+		    (i && v[i].pc != v[i - 1].pc + v[i - 1].len))
+			return false;
+		if (i && (v[i].pc + v[i].len - 1) >> sh !=
+			 (v[i - 1].pc + v[i - 1].len - 1) >> sh)
+			e[n_ev++] = (struct cg_lean_ev){
+				(uint8_t)(v[i].len << 1), (uint8_t)i,
+				(uint8_t)off, (uint8_t)(off >> 8) };
+		for (unsigned j = 0; j < v[i].n_acc; j++) {
+			const struct mem_access *a = &v[i].acc[j];
+			unsigned ev = kind_ev[a->kind];
+			if (!a->size || a->size > 255 || a->kind > ACC_NT_WRITE)
+				return false;
+			if (i == b->n - 1) {
+				h->last_size[j] = (uint8_t)a->size;
+				h->last_ev[j] = (uint8_t)ev;
+			} else if (ev) {
+				e[n_ev++] = (struct cg_lean_ev){
+					(uint8_t)(ev << 1 | 1), (uint8_t)i,
+					(uint8_t)a->size, (uint8_t)(at + j) };
+			}
+		}
+		if (i == b->n - 1) {
+			h->last = (uint8_t)i;
+			h->last_at = (uint8_t)at;
+		}
+		if (n_ev > 255)
+			return false;
+	}
+	h->n_ev = (uint8_t)n_ev;
+	h->len0 = (uint8_t)v[0].len;
+	return true;
 }
 
-static __attribute__((noinline)) bool level_ref_rest(struct cg_level *c,
-						     uint64_t *set,
-						     uint64_t block)
+/* lean_data's rest: a reference across lines, or past its set's MRU
+ * way. */
+static __attribute__((noinline)) void
+lean_data_rest(struct cg_model *cg, uint64_t a, unsigned size, unsigned ev,
+	       uint64_t *const *rowp)
 {
-	return level_ref_ways(c, set, block);
-}
-
-/* A data reference of cg_lean_uncounted: size SIZE, kind KIND. */
-static inline __attribute__((always_inline)) void
-lean_data(struct cg_model *cg, uint64_t a, uint32_t size, unsigned kind,
-	  uint64_t *const *rowp)
-{
-	unsigned ev = kind_ev[kind];
-	uint64_t blk = a >> cg->d1.line_shift;
+	struct cg_level *c = &cg->d1;
+	uint64_t blk = a >> c->line_shift;
 	bool miss;
 
-	if (!ev)
-		return;
-	if (blk == (a + size - 1) >> cg->d1.line_shift) {
-		uint64_t *set = cg->d1.tags +
-				(blk & cg->d1.set_mask) * cg->d1.assoc;
-		if (set[0] == blk)
-			return;
-		miss = level_ref_rest(&cg->d1, set, blk);
-	} else {
-		miss = level_ref_lines(&cg->d1, a, size);
-	}
+	if (blk == (a + size - 1) >> c->line_shift)
+		miss = level_ref_ways(c, c->tags + (blk & c->set_mask) *
+						   c->assoc, blk);
+	else
+		miss = level_ref(c, a, size);
 	if (miss)
 		cg_d1_miss(cg, a, size, ev, *rowp);
 }
 
-/* An instruction's N accesses in cg_lean_uncounted. */
+/* A data reference of cg_lean_uncounted, event EV (Dr or Dw): inline the
+ * common case, one line in its set's MRU way (nothing changes). */
 static inline __attribute__((always_inline)) void
-lean_insn_data(struct cg_model *cg, unsigned n, const uint64_t *addr,
-	       const uint8_t *ac, uint64_t *const *rowp)
+lean_data(struct cg_model *cg, uint64_t a, unsigned size, unsigned ev,
+	  uint64_t *const *rowp)
 {
-	if (n) {
-		lean_data(cg, addr[0], ac[0], ac[1], rowp);
-		if (n > 1)
-			lean_data(cg, addr[1], ac[2], ac[3], rowp);
-	}
+	unsigned sh = cg->d1.line_shift;
+	uint64_t blk = a >> sh;
+
+	if (__builtin_expect(blk == (a + size - 1) >> sh, 1) &&
+	    cg->d1.tags[(blk & cg->d1.set_mask) * cg->d1.assoc] == blk)
+		return;
+	lean_data_rest(cg, a, size, ev, rowp);
 }
 
-/* An instruction of cg_lean_uncounted: LEN bytes at PC, N accesses. */
-static inline __attribute__((always_inline)) void
-lean_insn(struct cg_model *cg, uint64_t pc, unsigned len, unsigned n,
-	  const uint64_t *addr, const uint8_t *ac, uint64_t *const *rowp)
-{
-	uint64_t last = (pc + len - 1) >> cg->i1.line_shift;
-	if (last != cg->i1_last || pc >> cg->i1.line_shift != last) {
-		cg->i1_last = last;
-		cg_fetch_lookup(cg, pc, len, *rowp);
-	}
-	lean_insn_data(cg, n, addr, ac, rowp);
-}
-
-/* cg_insns_uncounted from a model_lean: the rows in V read only on a
- * miss, the common case (a fetch in the last line, an access to one line
- * in its set's MRU way) inline, the rest called. */
+/* cg_insns_uncounted from cg_lean_compile's code: the first fetch, then
+ * only what may change something (the fetches of other lines, the data
+ * references); the rows read only on a miss. */
 static void cg_lean_uncounted(struct cache_model *m, const struct model_lean *b,
 			      const uint64_t *addr, unsigned last_n_acc)
 {
 	struct cg_model *cg = (struct cg_model *)m;
-	const uint8_t *c = b->code, *ac = b->code + b->n;
+	const struct cg_lean *h = (const struct cg_lean *)(const void *)b->code;
+	const struct cg_lean_ev *e = (const struct cg_lean_ev *)(h + 1);
+	const struct cg_lean_ev *end = e + h->n_ev;
 	const struct model_insn *v = b->v;
 	uint64_t pc = b->pc;
-	unsigned last = b->n - 1;
+	unsigned sh = cg->i1.line_shift;
 
-	uint64_t line = pc >> cg->i1.line_shift;
-	if (line == (pc + b->bytes - 1) >> cg->i1.line_shift) {
-		/* The block in one I1 line: the first fetch alone may look
-		 * it up, the others are inside the line it leaves last */
-		if (line != cg->i1_last) {
-			cg->i1_last = line;
-			cg_fetch_lookup(cg, pc, c[0] & 15, v[0].row);
-		}
-		for (unsigned i = 0; i < last; i++) {
-			unsigned op = c[i], stride = op >> 6;
-			lean_insn_data(cg, (op >> 4) & 3, addr, ac, &v[i].row);
-			addr += stride;
-			ac += 2 * stride;
-		}
-		lean_insn_data(cg, last_n_acc, addr, ac, &v[last].row);
-		return;
+	uint64_t last = (pc + h->len0 - 1) >> sh;
+	if (last != cg->i1_last || pc >> sh != last) {
+		cg->i1_last = last;
+		cg_fetch_lookup(cg, pc, h->len0, v[0].row);
 	}
-	for (unsigned i = 0; i < last; i++) {
-		unsigned op = c[i], stride = op >> 6;
-		lean_insn(cg, pc, op & 15, (op >> 4) & 3, addr, ac, &v[i].row);
-		pc += op & 15;
-		addr += stride;
-		ac += 2 * stride;
+	for (; e < end; e++) {
+		if (e->op & 1) {
+			lean_data(cg, addr[e->b], e->a, e->op >> 1,
+				  &v[e->insn].row);
+		} else {
+			uint64_t at = pc + (e->a | (unsigned)e->b << 8);
+			unsigned len = e->op >> 1;
+			cg->i1_last = (at + len - 1) >> sh;
+			cg_fetch_lookup(cg, at, len, v[e->insn].row);
+		}
 	}
-	lean_insn(cg, pc, c[last] & 15, last_n_acc, addr, ac, &v[last].row);
+	for (unsigned k = 0; k < last_n_acc; k++)
+		if (h->last_ev[k])
+			lean_data(cg, addr[h->last_at + k], h->last_size[k],
+				  h->last_ev[k], &v[h->last].row);
 }
 
 /* What cg_insns counts and cg_insns_uncounted does not, TIMES over. */
@@ -501,6 +537,7 @@ static const struct cache_model_ops cg_ops = {
 	.insn = cg_insn,
 	.insns = cg_insns,
 	.insns_uncounted = cg_insns_uncounted,
+	.lean_compile = cg_lean_compile,
 	.lean_uncounted = cg_lean_uncounted,
 	.count_refs = cg_count_refs,
 	.describe = cg_describe,

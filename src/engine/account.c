@@ -666,6 +666,7 @@ struct lean_block {
 	bool fs_any;		/* an access through fs */
 	bool lean_ok;		/* ML describes it (model_lean): replays need
 				 * neither MI nor ACC */
+	bool coded;		/* ML's code made, with MI's n_acc now */
 	/* Replays.  MEMO: from VEX's superblock state ENTRY, the steps but
 	 * the last made the events MI says (their n_acc: a dead pop's load
 	 * may go) and left the state MID; from MID, the last one going to
@@ -692,11 +693,12 @@ struct lean_block {
 	uint8_t code[];		/* ML's, then MI ... L */
 };
 
-/* MI's n_acc of instruction I in ML's code, too. */
+/* MI's n_acc of instruction I (ML's code made again for it). */
 static inline void set_n_acc(struct lean_block *b, unsigned i, unsigned n)
 {
+	if (b->mi[i].n_acc != n)
+		b->coded = false;
 	b->mi[i].n_acc = n;
-	b->code[i] = (uint8_t)((b->code[i] & 0xcf) | n << 4);
 }
 
 struct lean_block *engine_lean_block(const struct insn *const *in,
@@ -707,7 +709,7 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	unsigned n_addr = 0;
 	for (unsigned i = 0; i < n; i++)
 		n_addr += decode_lean(in[i])->n_acc;
-	size_t code = ((size_t)n + 2 * n_addr + 7) & ~(size_t)7;
+	size_t code = (MODEL_LEAN_CODE_MAX(n, n_addr) + 7) & ~(size_t)7;
 	size_t sz = sizeof(struct lean_block) + code +
 		    n * sizeof(struct model_insn) +
 		    (n_addr + 1) * (sizeof(struct mem_access) + 8) +
@@ -720,10 +722,9 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	b->seg = (uint64_t *)(b->acc + n_addr + 1);
 	b->in = (const struct insn **)(b->seg + n_addr + 1);
 	b->l = (const struct decode_lean **)(b->in + n);
-	/* ML: the instructions one after the other, lengths and sizes in a
-	 * byte */
+	/* ML: the instructions one after the other, sizes below 256 (its
+	 * code made with the prefix's n_acc, block_prefix) */
 	b->lean_ok = n > 0;
-	uint8_t *ac = b->code + n;
 	unsigned k = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const struct decode_lean *l = decode_lean(in[i]);
@@ -733,8 +734,6 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 		b->mi[i].len = in[i]->len;
 		b->mi[i].n_acc = l->n_acc;
 		b->mi[i].acc = &b->acc[k];
-		b->code[i] = (uint8_t)(in[i]->len | l->n_acc << 4 |
-				       l->n_acc << 6);
 		if (!in[i]->len || in[i]->len > 15 ||
 		    (i && in[i]->pc != in[i - 1]->pc + in[i - 1]->len))
 			b->lean_ok = false;
@@ -743,8 +742,6 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 			b->acc[k].kind = l->acc[j].kind;
 			b->seg[k] = l->acc[j].seg == 1 ? ~0ull : 0;
 			b->fs_any |= l->acc[j].seg == 1;
-			ac[2 * k] = (uint8_t)l->acc[j].size;
-			ac[2 * k + 1] = l->acc[j].kind;
 			if (!l->acc[j].size || l->acc[j].size > 255 ||
 			    l->acc[j].kind > ACC_NT_WRITE)
 				b->lean_ok = false;
@@ -760,8 +757,6 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	b->ml.n = n;
 	b->succ = b->succ2;
 	b->cap_succ = 2;
-	for (unsigned i = 0; i < n; i++)
-		b->ml.bytes += in[i]->len;
 	return b;
 }
 
@@ -924,6 +919,16 @@ static unsigned block_prefix(struct engine *e, struct tracee *t,
 		from = i + 1;
 	}
 	b->memo = memo && decode_sb_get(d, r->fs, &b->mid);
+	if (b->memo && b->lean_ok && !b->coded && e->cm->ops->lean_compile) {
+		/* its code with the prefix's n_acc, the last instruction's
+		 * the most it has (a replay says how many) */
+		struct model_insn *m = &b->mi[last];
+		uint32_t n_acc = m->n_acc;
+		m->n_acc = b->l[last]->n_acc;
+		b->lean_ok = b->coded =
+			e->cm->ops->lean_compile(e->cm, &b->ml, b->code);
+		m->n_acc = n_acc;
+	}
 	return from;
 }
 

@@ -446,10 +446,12 @@ static void test_first_refs(void)
 	cache_destroy(m);
 }
 
-/* Block LB (test_uncounted's, its rows RA and RB) run three times by
- * lean_uncounted on a new model, the last instruction's n_acc LAST_N_ACC,
- * then with COUNT its references counted: the rows WANT_A and WANT_B. */
-static void lean_thrice(const struct model_lean *lb, const uint64_t *addr,
+/* The two instructions V (test_uncounted's, their rows RA and RB, their
+ * accesses' addresses ADDR) made a block's code by lean_compile on a new
+ * model and run three times by lean_uncounted, the last instruction's
+ * n_acc LAST_N_ACC, then with COUNT their references counted: the rows
+ * WANT_A and WANT_B. */
+static void lean_thrice(const struct model_insn *v, const uint64_t *addr,
 			unsigned last_n_acc, bool count, uint64_t *ra,
 			uint64_t *rb, const uint64_t *want_a,
 			const uint64_t *want_b)
@@ -457,14 +459,18 @@ static void lean_thrice(const struct model_lean *lb, const uint64_t *addr,
 	struct cache_model *m = make(big_i1,
 				     (struct cache_geom){ 32768, 8, 64 },
 				     big_ll);
+	uint64_t code[(MODEL_LEAN_CODE_MAX(2, 4) + 7) / 8];
+	struct model_lean lb = { .pc = v[0].pc, .code = (uint8_t *)code,
+				 .v = v, .n = 2 };
 
 	memset(ra, 0, N_EV * sizeof(*ra));
 	memset(rb, 0, N_EV * sizeof(*rb));
-	CHECK(m->ops->lean_uncounted != NULL);
+	CHECK(m->ops->lean_compile != NULL && m->ops->lean_uncounted != NULL);
+	CHECK(m->ops->lean_compile(m, &lb, (uint8_t *)code));
 	for (int i = 0; i < 3; i++)
-		m->ops->lean_uncounted(m, lb, addr, last_n_acc);
+		m->ops->lean_uncounted(m, &lb, addr, last_n_acc);
 	if (count)
-		m->ops->count_refs(m, lb->v, lb->n, 3);
+		m->ops->count_refs(m, v, 2, 3);
 	for (int i = 0; i < N_EV; i++) {
 		CHECK_U64(ra[i], want_a[i]);
 		CHECK_U64(rb[i], want_b[i]);
@@ -484,16 +490,16 @@ static void test_uncounted(void)
 	struct cache_model *m = make(big_i1, (struct cache_geom){ 32768, 8, 64 },
 				     big_ll);
 	uint64_t ra[N_EV] = { 0 }, rb[N_EV] = { 0 };
-	const struct mem_access aa[2] = {
+	const struct mem_access acc[4] = {
 		{ .addr = 0x2000, .size = 4, .kind = ACC_READ },
 		{ .addr = 0x2040, .size = 8, .kind = ACC_WRITE },
-	}, ab[2] = {
 		{ .addr = 0x3000, .size = 4, .kind = ACC_MODIFY },
 		{ .addr = 0x4000, .size = 64, .kind = ACC_PREFETCH },
 	};
 	const struct model_insn v[2] = {
-		{ .pc = 0x1000, .row = ra, .acc = aa, .len = 4, .n_acc = 2 },
-		{ .pc = 0x1004, .row = rb, .acc = ab, .len = 3, .n_acc = 2 },
+		{ .pc = 0x1000, .row = ra, .acc = acc, .len = 4, .n_acc = 2 },
+		{ .pc = 0x1004, .row = rb, .acc = acc + 2, .len = 3,
+		  .n_acc = 2 },
 	};
 	const uint64_t want_a[N_EV] = { 3, 1, 1, 3, 1, 1, 3, 1, 1 };
 	const uint64_t want_b[N_EV] = { 3, 0, 0, 3, 1, 1, 0, 0, 0 };
@@ -509,37 +515,31 @@ static void test_uncounted(void)
 	}
 	cache_destroy(m);
 
-	/* the same from lean_uncounted's compact code: a byte an
-	 * instruction (length | n_acc << 4 | stride << 6), two an address
-	 * (size, kind), the addresses apart */
-	static const uint8_t code[2 + 8] = {
-		4 | 2 << 4 | 2 << 6, 3 | 2 << 4 | 2 << 6,
-		4, ACC_READ, 8, ACC_WRITE, 4, ACC_MODIFY, 64, ACC_PREFETCH,
-	};
+	/* the same from lean_compile's code, the addresses apart */
 	const uint64_t addr[4] = { 0x2000, 0x2040, 0x3000, 0x4000 };
-	const struct model_lean lb = { .pc = 0x1000, .code = code, .v = v,
-				       .n = 2, .bytes = 7 };
-	lean_thrice(&lb, addr, 2, true, ra, rb, want_a, want_b);
+	lean_thrice(v, addr, 2, true, ra, rb, want_a, want_b);
 
-	/* the block across two I1 lines (the per-instruction path): A at
-	 * 0x103c ends its line, B begins the next and misses there too */
-	const struct model_lean lb2 = { .pc = 0x103c, .code = code, .v = v,
-					.n = 2, .bytes = 7 };
+	/* the block across two I1 lines: A at 0x103c ends its line, B
+	 * begins the next and misses there too */
+	const struct model_insn v2[2] = {
+		{ .pc = 0x103c, .row = ra, .acc = acc, .len = 4, .n_acc = 2 },
+		{ .pc = 0x1040, .row = rb, .acc = acc + 2, .len = 3,
+		  .n_acc = 2 },
+	};
 	const uint64_t want_b2[N_EV] = { 3, 1, 1, 3, 1, 1, 0, 0, 0 };
-	lean_thrice(&lb2, addr, 2, true, ra, rb, want_a, want_b2);
+	lean_thrice(v2, addr, 2, true, ra, rb, want_a, want_b2);
 
 	/* A's write gone (n_acc 1 of its 2 addresses: a dead pop's load
 	 * goes so) and B's last access (the last instruction's n_acc comes
 	 * apart): B still reads its own address, 0x3000 */
-	static const uint8_t code1[2 + 8] = {
-		4 | 1 << 4 | 2 << 6, 3 | 2 << 4 | 2 << 6,
-		4, ACC_READ, 8, ACC_WRITE, 4, ACC_MODIFY, 64, ACC_PREFETCH,
+	const struct model_insn v1[2] = {
+		{ .pc = 0x1000, .row = ra, .acc = acc, .len = 4, .n_acc = 1 },
+		{ .pc = 0x1004, .row = rb, .acc = acc + 2, .len = 3,
+		  .n_acc = 2 },
 	};
-	const struct model_lean lb1 = { .pc = 0x1000, .code = code1, .v = v,
-					.n = 2, .bytes = 7 };
 	const uint64_t want_a1[N_EV] = { 0, 1, 1, 0, 1, 1, 0, 0, 0 };
 	const uint64_t want_b1[N_EV] = { 0, 0, 0, 0, 1, 1, 0, 0, 0 };
-	lean_thrice(&lb1, addr, 1, false, ra, rb, want_a1, want_b1);
+	lean_thrice(v1, addr, 1, false, ra, rb, want_a1, want_b1);
 
 	/* the same as insns three times */
 	m = make(big_i1, (struct cache_geom){ 32768, 8, 64 }, big_ll);
