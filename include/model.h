@@ -91,15 +91,13 @@ struct model_insn {
 	uint32_t n_acc;
 };
 
-/* N instructions one after the other from PC (a replay's view): V their
- * rows (read only for a miss), lengths, n_acc and access records, the
- * records in one array as the addresses of a replay's record lie:
- * instruction I's at index V[I].ACC - V[0].ACC, its n_acc the first of
- * those up to V[I + 1].ACC (the others dead).  CODE: the model's own,
- * from its lean_compile. */
+/* N instructions one after the other from PC (a replay's view, as
+ * lean_compile reads it): V their rows, lengths, n_acc and access
+ * records, the records in one array as the addresses of a replay's
+ * record lie: instruction I's at index V[I].ACC - V[0].ACC, its n_acc
+ * the first of those up to V[I + 1].ACC (the others dead). */
 struct model_lean {
 	uint64_t pc;
-	const uint8_t *code;
 	const struct model_insn *v;
 	unsigned n;
 };
@@ -149,13 +147,15 @@ struct cache_model_ops {
 			   unsigned n, uint64_t times);
 	/* Optional, both or neither, with those: B's code written to CODE
 	 * (MODEL_LEAN_CODE_MAX bytes; false: none, B replays otherwise), from
-	 * B's V as it is now (its prefix's n_acc); and insns_uncounted of B's
-	 * instructions from that code, their addresses ADDR (a replay's
-	 * record), the last one's n_acc LAST_N_ACC (its V's is not read). */
+	 * B's V as it is now (its prefix's n_acc); and insns_uncounted of the
+	 * instructions from PC that CODE was made for, V their rows (read
+	 * only for a miss), their addresses ADDR (a replay's record), the
+	 * last one's n_acc LAST_N_ACC (its V's is not read). */
 	bool (*lean_compile)(struct cache_model *m, const struct model_lean *b,
 			     uint8_t *code);
-	void (*lean_uncounted)(struct cache_model *m,
-			       const struct model_lean *b,
+	void (*lean_uncounted)(struct cache_model *m, uint64_t pc,
+			       const uint8_t *code,
+			       const struct model_insn *v,
 			       const uint64_t *addr, unsigned last_n_acc);
 	/* Write `desc:` lines for the profile header (without a trailing
 	 * blank line); optional. */

@@ -185,15 +185,16 @@ static void cg_begin_sample(struct cache_model *m)
 	}
 }
 
-/* A fetch outside the line the last one ended in: I1, then LL. */
+/* A fetch outside the line the last one ended in: I1, then LL; the row
+ * *ROWP read only on a miss. */
 static __attribute__((noinline)) void
 cg_fetch_lookup(struct cg_model *cg, uint64_t addr, uint32_t size,
-		uint64_t *row)
+		uint64_t *const *rowp)
 {
 	if (level_ref(&cg->i1, addr, size)) {
-		row[EV_I1MR]++;
+		(*rowp)[EV_I1MR]++;
 		if (level_ref(&cg->ll, addr, size))
-			row[EV_ILMR]++;
+			(*rowp)[EV_ILMR]++;
 	}
 }
 
@@ -238,7 +239,7 @@ cg_fetch_one(struct cache_model *m, uint64_t addr, uint32_t size,
 	if (last == cg->i1_last && addr >> cg->i1.line_shift == last)
 		return;
 	cg->i1_last = last;
-	cg_fetch_lookup(cg, addr, size, *rowp);
+	cg_fetch_lookup(cg, addr, size, rowp);
 }
 
 static inline __attribute__((always_inline)) void
@@ -410,21 +411,20 @@ lean_data(struct cg_model *cg, uint64_t a, unsigned size, unsigned ev,
 /* cg_insns_uncounted from cg_lean_compile's code: the first fetch, then
  * only what may change something (the fetches of other lines, the data
  * references); the rows read only on a miss. */
-static void cg_lean_uncounted(struct cache_model *m, const struct model_lean *b,
+static void cg_lean_uncounted(struct cache_model *m, uint64_t pc,
+			      const uint8_t *code, const struct model_insn *v,
 			      const uint64_t *addr, unsigned last_n_acc)
 {
 	struct cg_model *cg = (struct cg_model *)m;
-	const struct cg_lean *h = (const struct cg_lean *)(const void *)b->code;
+	const struct cg_lean *h = (const struct cg_lean *)(const void *)code;
 	const struct cg_lean_ev *e = (const struct cg_lean_ev *)(h + 1);
 	const struct cg_lean_ev *end = e + h->n_ev;
-	const struct model_insn *v = b->v;
-	uint64_t pc = b->pc;
 	unsigned sh = cg->i1.line_shift;
 
 	uint64_t last = (pc + h->len0 - 1) >> sh;
 	if (last != cg->i1_last || pc >> sh != last) {
 		cg->i1_last = last;
-		cg_fetch_lookup(cg, pc, h->len0, v[0].row);
+		cg_fetch_lookup(cg, pc, h->len0, &v[0].row);
 	}
 	for (; e < end; e++) {
 		if (e->op & 1) {
@@ -434,7 +434,7 @@ static void cg_lean_uncounted(struct cache_model *m, const struct model_lean *b,
 			uint64_t at = pc + (e->a | (unsigned)e->b << 8);
 			unsigned len = e->op >> 1;
 			cg->i1_last = (at + len - 1) >> sh;
-			cg_fetch_lookup(cg, at, len, v[e->insn].row);
+			cg_fetch_lookup(cg, at, len, &v[e->insn].row);
 		}
 	}
 	for (unsigned k = 0; k < last_n_acc; k++)

@@ -649,56 +649,148 @@ void engine_account_leans(struct engine *e, struct tracee *t,
 /* The successors a lean block remembers at most. */
 #define LEAN_SUCC_MAX 8
 
+/* Superblock states by number (a block's entry and exits): a replay
+ * compares and copies four bytes, not thirty-two.  At most SB_MAX
+ * (then no more blocks memo new states). */
+#define SB_NONE UINT32_MAX
+#define SB_MAX (1u << 20)
+
+static uint64_t sb_hash(const struct decode_sbstate *s)
+{
+	return hash_pair(hash_pair(s->w[0], s->w[1]),
+			 hash_pair(s->w[2], s->w[3]));
+}
+
+static uint64_t sb_hash_of(const void *ctx, uint32_t i)
+{
+	const struct engine *e = ctx;
+	return sb_hash(&e->sbs[i]);
+}
+
+/* S's number, or SB_NONE (OK false: no state; or too many). */
+static uint32_t sb_number(struct engine *e, bool ok,
+			  const struct decode_sbstate *s)
+{
+	if (!ok)
+		return SB_NONE;
+	struct hashtab_probe p;
+	for (uint32_t i = hashtab_first(&e->sb_tab, sb_hash(s), &p);
+	     i != HASHTAB_NONE; i = hashtab_next(&e->sb_tab, &p))
+		if (!memcmp(&e->sbs[i], s, sizeof(*s)))
+			return i;
+	if (e->n_sbs == SB_MAX)
+		return SB_NONE;
+	if (e->n_sbs == e->cap_sbs) {
+		e->cap_sbs = e->cap_sbs ? 2 * e->cap_sbs : 256;
+		e->sbs = xreallocarray(e->sbs, e->cap_sbs, sizeof(*e->sbs));
+	}
+	e->sbs[e->n_sbs] = *s;
+	hashtab_insert(&e->sb_tab, &p, e->n_sbs, sb_hash_of, e);
+	return e->n_sbs++;
+}
+
+/* The decoder's state now, numbered. */
+static uint32_t sb_now(struct engine *e, uint64_t fs)
+{
+	struct decode_sbstate s;
+	bool ok = decode_sb_get(e->dec, fs, &s);
+	return sb_number(e, ok, &s);
+}
+
 /* How block B ended, from one superblock state, going to NEXT: the
  * state after it and its last instruction's events. */
 struct lean_succ {
 	uint64_t next;
-	struct decode_sbstate exit;
+	uint32_t runs;		/* replays not yet in the rows */
+	uint32_t exit;		/* its number */
 	uint8_t n_acc;
 	bool cond, taken, indirect;
-	uint64_t runs;		/* replays not yet in the rows */
 };
 
+/* A lean block is three parts around the pointer to it, what a replay
+ * reads on the two cache lines after it: MI | struct lean_cold | struct
+ * lean_block (a line) | its second successor, its code (ML's) | ACC |
+ * SEG | IN | L. */
+struct lean_cold {
+	const struct insn *str;	/* iring.c's (engine_lean_str) */
+	unsigned n_addr;
+	uint32_t mid;		/* MEMO's state before the last step */
+	struct lean_succ *more;	/* successors past the second */
+	struct mem_access *acc;
+	uint64_t *seg;		/* per address: fs_base's mask, or 0 */
+	const struct insn **in;
+	const struct decode_lean **l;
+} __attribute__((aligned(64)));
+
 struct lean_block {
-	struct lean_head head;	/* its engine's (engine.h) */
-	/* what a replay reads, first (the block on cache lines of its own) */
-	unsigned n, n_addr;
-	bool fs_any;		/* an access through fs */
-	bool lean_ok;		/* ML describes it (model_lean): replays need
-				 * neither MI nor ACC */
-	bool coded;		/* ML's code made, with MI's n_acc now */
+	struct lean_head head;	/* its engine's (engine.h): pc, its n */
+	uint64_t *brow;		/* its branch events' row */
 	/* Replays.  MEMO: from VEX's superblock state ENTRY, the steps but
 	 * the last made the events MI says (their n_acc: a dead pop's load
 	 * may go) and left the state MID; from MID, the last one going to
-	 * SUCC[i].next made SUCC[i]'s (n_succ of them, the latest last) */
-	bool memo;
-	uint8_t n_succ, cap_succ;
+	 * a successor's NEXT made its events (n_succ of them, the latest
+	 * first: S0, then S1 after this, then the cold part's MORE) */
+	struct lean_succ s0;
+	uint32_t entry;
 	uint32_t row_gen;	/* of the rows in MI */
 	uint32_t pend;		/* its place in engine.pend + 1, or 0 */
-	struct model_lean ml;	/* its code: CODE below */
-	uint64_t last_pc;	/* the last instruction's */
-	uint64_t *brow;		/* its branch events' row */
-	struct decode_sbstate entry;
-	struct lean_succ *succ;	/* SUCC2, or LEAN_SUCC_MAX of them (a block
-				 * going to more places: a return, an
-				 * indirect jump) */
-	struct lean_succ succ2[2];
-	/* the rest: the decoder's path */
-	struct model_insn *mi;	/* the models' view, rows and sizes set */
-	struct mem_access *acc;
-	uint64_t *seg;		/* per address: fs_base's mask, or 0 */
-	struct decode_sbstate mid;
-	const struct insn **in;
-	const struct decode_lean **l;
-	uint8_t code[];		/* ML's, then MI ... L */
+	bool fs_any : 1;	/* an access through fs */
+	bool lean_ok : 1;	/* ML describes it (model_lean): replays need
+				 * neither MI nor ACC */
+	bool coded : 1;		/* ML's code made, with MI's n_acc now */
+	bool memo : 1;
+	bool ready : 1;		/* lean_ok and memo (and coded) */
+	uint8_t n_succ;
+	uint16_t last_off;	/* the last instruction's pc - head.pc */
 };
+
+/* Where S1 and the code lie after a block. */
+#define LEAN_S1 64
+#define LEAN_CODE (LEAN_S1 + sizeof(struct lean_succ))
+
+_Static_assert(sizeof(struct lean_block) == 64,
+	       "a lean block's replay reads one line, then S1 and its code");
+
+static inline struct lean_cold *cold(const struct lean_block *b)
+{
+	return (struct lean_cold *)(uintptr_t)b - 1;
+}
+
+static inline struct model_insn *lb_mi(const struct lean_block *b)
+{
+	return (struct model_insn *)(void *)cold(b) - b->head.n;
+}
+
+static inline uint8_t *lb_code(const struct lean_block *b)
+{
+	return (uint8_t *)(uintptr_t)b + LEAN_CODE;
+}
+
+/* Successor I of B's. */
+static inline struct lean_succ *succ_at(struct lean_block *b, unsigned i)
+{
+	if (i == 0)
+		return &b->s0;
+	if (i == 1)
+		return (struct lean_succ *)(void *)((char *)b + LEAN_S1);
+	return &cold(b)->more[i - 2];
+}
+
+/* The bytes before a block of N instructions (MI, its cold part). */
+static size_t lean_prefix(unsigned n)
+{
+	return ((n * sizeof(struct model_insn) + 63) & ~(size_t)63) +
+	       sizeof(struct lean_cold);
+}
+
 
 /* MI's n_acc of instruction I (ML's code made again for it). */
 static inline void set_n_acc(struct lean_block *b, unsigned i, unsigned n)
 {
-	if (b->mi[i].n_acc != n)
+	struct model_insn *mi = lb_mi(b);
+	if (mi[i].n_acc != n)
 		b->coded = false;
-	b->mi[i].n_acc = n;
+	mi[i].n_acc = n;
 }
 
 struct lean_block *engine_lean_block(const struct insn *const *in,
@@ -710,37 +802,42 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	for (unsigned i = 0; i < n; i++)
 		n_addr += decode_lean(in[i])->n_acc;
 	size_t code = (MODEL_LEAN_CODE_MAX(n, n_addr) + 7) & ~(size_t)7;
-	size_t sz = sizeof(struct lean_block) + code +
-		    n * sizeof(struct model_insn) +
+	size_t pre = lean_prefix(n);
+	size_t sz = pre + LEAN_CODE + code +
 		    (n_addr + 1) * (sizeof(struct mem_access) + 8) +
 		    n * (sizeof(*in) + sizeof(struct decode_lean *));
-	struct lean_block *b = xzalloc_lines(sz);
-	b->n = n;
-	b->n_addr = n_addr;
-	b->mi = (struct model_insn *)(b->code + code);
-	b->acc = (struct mem_access *)(b->mi + n);
-	b->seg = (uint64_t *)(b->acc + n_addr + 1);
-	b->in = (const struct insn **)(b->seg + n_addr + 1);
-	b->l = (const struct decode_lean **)(b->in + n);
+	char *base = xzalloc_lines(sz);
+	struct lean_block *b = (struct lean_block *)(void *)(base + pre);
+	struct lean_cold *c = cold(b);
+	b->head.n = (uint16_t)n;
+	c->n_addr = n_addr;
+	c->mid = SB_NONE;
+	b->entry = SB_NONE;
+	c->acc = (struct mem_access *)(void *)(lb_code(b) + code);
+	c->seg = (uint64_t *)(c->acc + n_addr + 1);
+	c->in = (const struct insn **)(c->seg + n_addr + 1);
+	c->l = (const struct decode_lean **)(c->in + n);
+	struct model_insn *mi = lb_mi(b);
 	/* ML: the instructions one after the other, sizes below 256 (its
 	 * code made with the prefix's n_acc, block_prefix) */
 	b->lean_ok = n > 0;
 	unsigned k = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const struct decode_lean *l = decode_lean(in[i]);
-		b->in[i] = in[i];
-		b->l[i] = l;
-		b->mi[i].pc = in[i]->pc;
-		b->mi[i].len = in[i]->len;
-		b->mi[i].n_acc = l->n_acc;
-		b->mi[i].acc = &b->acc[k];
+		c->in[i] = in[i];
+		c->l[i] = l;
+		mi[i].pc = in[i]->pc;
+		mi[i].len = in[i]->len;
+		mi[i].n_acc = l->n_acc;
+		mi[i].acc = &c->acc[k];
 		if (!in[i]->len || in[i]->len > 15 ||
-		    (i && in[i]->pc != in[i - 1]->pc + in[i - 1]->len))
+		    (i && in[i]->pc != in[i - 1]->pc + in[i - 1]->len) ||
+		    in[i]->pc - in[0]->pc > UINT16_MAX)
 			b->lean_ok = false;
 		for (unsigned j = 0; j < l->n_acc; j++, k++) {
-			b->acc[k].size = l->acc[j].size;
-			b->acc[k].kind = l->acc[j].kind;
-			b->seg[k] = l->acc[j].seg == 1 ? ~0ull : 0;
+			c->acc[k].size = l->acc[j].size;
+			c->acc[k].kind = l->acc[j].kind;
+			c->seg[k] = l->acc[j].seg == 1 ? ~0ull : 0;
 			b->fs_any |= l->acc[j].seg == 1;
 			if (!l->acc[j].size || l->acc[j].size > 255 ||
 			    l->acc[j].kind > ACC_NT_WRITE)
@@ -750,28 +847,34 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	/* (through fs: the addresses copied, fs_base added) */
 	if (b->fs_any && n_addr > LEAN_FS_MAX)
 		b->lean_ok = false;
-	b->ml.pc = n ? in[0]->pc : 0;
-	b->last_pc = n ? in[n - 1]->pc : 0;
-	b->ml.code = b->code;
-	b->ml.v = b->mi;
-	b->ml.n = n;
-	b->succ = b->succ2;
-	b->cap_succ = 2;
+	b->head.pc = n ? in[0]->pc : 0;
+	b->last_off = n ? (uint16_t)(in[n - 1]->pc - in[0]->pc) : 0;
 	return b;
+}
+
+const struct insn *engine_lean_str(const struct lean_block *b)
+{
+	return cold(b)->str;
+}
+
+void engine_lean_set_str(struct lean_block *b, const struct insn *str)
+{
+	cold(b)->str = str;
+	b->head.str = str != NULL;
 }
 
 /* B's replays, counted in its rows: a successor's are the prefix's
  * references and that successor's last instruction's. */
 static void count_block(struct engine *e, struct lean_block *b)
 {
-	struct model_insn *m = &b->mi[b->n - 1];
+	struct model_insn *mi = lb_mi(b), *m = &mi[b->head.n - 1];
 	uint32_t n_acc = m->n_acc;
 	for (unsigned i = 0; i < b->n_succ; i++) {
-		struct lean_succ *sc = &b->succ[i];
+		struct lean_succ *sc = succ_at(b, i);
 		if (!sc->runs)
 			continue;
 		m->n_acc = sc->n_acc;
-		e->cm->ops->count_refs(e->cm, b->mi, b->n, sc->runs);
+		e->cm->ops->count_refs(e->cm, mi, b->head.n, sc->runs);
 		if (sc->cond && e->bm && e->bm->ops->count_conds)
 			e->bm->ops->count_conds(e->bm, b->brow, sc->runs);
 		sc->runs = 0;
@@ -793,6 +896,8 @@ static void count_pending(struct engine *e)
 static inline void pend_block(struct engine *e, struct lean_block *b,
 			      struct lean_succ *sc)
 {
+	if (__builtin_expect(sc->runs == UINT32_MAX, 0))
+		count_block(e, b);	/* (its count full) */
 	sc->runs++;
 	if (b->pend)
 		return;
@@ -807,18 +912,19 @@ static inline void pend_block(struct engine *e, struct lean_block *b,
 
 void engine_lean_block_free(struct engine *e, struct lean_block *b)
 {
-	if (b && b->pend)
+	if (!b)
+		return;
+	if (b->pend)
 		count_block(e, b);
-	if (b && b->succ != b->succ2)
-		free(b->succ);
-	free(b);
+	free(cold(b)->more);
+	free((char *)b - lean_prefix(b->head.n));
 }
 
 /* B's instruction I's addresses, as decode_step_lean takes them. */
 static void block_addrs(const struct lean_block *b, unsigned i, uint64_t *a)
 {
-	const struct mem_access *acc = b->mi[i].acc;
-	for (unsigned j = 0; j < b->l[i]->n_acc; j++)
+	const struct mem_access *acc = lb_mi(b)[i].acc;
+	for (unsigned j = 0; j < cold(b)->l[i]->n_acc; j++)
 		a[j] = acc[j].addr;
 }
 
@@ -838,7 +944,7 @@ static void run_conds(struct engine *e, struct lean_run *r)
 static void run_sync(struct engine *e, struct lean_run *r)
 {
 	if (r->sb_ahead)
-		decode_sb_set(e->dec, r->fs, &r->sb);
+		decode_sb_set(e->dec, r->fs, &e->sbs[r->sb]);
 	r->sb_ahead = false;
 	if (e->bm)
 		run_conds(e, r);
@@ -848,7 +954,7 @@ void engine_lean_run_start(struct engine *e, struct lean_run *r,
 			   uint64_t fs)
 {
 	r->fs = fs;
-	r->sb_ok = decode_sb_get(e->dec, fs, &r->sb);
+	r->sb = sb_now(e, fs);
 	r->sb_ahead = false;
 	r->n_cond = 0;
 	/* (what leans_runs_ok reads is set for the window) */
@@ -871,14 +977,15 @@ static void block_each(struct engine *e, struct tracee *t,
 		       uint64_t rsp)
 {
 	struct lean_step s[ENGINE_LEAN_RUN];
-	unsigned k = 0;
-	for (unsigned i = 0; i < b->n; i++) {
-		s[k].in = b->in[i];
-		s[k].l = b->l[i];
-		s[k].next = i + 1 < b->n ? b->in[i + 1]->pc : next;
+	const struct lean_cold *c = cold(b);
+	unsigned k = 0, n = b->head.n;
+	for (unsigned i = 0; i < n; i++) {
+		s[k].in = c->in[i];
+		s[k].l = c->l[i];
+		s[k].next = i + 1 < n ? c->in[i + 1]->pc : next;
 		s[k].rsp = i ? 0 : rsp;
 		block_addrs(b, i, s[k].addr);
-		if (++k == ENGINE_LEAN_RUN || i + 1 == b->n) {
+		if (++k == ENGINE_LEAN_RUN || i + 1 == n) {
 			account_leans_each(e, t, s, k, fs);
 			k = 0;
 		}
@@ -894,18 +1001,20 @@ static unsigned block_prefix(struct engine *e, struct tracee *t,
 {
 	struct step_events *ev = &e->ev;
 	struct decoder *d = e->dec;
-	unsigned last = b->n - 1, from = 0;
+	struct lean_cold *c = cold(b);
+	struct model_insn *mi = lb_mi(b);
+	unsigned last = b->head.n - 1, from = 0;
 	uint64_t a[2];
 	/* With RSP, a first step that lost its superblock reads the stack
 	 * (decode_called_directly): not a replay's */
-	bool memo = !rsp && r->sb_ok;
+	bool memo = !rsp && r->sb != SB_NONE;
 	b->entry = r->sb;
 	b->n_succ = 0;
 	for (unsigned i = 0; i < last; i++) {
-		const struct insn *in = b->in[i];
+		const struct insn *in = c->in[i];
 		block_addrs(b, i, a);
-		decode_step_lean(d, in, b->l[i], a, r->fs, i ? 0 : rsp,
-				 b->in[i + 1]->pc, ev);
+		decode_step_lean(d, in, c->l[i], a, r->fs, i ? 0 : rsp,
+				 c->in[i + 1]->pc, ev);
 		if (!ev->n_spec && !ev->n_cond && !ev->indirect) {
 			set_n_acc(b, i, ev->n_acc);
 			continue;
@@ -913,22 +1022,25 @@ static unsigned block_prefix(struct engine *e, struct tracee *t,
 		/* not a template's: never seen (they end blocks) */
 		memo = false;
 		if (i > from)
-			e->cm->ops->insns(e->cm, b->mi + from, i - from);
-		account_events(e, t, in, in->len, b->in[i + 1]->pc, ev,
-			       b->mi[i].row);
+			e->cm->ops->insns(e->cm, mi + from, i - from);
+		account_events(e, t, in, in->len, c->in[i + 1]->pc, ev,
+			       mi[i].row);
 		from = i + 1;
 	}
-	b->memo = memo && decode_sb_get(d, r->fs, &b->mid);
+	c->mid = memo ? sb_now(e, r->fs) : SB_NONE;
+	b->memo = c->mid != SB_NONE;
 	if (b->memo && b->lean_ok && !b->coded && e->cm->ops->lean_compile) {
 		/* its code with the prefix's n_acc, the last instruction's
 		 * the most it has (a replay says how many) */
-		struct model_insn *m = &b->mi[last];
+		struct model_insn *m = &mi[last];
 		uint32_t n_acc = m->n_acc;
-		m->n_acc = b->l[last]->n_acc;
+		struct model_lean ml = { b->head.pc, mi, b->head.n };
+		m->n_acc = c->l[last]->n_acc;
 		b->lean_ok = b->coded =
-			e->cm->ops->lean_compile(e->cm, &b->ml, b->code);
+			e->cm->ops->lean_compile(e->cm, &ml, lb_code(b));
 		m->n_acc = n_acc;
 	}
+	b->ready = b->lean_ok && b->memo && b->coded;
 	return from;
 }
 
@@ -938,33 +1050,23 @@ replay_end(struct engine *e, struct lean_run *r, struct lean_block *b,
 	   const struct lean_succ *sc, uint64_t next)
 {
 	struct branch_model *bm = e->bm;
+	uint64_t last_pc = b->head.pc + b->last_off;
 	if (bm && sc->cond) {
 		if (r->n_cond == ENGINE_LEAN_RUN)
 			run_conds(e, r);
 		struct model_cond *c = &r->cond[r->n_cond++];
-		c->pc = b->last_pc;
+		c->pc = last_pc;
 		c->row = b->brow;
 		c->taken = sc->taken;
 	}
 	if (bm && sc->indirect) {
 		run_conds(e, r);
-		branch_indirect(bm, b->last_pc, next, b->brow);
+		branch_indirect(bm, last_pc, next, b->brow);
 	}
 	/* the decoder's state stays behind R's until run_sync */
 	r->sb = sc->exit;
 	r->sb_ahead = true;
-	count_leans(e, b->n);
-}
-
-/* W with fs_base FS added where B's accesses go through fs, in BUF
- * (LEAN_FS_MAX). */
-static __attribute__((noinline)) const uint64_t *
-fs_added(const struct lean_block *b, const uint64_t *w, uint64_t fs,
-	 uint64_t *buf)
-{
-	for (unsigned k = 0; k < b->n_addr; k++)
-		buf[k] = w[k] + (fs & b->seg[k]);
-	return buf;
+	count_leans(e, b->head.n);
 }
 
 /* B's successor to NEXT past its first two, or NULL. */
@@ -972,36 +1074,30 @@ static __attribute__((noinline)) struct lean_succ *
 succ_more(struct lean_block *b, uint64_t next)
 {
 	for (unsigned i = 2; i < b->n_succ; i++)
-		if (b->succ[i].next == next)
-			return &b->succ[i];
+		if (succ_at(b, i)->next == next)
+			return succ_at(b, i);
 	return NULL;
 }
 
 /* B's successor to NEXT, or NULL: the first two inline. */
 static inline struct lean_succ *succ_of(struct lean_block *b, uint64_t next)
 {
-	if (b->n_succ && b->succ[0].next == next)
-		return &b->succ[0];
-	if (b->n_succ > 1 && b->succ[1].next == next)
-		return &b->succ[1];
-	return succ_more(b, next);
+	if (b->n_succ && b->s0.next == next)
+		return &b->s0;
+	if (b->n_succ > 1 && succ_at(b, 1)->next == next)
+		return succ_at(b, 1);
+	return b->n_succ > 2 ? succ_more(b, next) : NULL;
 }
 
 /* B's rows, of the cost table now. */
 static void block_rows(struct engine *e, struct lean_block *b)
 {
-	for (unsigned i = 0; i < b->n; i++)
-		b->mi[i].row = insn_row(e, b->in[i]);
-	if (b->n)
-		b->brow = b->mi[b->n - 1].row + e->bm_offset;
+	struct model_insn *mi = lb_mi(b);
+	for (unsigned i = 0; i < b->head.n; i++)
+		mi[i].row = insn_row(e, cold(b)->in[i]);
+	if (b->head.n)
+		b->brow = mi[b->head.n - 1].row + e->bm_offset;
 	b->row_gen = e->row_gen;
-}
-
-static inline bool sb_same(const struct decode_sbstate *a,
-			   const struct decode_sbstate *b)
-{
-	return !((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) |
-		 (a->w[2] ^ b->w[2]) | (a->w[3] ^ b->w[3]));
 }
 
 static __attribute__((noinline)) void
@@ -1009,25 +1105,48 @@ account_block(struct engine *e, struct tracee *t, struct lean_run *r,
 	      struct lean_block *b, const uint64_t *w, uint64_t next,
 	      uint64_t rsp);
 
+/* A replay of B to SC from W, its addresses (fs_base added). */
+static inline __attribute__((always_inline)) void
+replay(struct engine *e, struct tracee *t, struct lean_run *r,
+       struct lean_block *b, const uint64_t *w, struct lean_succ *sc,
+       uint64_t next)
+{
+	engine_switch_core(e, t);
+	model_core(e, t->core);
+	if (b->row_gen != e->row_gen)	/* a table's first run of B */
+		block_rows(e, b);
+	e->cm->ops->lean_uncounted(e->cm, b->head.pc, lb_code(b), lb_mi(b), w,
+				   sc->n_acc);
+	pend_block(e, b, sc);
+	replay_end(e, r, b, sc, next);
+}
+
+/* A replay of B through fs: its addresses copied, fs_base added. */
+static __attribute__((noinline)) void
+replay_fs(struct engine *e, struct tracee *t, struct lean_run *r,
+	  struct lean_block *b, const uint64_t *w, struct lean_succ *sc,
+	  uint64_t next)
+{
+	uint64_t fsw[LEAN_FS_MAX];
+	const struct lean_cold *c = cold(b);
+	for (unsigned k = 0; k < c->n_addr; k++)
+		fsw[k] = w[k] + (r->fs & c->seg[k]);
+	replay(e, t, r, b, fsw, sc, next);
+}
+
 void engine_account_block(struct engine *e, struct tracee *t,
 			  struct lean_run *r, struct lean_block *b,
 			  const uint64_t *w, uint64_t next, uint64_t rsp)
 {
 	/* The replay of most runs, small: the whole block from W, its code
-	 * alone (model_lean) */
+	 * alone (lean_uncounted) */
 	struct lean_succ *sc;
-	if (r->lean && b->lean_ok && b->memo && !rsp && r->sb_ok &&
-	    sb_same(&r->sb, &b->entry) && (sc = succ_of(b, next))) {
-		uint64_t fsw[LEAN_FS_MAX];
-		engine_switch_core(e, t);
-		model_core(e, t->core);
-		if (b->row_gen != e->row_gen)	/* a table's first run of B */
-			block_rows(e, b);
-		e->cm->ops->lean_uncounted(e->cm, &b->ml,
-					   b->fs_any ? fs_added(b, w, r->fs, fsw) :
-					   w, sc->n_acc);
-		pend_block(e, b, sc);
-		replay_end(e, r, b, sc, next);
+	if (r->lean && b->ready && b->entry == r->sb && !rsp &&
+	    (sc = succ_of(b, next))) {
+		if (b->fs_any)
+			replay_fs(e, t, r, b, w, sc, next);
+		else
+			replay(e, t, r, b, w, sc, next);
 		return;
 	}
 	account_block(e, t, r, b, w, next, rsp);
@@ -1039,6 +1158,8 @@ static void account_block(struct engine *e, struct tracee *t,
 			  struct lean_run *r, struct lean_block *b,
 			  const uint64_t *w, uint64_t next, uint64_t rsp)
 {
+	struct lean_cold *c = cold(b);
+	struct model_insn *mi = lb_mi(b);
 	engine_switch_core(e, t);
 	bool runs = leans_runs_ok(e);
 	bool hit = false;
@@ -1046,33 +1167,33 @@ static void account_block(struct engine *e, struct tracee *t,
 		model_core(e, t->core);
 		if (b->row_gen != e->row_gen)
 			block_rows(e, b);
-		hit = b->memo && !rsp && r->sb_ok &&
-		      sb_same(&r->sb, &b->entry);
+		hit = b->memo && !rsp && r->sb != SB_NONE &&
+		      r->sb == b->entry;
 	}
 	if (b->fs_any)
-		for (unsigned k = 0; k < b->n_addr; k++)
-			b->acc[k].addr = w[k] + (r->fs & b->seg[k]);
+		for (unsigned k = 0; k < c->n_addr; k++)
+			c->acc[k].addr = w[k] + (r->fs & c->seg[k]);
 	else
-		for (unsigned k = 0; k < b->n_addr; k++)
-			b->acc[k].addr = w[k];
+		for (unsigned k = 0; k < c->n_addr; k++)
+			c->acc[k].addr = w[k];
 	if (!runs) {
 		run_sync(e, r);
 		block_each(e, t, b, next, r->fs, rsp);
-		r->sb_ok = decode_sb_get(e->dec, r->fs, &r->sb);
-		count_leans(e, b->n);
+		r->sb = sb_now(e, r->fs);
+		count_leans(e, b->head.n);
 		return;
 	}
-	unsigned last = b->n - 1, from = 0;
-	struct model_insn *m = &b->mi[last];
+	unsigned last = b->head.n - 1, from = 0;
+	struct model_insn *m = &mi[last];
 	struct branch_model *bm = e->bm;
 	struct lean_succ *sc;
 	if (hit && (sc = succ_of(b, next))) {
 		m->n_acc = sc->n_acc;
 		if (e->cm->ops->insns_uncounted) {
-			e->cm->ops->insns_uncounted(e->cm, b->mi, b->n);
+			e->cm->ops->insns_uncounted(e->cm, mi, b->head.n);
 			pend_block(e, b, sc);
 		} else {
-			e->cm->ops->insns(e->cm, b->mi, b->n);
+			e->cm->ops->insns(e->cm, mi, b->head.n);
 		}
 		replay_end(e, r, b, sc, next);
 		return;
@@ -1083,20 +1204,20 @@ static void account_block(struct engine *e, struct tracee *t,
 		count_block(e, b);
 	if (hit) {
 		run_sync(e, r);
-		decode_sb_set(e->dec, r->fs, &b->mid);
+		decode_sb_set(e->dec, r->fs, &e->sbs[c->mid]);
 	} else {
 		run_sync(e, r);
 		from = block_prefix(e, t, r, b, rsp);
 	}
 	/* (B's instructions are at its end: a replay does not read them) */
-	const struct insn *in = b->in[last];
+	const struct insn *in = c->in[last];
 	struct step_events *ev = &e->ev;
 	uint64_t a[2];
 	block_addrs(b, last, a);
-	decode_step_lean(e->dec, in, b->l[last], a, r->fs, last ? 0 : rsp,
+	decode_step_lean(e->dec, in, c->l[last], a, r->fs, last ? 0 : rsp,
 			 next, ev);
 	m->n_acc = ev->n_acc;
-	e->cm->ops->insns(e->cm, b->mi + from, b->n - from);
+	e->cm->ops->insns(e->cm, mi + from, b->head.n - from);
 	if (bm) {
 		uint64_t *brow = m->row + e->bm_offset;
 		if (ev->n_cond) {
@@ -1110,27 +1231,25 @@ static void account_block(struct engine *e, struct tracee *t,
 	if (ev->n_spec)
 		account_vex_speculation(e, ev->spec_pc, ev->spec_len,
 					ev->n_spec, ev->spec_taken);
-	r->sb_ok = decode_sb_get(e->dec, r->fs, &r->sb);
-	if (b->memo && r->sb_ok && !ev->n_spec && ev->n_cond <= 1) {
+	r->sb = sb_now(e, r->fs);
+	if (b->memo && r->sb != SB_NONE && !ev->n_spec && ev->n_cond <= 1) {
 		/* the latest successor first: a loop's back edge stays */
-		if (b->n_succ == 2 && b->cap_succ == 2) {
-			b->succ = xcalloc(LEAN_SUCC_MAX, sizeof(*b->succ));
-			memcpy(b->succ, b->succ2, sizeof(b->succ2));
-			b->cap_succ = LEAN_SUCC_MAX;
-		}
-		if (b->n_succ < b->cap_succ)
+		if (b->n_succ == 2 && !c->more)
+			c->more = xcalloc(LEAN_SUCC_MAX - 2, sizeof(*c->more));
+		if (b->n_succ < LEAN_SUCC_MAX)
 			b->n_succ++;
-		memmove(&b->succ[1], &b->succ[0],
-			(b->n_succ - 1) * sizeof(b->succ[0]));
-		sc = &b->succ[0];
+		for (unsigned i = b->n_succ - 1; i > 0; i--)
+			*succ_at(b, i) = *succ_at(b, i - 1);
+		sc = &b->s0;
 		sc->next = next;
+		sc->runs = 0;
 		sc->exit = r->sb;
 		sc->n_acc = ev->n_acc;
 		sc->cond = ev->n_cond;
 		sc->taken = ev->n_cond && ev->cond_taken[0];
 		sc->indirect = ev->indirect;
 	}
-	count_leans(e, b->n);
+	count_leans(e, b->head.n);
 }
 
 unsigned engine_account_lean_rec(struct engine *e, const void *rec)
@@ -1228,11 +1347,15 @@ void engine_free(struct engine *e)
 	for (unsigned i = 0; i < e->n_pend; i++) {
 		e->pend[i]->pend = 0;
 		for (unsigned j = 0; j < e->pend[i]->n_succ; j++)
-			e->pend[i]->succ[j].runs = 0;
+			succ_at(e->pend[i], j)->runs = 0;
 	}
 	free(e->pend);
 	e->pend = NULL;
 	e->n_pend = e->pend_cap = 0;
+	free(e->sbs);
+	e->sbs = NULL;
+	e->n_sbs = e->cap_sbs = 0;
+	hashtab_free(&e->sb_tab);
 	if (e->costs)
 		costs_free(e->costs);
 	costs_free(e->spare);

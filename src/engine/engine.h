@@ -19,6 +19,7 @@
 #include <sys/user.h>
 
 #include "decode.h"
+#include "hashtab.h"
 #include "model.h"
 #include "procmaps.h"
 
@@ -53,6 +54,10 @@ struct engine {
 	 * engine_costs, which counts them first */
 	struct lean_block **pend;
 	unsigned n_pend, pend_cap;
+	/* The decoder's superblock states lean blocks saw, by number */
+	struct decode_sbstate *sbs;
+	uint32_t n_sbs, cap_sbs;
+	struct hashtab sb_tab;
 	struct {			/* in front of costs: a direct-mapped
 					 * cache of rows by pc */
 		uint64_t pc;
@@ -242,8 +247,8 @@ struct lean_step {
 void engine_account_leans(struct engine *e, struct tracee *t,
 			  const struct lean_step *s, unsigned n, uint64_t fs);
 /* A block of N lean instructions IN that run one after the other (an
- * instrumented block: the instrument engine's), prepared once for the
- * models. */
+ * instrumented block: the instrument engine's, N at most 65535), prepared
+ * once for the models. */
 struct lean_block;
 struct lean_block *engine_lean_block(const struct insn *const *in,
 				     unsigned n);
@@ -251,13 +256,18 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
  * instrument engine's drain reads them where it reads the block). */
 struct lean_head {
 	uint64_t pc;
-	const struct insn *str;
-	uint32_t words, n;
+	uint32_t words;		/* its record's, after its first */
+	uint16_t n;		/* instructions (engine_lean_block's N) */
+	bool str;		/* a string instruction's (engine_lean_str) */
 };
 static inline struct lean_head *engine_lean_head(struct lean_block *b)
 {
 	return (struct lean_head *)(void *)b;
 }
+/* The string instruction a block of none stands for (the drain's), or
+ * NULL. */
+const struct insn *engine_lean_str(const struct lean_block *b);
+void engine_lean_set_str(struct lean_block *b, const struct insn *str);
 /* B goes (its replays counted in the rows first). */
 void engine_lean_block_free(struct engine *e, struct lean_block *b);
 /* Blocks accounted one after the other by a thread with fs_base FS, with
@@ -267,8 +277,8 @@ void engine_lean_block_free(struct engine *e, struct lean_block *b);
  * the branch model's calls are gathered. */
 struct lean_run {
 	uint64_t fs;
-	struct decode_sbstate sb;	/* the state the next block sees */
-	bool sb_ok;			/* SB is one (decode_sb_get) */
+	uint32_t sb;			/* the superblock state the next block
+					 * sees, by number (account.c) */
 	bool sb_ahead;			/* the decoder's is behind SB */
 	bool lean;			/* replays go to the cache model's
 					 * lean_uncounted */

@@ -15,6 +15,8 @@
 #include "tracer.h"
 #include "instrument_private.h"
 
+_Static_assert(IBLOCK_MAX <= UINT16_MAX, "a lean block's n");
+
 /* plan_of's first drain of block ID. */
 static __attribute__((noinline)) struct lean_block *
 plan_new(struct inst *in, uint64_t id)
@@ -40,9 +42,8 @@ plan_new(struct inst *in, uint64_t id)
 	struct lean_block *lb = engine_lean_block(b->in, str ? 0 : b->n);
 	struct lean_head *h = engine_lean_head(lb);
 	h->pc = b->pc;
-	h->str = str ? b->in[0] : NULL;
+	engine_lean_set_str(lb, str ? b->in[0] : NULL);
 	h->words = b->n_addr;
-	h->n = b->n;
 	return c->plans[i] = lb;
 }
 
@@ -107,6 +108,7 @@ static size_t drain_from(struct tracer *tr, struct tracee *t,
 			break;		/* where the last went is unknown */
 		if (h->str) {
 			/* the decoder's own path: its state caught up */
+			const struct insn *str = engine_lean_str(b);
 			engine_lean_run_end(&tr->eng, &run);
 			const uint64_t *v = w + p - h->words;
 			struct user_regs_struct b0, a = t->regs;
@@ -116,10 +118,10 @@ static size_t drain_from(struct tracer *tr, struct tracee *t,
 			if (h->words == 7)	/* cmps, scas: ZF after */
 				a.eflags = (a.eflags & ~0x40ull) |
 					   ((v[6] & 0xff) ? 0x40 : 0);
-			a.rip = h->str->pc + h->str->len;
-			str_before(t, h->str, v, &a, &b0);
+			a.rip = str->pc + str->len;
+			str_before(t, str, v, &a, &b0);
 			b0.rsp = rsp;
-			account_string(tr, t, h->str, &b0, &a, true);
+			account_string(tr, t, str, &b0, &a, true);
 			engine_lean_run_start(&tr->eng, &run, fs);
 		} else {
 			if (h->words && ring_skew())

@@ -460,15 +460,15 @@ static void lean_thrice(const struct model_insn *v, const uint64_t *addr,
 				     (struct cache_geom){ 32768, 8, 64 },
 				     big_ll);
 	uint64_t code[(MODEL_LEAN_CODE_MAX(2, 4) + 7) / 8];
-	struct model_lean lb = { .pc = v[0].pc, .code = (uint8_t *)code,
-				 .v = v, .n = 2 };
+	struct model_lean lb = { .pc = v[0].pc, .v = v, .n = 2 };
 
 	memset(ra, 0, N_EV * sizeof(*ra));
 	memset(rb, 0, N_EV * sizeof(*rb));
 	CHECK(m->ops->lean_compile != NULL && m->ops->lean_uncounted != NULL);
 	CHECK(m->ops->lean_compile(m, &lb, (uint8_t *)code));
 	for (int i = 0; i < 3; i++)
-		m->ops->lean_uncounted(m, &lb, addr, last_n_acc);
+		m->ops->lean_uncounted(m, v[0].pc, (uint8_t *)code, v, addr,
+				       last_n_acc);
 	if (count)
 		m->ops->count_refs(m, v, 2, 3);
 	for (int i = 0; i < N_EV; i++) {
