@@ -61,16 +61,16 @@ static inline struct lean_block *plan_of(struct inst *in, uint64_t id)
 
 /* Tests only (tests/emulate/engines.sh, lockstep-instrument-selftest):
  * CACHETRACE_TEST_RING_SKEW moves the first address a drain reads from
- * the ring by 64 bytes, once, for the proof to catch. */
-static bool ring_skew(void)
+ * the ring by 64 bytes, once, for the proof to catch.  Is it to be done
+ * (TAKE: it is)? */
+static bool ring_skew(bool take)
 {
 	static int skew = -1;
 	if (skew < 0)
 		skew = getenv("CACHETRACE_TEST_RING_SKEW") != NULL;
-	if (!skew)
-		return false;
-	skew = 0;
-	return true;
+	if (take)
+		skew = 0;
+	return skew;
 }
 
 /* Where T's ring has records not read yet (drain_running read those
@@ -96,7 +96,8 @@ static size_t drain_from(struct tracer *tr, struct tracee *t,
 	uint64_t fs = t->regs.fs_base, rsp = u->done ? 0 : t->regs.rsp;
 	struct lean_run run;
 	struct lean_block *b = p < n_words ? plan_of(in, w[p]) : NULL, *nb;
-	uint64_t steps = t->win.steps;
+	uint64_t steps = t->win.steps, cached = 0;
+	bool skew = ring_skew(false);
 	engine_lean_run_start(&tr->eng, &run, fs);
 	while (b && p + 1 + engine_lean_head(b)->words <= n_words) {
 		const struct lean_head *h = engine_lean_head(b);
@@ -124,20 +125,23 @@ static size_t drain_from(struct tracer *tr, struct tracee *t,
 			account_string(tr, t, str, &b0, &a, true);
 			engine_lean_run_start(&tr->eng, &run, fs);
 		} else {
-			if (h->words && ring_skew())
+			if (__builtin_expect(skew, 0) && h->words) {
 				*(uint64_t *)(uintptr_t)(w + p - h->words) += 64;
+				skew = ring_skew(true);
+			}
 			engine_account_block(&tr->eng, t, &run, b,
 					     w + p - h->words,
 					     nb ? engine_lean_head(nb)->pc :
 						  last_next, rsp);
-			in->cached += h->n;
-			t->win.steps += h->n;
+			cached += h->n;
 		}
 		rsp = 0;
 		b = nb;
 		read = p;
 	}
 	engine_lean_run_end(&tr->eng, &run);
+	in->cached += cached;
+	t->win.steps += cached;
 	/* The ring's bytes an instruction, lately (--sample sizes the ring
 	 * by it): the sums halved as they grow, the old weighing less. */
 	in->ring_bytes += 8 * read;

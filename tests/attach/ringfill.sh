@@ -86,6 +86,12 @@ for n in 1 3 8; do
 		sleep 0.1
 	done
 	server_free $spid "$what"
+	# (it detaches the threads first, then says so)
+	for i in $(seq 1 50); do
+		grep -q 'guard: cachetrace ended without releasing' ct.err &&
+			break
+		sleep 0.1
+	done
 	grep -q 'guard: cachetrace ended without releasing' ct.err &&
 		pass "$what: the guardian released it" ||
 		fail "$what: no word from the guardian: $(head -2 ct.err)"
