@@ -783,7 +783,6 @@ static size_t lean_prefix(unsigned n)
 	       sizeof(struct lean_cold);
 }
 
-
 /* MI's n_acc of instruction I (ML's code made again for it). */
 static inline void set_n_acc(struct lean_block *b, unsigned i, unsigned n)
 {

@@ -554,6 +554,49 @@ static void test_uncounted(void)
 	cache_destroy(m);
 }
 
+/* lean_compile's fetches, by hand: three instructions without data, A
+ * (4 bytes at 0x1038) in I1 line 0x40, B (6 bytes at 0x103c) across it
+ * and line 0x41, C (2 bytes at 0x1042) in 0x41.  B looks both its lines
+ * up, C none (in the line B left); run three times, A's line misses
+ * once (its first run) and B's second line once, in I1 and LL; C's row
+ * never.  insns three times on a new model: the same. */
+static void test_lean_fetches(void)
+{
+	uint64_t r[3][N_EV];
+	const struct mem_access acc[1] = { { 0, 0, 0 } };
+	const struct model_insn v[3] = {
+		{ .pc = 0x1038, .row = r[0], .acc = acc, .len = 4 },
+		{ .pc = 0x103c, .row = r[1], .acc = acc, .len = 6 },
+		{ .pc = 0x1042, .row = r[2], .acc = acc, .len = 2 },
+	};
+	const struct model_lean lb = { .pc = 0x1038, .v = v, .n = 3 };
+	uint64_t code[(MODEL_LEAN_CODE_MAX(3, 0) + 7) / 8];
+	const uint64_t want[3][2] = { { 1, 1 }, { 1, 1 }, { 0, 0 } };
+
+	for (int lean = 0; lean < 2; lean++) {
+		struct cache_model *m = make(big_i1,
+					     (struct cache_geom){ 32768, 8, 64 },
+					     big_ll);
+		memset(r, 0, sizeof(r));
+		if (lean)
+			CHECK(m->ops->lean_compile(m, &lb, (uint8_t *)code));
+		for (int i = 0; i < 3; i++) {
+			if (lean)
+				m->ops->lean_uncounted(m, 0x1038,
+						       (uint8_t *)code, v,
+						       NULL, 0);
+			else
+				m->ops->insns(m, v, 3);
+		}
+		for (int i = 0; i < 3; i++) {
+			CHECK_U64(r[i][I1MR], want[i][0]);
+			CHECK_U64(r[i][ILMR], want[i][1]);
+			CHECK_U64(r[i][IR], lean ? 0 : 3);
+		}
+		cache_destroy(m);
+	}
+}
+
 int main(void)
 {
 	test_event_names();
@@ -570,5 +613,6 @@ int main(void)
 	test_cache_sim_off();
 	test_first_refs();
 	test_uncounted();
+	test_lean_fetches();
 	return test_summary("test-cache");
 }
