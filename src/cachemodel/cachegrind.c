@@ -408,6 +408,24 @@ lean_data(struct cg_model *cg, uint64_t a, unsigned size, unsigned ev,
 	lean_data_rest(cg, a, size, ev, rowp);
 }
 
+/* Event E of cg_lean_uncounted (a block's from PC, its addresses ADDR,
+ * its rows V) past the common case: a fetch, or a data reference across
+ * lines or past its set's MRU way. */
+static __attribute__((noinline)) void
+lean_rest(struct cg_model *cg, const struct cg_lean_ev *e, uint64_t pc,
+	  const uint64_t *addr, const struct model_insn *v)
+{
+	if (e->op & 1) {
+		lean_data_rest(cg, addr[e->b], e->a, e->op >> 1,
+			       &v[e->insn].row);
+		return;
+	}
+	uint64_t at = pc + (e->a | (unsigned)e->b << 8);
+	unsigned len = e->op >> 1;
+	cg->i1_last = (at + len - 1) >> cg->i1.line_shift;
+	cg_fetch_lookup(cg, at, len, &v[e->insn].row);
+}
+
 /* cg_insns_uncounted from cg_lean_compile's code: the first fetch, then
  * only what may change something (the fetches of other lines, the data
  * references); the rows read only on a miss. */
@@ -427,15 +445,16 @@ static void cg_lean_uncounted(struct cache_model *m, uint64_t pc,
 		cg_fetch_lookup(cg, pc, h->len0, &v[0].row);
 	}
 	for (; e < end; e++) {
+		/* (inline: a data reference to one line, its set's MRU) */
 		if (e->op & 1) {
-			lean_data(cg, addr[e->b], e->a, e->op >> 1,
-				  &v[e->insn].row);
-		} else {
-			uint64_t at = pc + (e->a | (unsigned)e->b << 8);
-			unsigned len = e->op >> 1;
-			cg->i1_last = (at + len - 1) >> sh;
-			cg_fetch_lookup(cg, at, len, &v[e->insn].row);
+			uint64_t a = addr[e->b], blk = a >> cg->d1.line_shift;
+			if (__builtin_expect(blk == (a + e->a - 1) >>
+						   cg->d1.line_shift, 1) &&
+			    cg->d1.tags[(blk & cg->d1.set_mask) *
+					cg->d1.assoc] == blk)
+				continue;
 		}
+		lean_rest(cg, e, pc, addr, v);
 	}
 	for (unsigned k = 0; k < last_n_acc; k++)
 		if (h->last_ev[k])
