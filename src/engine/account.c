@@ -709,7 +709,7 @@ struct lean_succ {
 
 /* A lean block is three parts around the pointer to it, what a replay
  * reads on the two cache lines after it: MI | struct lean_cold | struct
- * lean_block (a line) | its second successor, its code (ML's) | ACC |
+ * lean_block (a line) | its second successor, its code (lean_compile's) | ACC |
  * SEG | IN | L. */
 struct lean_cold {
 	const struct insn *str;	/* iring.c's (engine_lean_str) */
@@ -735,9 +735,10 @@ struct lean_block {
 	uint32_t row_gen;	/* of the rows in MI */
 	uint32_t pend;		/* its place in engine.pend + 1, or 0 */
 	bool fs_any : 1;	/* an access through fs */
-	bool lean_ok : 1;	/* ML describes it (model_lean): replays need
-				 * neither MI nor ACC */
-	bool coded : 1;		/* ML's code made, with MI's n_acc now */
+	bool lean_ok : 1;	/* a model's code can describe it: replays
+				 * need neither MI nor ACC */
+	bool coded : 1;		/* its code (after S1) made, with MI's
+				 * n_acc now (lean_compile) */
 	bool memo : 1;
 	bool ready : 1;		/* lean_ok and memo (and coded) */
 	uint8_t n_succ;
@@ -783,7 +784,7 @@ static size_t lean_prefix(unsigned n)
 	       sizeof(struct lean_cold);
 }
 
-/* MI's n_acc of instruction I (ML's code made again for it). */
+/* MI's n_acc of instruction I (its code made again for it). */
 static inline void set_n_acc(struct lean_block *b, unsigned i, unsigned n)
 {
 	struct model_insn *mi = lb_mi(b);
@@ -817,8 +818,8 @@ struct lean_block *engine_lean_block(const struct insn *const *in,
 	c->in = (const struct insn **)(c->seg + n_addr + 1);
 	c->l = (const struct decode_lean **)(c->in + n);
 	struct model_insn *mi = lb_mi(b);
-	/* ML: the instructions one after the other, sizes below 256 (its
-	 * code made with the prefix's n_acc, block_prefix) */
+	/* the instructions one after the other, sizes below 256 (its code
+	 * made with the prefix's n_acc, block_prefix) */
 	b->lean_ok = n > 0;
 	unsigned k = 0;
 	for (unsigned i = 0; i < n; i++) {
