@@ -709,8 +709,8 @@ struct lean_succ {
 
 /* A lean block is three parts around the pointer to it, what a replay
  * reads on the two cache lines after it: MI | struct lean_cold | struct
- * lean_block (a line) | its second successor, its code (lean_compile's) | ACC |
- * SEG | IN | L. */
+ * lean_block (a line) | its second successor, its code (lean_compile's)
+ * | ACC | SEG | IN | L. */
 struct lean_cold {
 	const struct insn *str;	/* iring.c's (engine_lean_str) */
 	unsigned n_addr;
