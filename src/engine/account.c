@@ -716,6 +716,9 @@ struct lean_cold {
 	unsigned n_addr;
 	uint32_t mid;		/* MEMO's state before the last step */
 	struct lean_succ *more;	/* successors past the second */
+	struct lean_memo *alt;	/* LEAN_ALT memos of other entry states,
+				 * N_ALT of them, the latest first */
+	unsigned n_alt;
 	struct mem_access *acc;
 	uint64_t *seg;		/* per address: fs_base's mask, or 0 */
 	const struct insn **in;
@@ -777,6 +780,17 @@ static inline struct lean_succ *succ_at(struct lean_block *b, unsigned i)
 	return &cold(b)->more[i - 2];
 }
 
+/* A block's memo from another entry state than its ENTRY (the prefix's
+ * n_acc the same): blocks entered in several (python3's: the VEX
+ * superblock they sit in) replay from each.  Their runs are counted
+ * before they are put aside. */
+#define LEAN_ALT 7
+struct lean_memo {
+	uint32_t entry, mid;
+	unsigned n_succ;
+	struct lean_succ succ[LEAN_SUCC_MAX];
+};
+
 /* The bytes before a block of N instructions (MI, its cold part). */
 static size_t lean_prefix(unsigned n)
 {
@@ -788,8 +802,10 @@ static size_t lean_prefix(unsigned n)
 static inline void set_n_acc(struct lean_block *b, unsigned i, unsigned n)
 {
 	struct model_insn *mi = lb_mi(b);
-	if (mi[i].n_acc != n)
+	if (mi[i].n_acc != n) {
 		b->coded = false;
+		cold(b)->n_alt = 0;	/* (made with the old) */
+	}
 	mi[i].n_acc = n;
 }
 
@@ -917,6 +933,7 @@ void engine_lean_block_free(struct engine *e, struct lean_block *b)
 	if (b->pend)
 		count_block(e, b);
 	free(cold(b)->more);
+	free(cold(b)->alt);
 	free((char *)b - lean_prefix(b->head.n));
 }
 
@@ -1105,6 +1122,60 @@ account_block(struct engine *e, struct tracee *t, struct lean_run *r,
 	      struct lean_block *b, const uint64_t *w, uint64_t next,
 	      uint64_t rsp);
 
+/* B's memo (no runs pending) into M, or from it. */
+static void memo_out(struct lean_block *b, struct lean_memo *m)
+{
+	m->entry = b->entry;
+	m->mid = cold(b)->mid;
+	m->n_succ = b->n_succ;
+	for (unsigned i = 0; i < b->n_succ; i++)
+		m->succ[i] = *succ_at(b, i);
+}
+
+static void memo_in(struct lean_block *b, const struct lean_memo *m)
+{
+	struct lean_cold *c = cold(b);
+	if (m->n_succ > 2 && !c->more)
+		c->more = xcalloc(LEAN_SUCC_MAX - 2, sizeof(*c->more));
+	b->entry = m->entry;
+	c->mid = m->mid;
+	b->n_succ = (uint8_t)m->n_succ;
+	for (unsigned i = 0; i < m->n_succ; i++)
+		*succ_at(b, i) = m->succ[i];
+}
+
+/* B's memo put aside (the latest first), before it is made again from
+ * another entry state. */
+static void memo_keep(struct lean_block *b)
+{
+	struct lean_cold *c = cold(b);
+	if (!c->alt)
+		c->alt = xcalloc(LEAN_ALT, sizeof(*c->alt));
+	if (c->n_alt < LEAN_ALT)
+		c->n_alt++;
+	memmove(&c->alt[1], &c->alt[0], (c->n_alt - 1) * sizeof(*c->alt));
+	memo_out(b, &c->alt[0]);
+}
+
+/* B's memo put aside from entry state SB made its own again (its runs
+ * counted first); false if there is none. */
+static bool memo_swap(struct engine *e, struct lean_block *b, uint32_t sb)
+{
+	struct lean_cold *c = cold(b);
+	for (unsigned i = 0; i < c->n_alt; i++) {
+		if (c->alt[i].entry != sb)
+			continue;
+		if (b->pend)
+			count_block(e, b);
+		struct lean_memo m = c->alt[i];
+		memmove(&c->alt[1], &c->alt[0], i * sizeof(*c->alt));
+		memo_out(b, &c->alt[0]);
+		memo_in(b, &m);
+		return true;
+	}
+	return false;
+}
+
 /* A replay of B to SC from W, its addresses (fs_base added). */
 static inline __attribute__((always_inline)) void
 replay(struct engine *e, struct tracee *t, struct lean_run *r,
@@ -1163,6 +1234,12 @@ static void account_block(struct engine *e, struct tracee *t,
 	engine_switch_core(e, t);
 	bool runs = leans_runs_ok(e);
 	bool hit = false;
+	if (runs && b->memo && !rsp && r->sb != SB_NONE && r->sb != b->entry &&
+	    memo_swap(e, b, r->sb)) {
+		/* entered as before in that state: its memo again */
+		engine_account_block(e, t, r, b, w, next, rsp);
+		return;
+	}
 	if (runs) {
 		model_core(e, t->core);
 		if (b->row_gen != e->row_gen)
@@ -1207,6 +1284,8 @@ static void account_block(struct engine *e, struct tracee *t,
 		decode_sb_set(e->dec, r->fs, &e->sbs[c->mid]);
 	} else {
 		run_sync(e, r);
+		if (b->memo && !rsp && r->sb != SB_NONE)
+			memo_keep(b);	/* (another entry state's) */
 		from = block_prefix(e, t, r, b, rsp);
 	}
 	/* (B's instructions are at its end: a replay does not read them) */
