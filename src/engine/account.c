@@ -1168,8 +1168,9 @@ static bool memo_swap(struct engine *e, struct lean_block *b, uint32_t sb)
 		if (b->pend)
 			count_block(e, b);
 		struct lean_memo m = c->alt[i];
-		memmove(&c->alt[1], &c->alt[0], i * sizeof(*c->alt));
-		memo_out(b, &c->alt[0]);
+		memmove(&c->alt[i], &c->alt[i + 1],
+			(--c->n_alt - i) * sizeof(*c->alt));
+		memo_keep(b);
 		memo_in(b, &m);
 		return true;
 	}
