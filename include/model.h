@@ -28,6 +28,15 @@ struct cache_geom {
 	uint32_t line;		/* bytes */
 };
 
+/* What a sample found of the target's memory when it began (--sample):
+ * UNTOUCHED(MEM, ADDR) is true when ADDR lies in a page the target had
+ * never touched (an anonymous page the kernel had not given it yet), so
+ * that its line's first reference is a miss in any run, at every level;
+ * false when it was touched or nobody knows. */
+struct sample_mem {
+	bool (*untouched)(const struct sample_mem *mem, uint64_t addr);
+};
+
 /* The configuration of the Cachegrind-compatible models.  A geometry whose
  * size is 0 means "not given": the registry fills it from the host. */
 struct model_config {
@@ -39,7 +48,9 @@ struct model_config {
 	/* --sample: the Cachegrind model counts, too, the data references
 	 * that reach the last level at a line's first reference there in
 	 * the sample (DLu) and those of them that miss (DLmu): what the LL
-	 * state kept from earlier samples decides (begin_sample) */
+	 * state kept from earlier samples decides (begin_sample), and those
+	 * of them in memory the target had never touched when the sample
+	 * began (DLuf: misses in the whole run too) */
 	bool first_refs;
 	bool core_per_thread;	/* --threads=all without --cores: a model
 				 * whose core count is free (hier, host)
@@ -173,8 +184,11 @@ struct cache_model_ops {
 	 * report() counts is kept (--cache-state=cold). */
 	void (*flush)(struct cache_model *m);
 	/* A sample (its warm-up first) begins: no line has been referenced
-	 * in it yet (model_config.first_refs); optional. */
-	void (*begin_sample)(struct cache_model *m);
+	 * in it yet (model_config.first_refs); MEM (NULL: unknown) says
+	 * which memory the target had not touched yet, until the next
+	 * sample begins; optional. */
+	void (*begin_sample)(struct cache_model *m,
+			     const struct sample_mem *mem);
 	void (*destroy)(struct cache_model *m);
 };
 
@@ -317,7 +331,7 @@ void cache_set_core(struct cache_model *m, unsigned core);
 void cache_flush(struct cache_model *m);
 void branch_flush(struct branch_model *m);
 /* A sample begins (its begin_sample op; a no-op without). */
-void cache_begin_sample(struct cache_model *m);
+void cache_begin_sample(struct cache_model *m, const struct sample_mem *mem);
 void cache_report(const struct cache_model *m, FILE *out, const char *prefix,
 		  const struct model_resolver *res);
 void cache_destroy(struct cache_model *m);

@@ -29,7 +29,10 @@
  *   references did to it decides); a first reference meets the state
  *   earlier samples left, stale: the native run between them is not
  *   seen.  So the sample's LL misses lie between DLmr + DLmw - DLmu (no
- *   first reference a miss) and that plus DLu (each one a miss). */
+ *   first reference a miss) and that plus DLu (each one a miss).  DLuf,
+ *   the first references to memory the target had never touched when
+ *   the sample began (begin_sample's sample_mem), are misses in the whole
+ *   run as well: the lower bound is DLmr + DLmw - DLmu + DLuf. */
 #include "model.h"
 #include "models.h"
 
@@ -42,13 +45,13 @@ enum {
 	EV_DR, EV_D1MR, EV_DLMR,
 	EV_DW, EV_D1MW, EV_DLMW,
 	N_EVENTS,
-	EV_DLU = N_EVENTS, EV_DLMU,	/* first_refs */
+	EV_DLU = N_EVENTS, EV_DLMU, EV_DLUF,	/* first_refs */
 	N_EVENTS_FIRST
 };
 
 static const char *const cg_event_names[N_EVENTS_FIRST] = {
 	"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw",
-	"DLu", "DLmu",
+	"DLu", "DLmu", "DLuf",
 };
 
 static const char *const none_event_names[1] = { "Ir" };
@@ -73,6 +76,7 @@ struct cg_model {
 	struct cache_model base;
 	struct cg_level i1, d1, ll;
 	struct first_refs *first;	/* sampled, else NULL */
+	const struct sample_mem *mem;	/* the sample's; NULL: unknown */
 	/* The I1 block the last fetch ended in: MRU in its set, so a fetch
 	 * that lies wholly inside it hits and changes nothing (most do:
 	 * consecutive instructions share a line).  UINT64_MAX: none. */
@@ -172,12 +176,14 @@ static __attribute__((noinline)) bool first_ref(struct first_refs *f,
 	}
 }
 
-static void cg_begin_sample(struct cache_model *m)
+static void cg_begin_sample(struct cache_model *m,
+			    const struct sample_mem *mem)
 {
 	struct first_refs *f = ((struct cg_model *)m)->first;
 
 	if (!f)
 		return;
+	((struct cg_model *)m)->mem = mem;
 	f->n = 0;
 	if (++f->now == 0) {	/* every slot's epoch an older one */
 		memset(f->epoch, 0, (f->mask + 1) * sizeof(*f->epoch));
@@ -221,6 +227,8 @@ cg_d1_miss(struct cg_model *cg, uint64_t addr, uint32_t size, unsigned ev,
 		row[EV_DLU]++;
 		if (miss)
 			row[EV_DLMU]++;
+		if (cg->mem && cg->mem->untouched(cg->mem, addr))
+			row[EV_DLUF]++;
 	}
 }
 

@@ -362,10 +362,10 @@ void cache_flush(struct cache_model *m)
 		m->ops->flush(m);
 }
 
-void cache_begin_sample(struct cache_model *m)
+void cache_begin_sample(struct cache_model *m, const struct sample_mem *mem)
 {
 	if (m && m->ops->begin_sample)
-		m->ops->begin_sample(m);
+		m->ops->begin_sample(m, mem);
 }
 
 void branch_flush(struct branch_model *m)

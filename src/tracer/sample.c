@@ -286,7 +286,8 @@ static const char *const ratio_name[R_N] = { "share", "D1", "LL", "I1",
  * leading "-": subtracted).  LLlo and LLhi bound the LL rate: every
  * reference at its line's first reference in the sample (DLu, DLmu:
  * decided by the LL state earlier samples left, cachegrind.c) a hit, or
- * every one a miss. */
+ * every one a miss; but those to memory never touched before the sample
+ * (DLuf, touched.c) misses in both. */
 #define RATIO_EVS 4
 static const char *const ratio_ev[R_N][2][RATIO_EVS] = {
 	{ { "Ir" }, { "@" } },
@@ -294,7 +295,7 @@ static const char *const ratio_ev[R_N][2][RATIO_EVS] = {
 	{ { "DLmr", "DLmw" }, { "Dr", "Dw" } },
 	{ { "I1mr" }, { "Ir" } },
 	{ { "Bcm", "Bim" }, { "Bc", "Bi" } },
-	{ { "DLmr", "DLmw", "-DLmu" }, { "Dr", "Dw" } },
+	{ { "DLmr", "DLmw", "-DLmu", "DLuf" }, { "Dr", "Dw" } },
 	{ { "DLmr", "DLmw", "-DLmu", "DLu" }, { "Dr", "Dw" } },
 };
 
@@ -503,7 +504,9 @@ void sample_begin(struct tracer *tr, struct tracee *t)
 	s->poke_at = 0;
 	/* the warm-up's table, or the sample's */
 	s->kept = engine_swap_costs(e, NULL);
-	cache_begin_sample(e->cm);
+	cache_begin_sample(e->cm, tr->opt.cfg.first_refs &&
+			   event_index(tr, "DLuf") >= 0 ?
+			   touched_snapshot(tr, t->tid) : NULL);
 	s->warming = tr->opt.sample_warmup > 0;
 	e->sample_cap = s->from + (s->warming ? tr->opt.sample_warmup :
 				   tr->opt.sample_len);
@@ -637,17 +640,22 @@ void sample_print_support(struct tracer *tr, FILE *f, const char *prefix)
 	double a = ev_sum(tot, st->ev[R_LL][1], st->neg[R_LL][1]);
 	double lo = ev_sum(tot, st->ev[R_LLLO][0], st->neg[R_LLLO][0]);
 	double hi = ev_sum(tot, st->ev[R_LLHI][0], st->neg[R_LLHI][0]);
+	int uf = event_index(tr, "DLuf");
+	double fresh = uf >= 0 ? (double)tot[uf] : 0;
 	if (a > 0)
 		fprintf(f, "%sLL: %.0f of the %.0f data misses at a line's first "
 			"reference in its sample (which the LL state earlier "
-			"samples left decides, stale); %.0f first references: "
-			"the LL miss rate lies between %.4f%% and %.4f%% (as "
-			"misses none or all)\n", prefix, m - lo, m, hi - lo,
-			100 * lo / a, 100 * hi / a);
+			"samples left decides, stale); %.0f first references, "
+			"%.0f of them to memory never touched before (misses in "
+			"any run): the LL miss rate lies between %.4f%% and "
+			"%.4f%% (the others as misses none or all)\n", prefix,
+			m - lo + fresh, m, hi - lo + fresh, fresh, 100 * lo / a,
+			100 * hi / a);
 }
 
 void sample_free(struct tracer *tr)
 {
+	touched_free(tr);
 	struct sample_stats *st = tr->smp.stats;
 	if (!st)
 		return;

@@ -285,6 +285,7 @@ struct sample_state {
 	uint64_t poke_at;		/* ...when to interrupt a sample's lead
 					 * in the code cache; 0: not yet */
 	struct sample_stats *stats;	/* per function, over the samples */
+	struct touched_map *touched;	/* touched.c */
 	uint64_t phase_t, phase_steps;	/* wall clock and the lead's steps when
 					 * the warm-up or the counted part
 					 * began: its pace */
@@ -666,6 +667,10 @@ void sample_write_stats(struct tracer *tr, FILE *f);
  * rest on. */
 void sample_print_support(struct tracer *tr, FILE *f, const char *prefix);
 void sample_free(struct tracer *tr);
+/* touched.c: PID's memory never touched, now (NULL: unknown), valid until
+ * the next call; freed by touched_free. */
+const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid);
+void touched_free(struct tracer *tr);
 /* The --sample line of the profile (DESC) or of the summary. */
 void sample_describe(const struct tracer *tr, FILE *f, const char *prefix,
 		     bool desc);

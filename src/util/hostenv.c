@@ -33,6 +33,8 @@ static const struct {
 	{ "inject", { "no" } },			  /* no system calls injected
 						   * into the target */
 	{ "pmu", { "no" } },			  /* no hardware counters */
+	{ "pagemap", { "no" } },		  /* the target's page map
+						   * unread (--sample's DLuf) */
 	{ "vg-cpu", { "avx2", "avx", "sse42", "baseline" } },
 						  /* --cpuid=valgrind's CPU */
 };

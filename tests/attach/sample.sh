@@ -97,10 +97,35 @@ for f in llkept:256:512:256 llcold:512:512:512; do
 		pass "$n: sweep.c:15 DLmr:DLu:DLmu $got, as worked out" ||
 		fail "$n: sweep.c:15 DLmr:DLu:DLmu $got, not $want"
 done
-want="LL: $(summary llkept.cg DLmu) of the $(( $(summary llkept.cg DLmr) + $(summary llkept.cg DLmw) )) data misses at a line.s first reference in its sample .*; $(summary llkept.cg DLu) first references"
+want="LL: $(summary llkept.cg DLmu) of the $(( $(summary llkept.cg DLmr) + $(summary llkept.cg DLmw) )) data misses at a line.s first reference in its sample .*; $(summary llkept.cg DLu) first references, $(summary llkept.cg DLuf) of them to memory never touched"
 grep -q "$want" llkept.err &&
 	pass "the summary gives the LL's misses at first references, as the profile's totals" ||
 	fail "the summary: $(grep 'LL:' llkept.err), not /$want/"
+# First references to memory never touched (DLuf, touched.c): fresh.c's
+# touch() reads a byte of each of the 1,024 lines of 16 pages mapped just
+# before; main wrote a byte of the first PRE of them first.  A sample
+# begins at touch() (an empty LL: every line a miss at its first
+# reference, DLu and DLmu 1025 with ret's read of the return address, on
+# the stack), and a line of a page main never wrote was never
+# touched: DLuf (16 - PRE) * 64.  The pages main wrote are present (their
+# other 63 lines untouched all the same: DLuf counts pages, a lower
+# bound).  Where the page map cannot be read, DLuf is 0, with a note.
+build fresh F$$
+for c in step:0:1024 emulate:0:1024 instrument:0:1024 instrument:5:704 \
+	 instrument:16:0 nomap:0:0; do
+	e=${c%%:*} pre=${c#*:}; pre=${pre%%:*} want=${c##*:}
+	[ $e = nomap ] && hostenv=pagemap=no e=instrument || hostenv=
+	CACHETRACE_HOST=${CACHETRACE_HOST:+$CACHETRACE_HOST${hostenv:+,}}$hostenv \
+		"$CT" $GEOM --engine=$e --start=touch \
+		--sample=1us:1M --intervals=1 --sample-budget=100% \
+		-o fresh.cg -- ./F$$ 3 $pre >/dev/null 2>fresh.err ||
+		fail "fresh $c: status $?: $(head -2 fresh.err)"
+	got=$(fn_cost fresh.cg touch DLu):$(fn_cost fresh.cg touch DLmu):$(fn_cost fresh.cg touch DLuf)
+	noted=$(grep -c "note: the target's page map cannot be read" fresh.err)
+	[ "$got" = 1025:1025:$want ] && [ "$noted" = $([ -n "$hostenv" ] && echo 1 || echo 0) ] &&
+		pass "untouched memory, $c: touch() DLu:DLmu:DLuf $got, as worked out" ||
+		fail "untouched memory, $c: touch() DLu:DLmu:DLuf $got, not 1025:1025:$want ($noted notes)"
+done
 CALLS=10000
 grep -q '^desc: Cache state: *cold at every window' cold.cg &&
 	pass "--sample-cold: desc: Cache state says so" ||

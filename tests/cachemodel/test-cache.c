@@ -377,14 +377,24 @@ static void test_cache_sim_off(void)
 	cache_destroy(m);
 }
 
+/* A sample's untouched memory (struct sample_mem): the 4 KiB page at
+ * 0x10000, and nothing else. */
+static bool untouched_10000(const struct sample_mem *mem, uint64_t addr)
+{
+	(void)mem;
+	return addr >> 12 == 0x10;
+}
+
 /* --sample's first references (model_config.first_refs): DLu counts a
  * data reference that reaches LL at its line's first reference there
- * since the last begin_sample, DLmu those of them that miss.  D1 is one
+ * since the last begin_sample, DLmu those of them that miss, DLuf those
+ * of them in memory the sample's sample_mem calls untouched.  D1 is one
  * set of 2 ways, so each new line evicts the older of the two; LL has 32
  * sets of 2 ways, A B C D in four of them. */
 static void test_first_refs(void)
 {
-	enum { DLU = N_EV, DLMU };
+	enum { DLU = N_EV, DLMU, DLUF };
+	const struct sample_mem fresh = { untouched_10000 };
 	struct model_config cfg = {
 		.i1 = big_i1, .d1 = { 128, 2, 64 }, .ll = { 4096, 2, 64 },
 		.cache_sim = true, .first_refs = true,
@@ -392,15 +402,16 @@ static void test_first_refs(void)
 	struct cache_model *m;
 	struct branch_model *bm;
 	char err[256], note[256];
-	uint64_t row[N_EV + 2] = { 0 };
+	uint64_t row[N_EV + 3] = { 0 };
 	const uint64_t a = 0x10000, b = 0x10040, c = 0x10080, d = 0x100c0;
 
 	CHECK(model_create("cachegrind", &cfg, &m, &bm, err, sizeof(err),
 			   note, sizeof(note)) == 0);
-	CHECK_U64(m->n_events, N_EV + 2);
+	CHECK_U64(m->n_events, N_EV + 3);
 	CHECK_STR(m->event_names[DLU], "DLu");
 	CHECK_STR(m->event_names[DLMU], "DLmu");
-	cache_begin_sample(m);
+	CHECK_STR(m->event_names[DLUF], "DLuf");
+	cache_begin_sample(m, NULL);
 	/* The first sample, LL empty: A, B, C miss at their first reference;
 	 * A again (D1 then holds C and B) reaches LL, its second reference
 	 * there: a hit, not a first. */
@@ -416,7 +427,7 @@ static void test_first_refs(void)
 	/* The second: D misses, first; B and C hit LL at their first
 	 * reference in it (what the first sample left); D again hits, not
 	 * first. */
-	cache_begin_sample(m);
+	cache_begin_sample(m, NULL);
 	rd(m, d, row);
 	rd(m, b, row);
 	rd(m, c, row);
@@ -428,13 +439,32 @@ static void test_first_refs(void)
 	/* 5,000 lines, then the same again (the table of the sample's lines
 	 * grows past its first 4,096 slots): each a first reference once,
 	 * and a miss both times in an LL of 64 lines. */
-	cache_begin_sample(m);
+	cache_begin_sample(m, NULL);
 	for (int k = 0; k < 2; k++)
 		for (uint64_t i = 0; i < 5000; i++)
 			rd(m, 0x1000000 + 64 * i, row);
 	CHECK_U64(row[DLMR], 4 + 10000);
 	CHECK_U64(row[DLU], 6 + 5000);
 	CHECK_U64(row[DLMU], 4 + 5000);
+	CHECK_U64(row[DLUF], 0);	/* no sample_mem: unknown */
+	/* A sample whose sample_mem calls A's page untouched: A's first
+	 * reference (a miss: the 5,000 lines evicted it) counts in DLuf, its
+	 * second (D1 evicted it again) reaches LL not first; 0x20000 (a miss,
+	 * first) is touched memory.  B (A's page, D1 holding A and 0x20040)
+	 * in the next sample, which has no sample_mem: first, not
+	 * untouched. */
+	cache_begin_sample(m, &fresh);
+	rd(m, a, row);
+	rd(m, 0x20000, row);
+	rd(m, 0x20040, row);
+	rd(m, a, row);
+	CHECK_U64(row[DLU], 5006 + 3);
+	CHECK_U64(row[DLMU], 5004 + 3);
+	CHECK_U64(row[DLUF], 1);
+	cache_begin_sample(m, NULL);
+	rd(m, b, row);
+	CHECK_U64(row[DLU], 5009 + 1);
+	CHECK_U64(row[DLUF], 1);
 	cache_destroy(m);
 
 	/* Not sampled: the nine events. */
@@ -442,7 +472,7 @@ static void test_first_refs(void)
 	CHECK(model_create("cachegrind", &cfg, &m, &bm, err, sizeof(err),
 			   note, sizeof(note)) == 0);
 	CHECK_U64(m->n_events, N_EV);
-	cache_begin_sample(m);	/* nothing to do */
+	cache_begin_sample(m, NULL);	/* nothing to do */
 	cache_destroy(m);
 }
 

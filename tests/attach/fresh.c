@@ -1,0 +1,38 @@
+/* A target for tests/attach/sample.sh's untouched memory (DLuf): each
+ * call of touch() reads one byte of each 64-byte line of 64 KiB (1,024
+ * lines in 16 pages) that main has just mapped; main writes a byte of the
+ * first PRE of those pages first.  N calls, each on a mapping of its own
+ * (none is unmapped: no address comes back), of small pages. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define SPAN 65536
+
+__attribute__((noinline)) unsigned touch(volatile unsigned char *p)
+{
+	unsigned s = 0;
+
+	for (unsigned i = 0; i < SPAN; i += 64)
+		s += p[i];
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 1;
+	unsigned pre = argc > 2 ? (unsigned)atoi(argv[2]) : 0, s = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		unsigned char *p = mmap(NULL, SPAN, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return 1;
+		madvise(p, SPAN, MADV_NOHUGEPAGE);	/* 4 KiB pages */
+		for (unsigned g = 0; g < pre; g++)
+			p[g * 4096 + 32] = 1;
+		s += touch(p);
+	}
+	printf("%u\n", s);
+	return 0;
+}
