@@ -1,8 +1,10 @@
 /* A target for tests/attach/sample.sh's untouched memory (DLuf): each
  * call of touch() reads one byte of each 64-byte line of 64 KiB (1,024
- * lines in 16 pages) that main has just mapped; main writes a byte of the
- * first PRE of those pages first.  N calls, each on a mapping of its own
- * (none is unmapped: no address comes back), of small pages. */
+ * lines in 16 pages) that nobody has touched yet, but main, which writes
+ * a byte of the first PRE of those pages first.  N calls, each on 64 KiB
+ * of its own: a mapping of its own made just before, or (ONE given) the
+ * next 64 KiB of one mapping made at the start.  Nothing is unmapped (no
+ * address comes back); small pages. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -18,17 +20,24 @@ __attribute__((noinline)) unsigned touch(volatile unsigned char *p)
 	return s;
 }
 
+static unsigned char *map(size_t len)
+{
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		exit(1);
+	madvise(p, len, MADV_NOHUGEPAGE);	/* 4 KiB pages */
+	return p;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 1;
 	unsigned pre = argc > 2 ? (unsigned)atoi(argv[2]) : 0, s = 0;
+	unsigned char *one = argc > 3 ? map((size_t)n * SPAN) : NULL;
 
 	for (unsigned k = 0; k < n; k++) {
-		unsigned char *p = mmap(NULL, SPAN, PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return 1;
-		madvise(p, SPAN, MADV_NOHUGEPAGE);	/* 4 KiB pages */
+		unsigned char *p = one ? one + (size_t)k * SPAN : map(SPAN);
 		for (unsigned g = 0; g < pre; g++)
 			p[g * 4096 + 32] = 1;
 		s += touch(p);

@@ -126,6 +126,17 @@ for c in step:0:1024 emulate:0:1024 instrument:0:1024 instrument:5:704 \
 		pass "untouched memory, $c: touch() DLu:DLmu:DLuf $got, as worked out" ||
 		fail "untouched memory, $c: touch() DLu:DLmu:DLuf $got, not 1025:1025:$want ($noted notes)"
 done
+# Two samples over one mapping: the second's page map read again only
+# where the first found pages untouched (touched.c), the 5 pages main
+# wrote since among them: DLuf 704 each.  The second sample's ret reads a
+# line the first left in LL (kept): a first reference, not a miss.
+"$CT" $GEOM --start=touch --sample=1us:1M --intervals=2 --sample-budget=100% \
+	-o fresh2.cg -- ./F$$ 1000 5 one >/dev/null 2>fresh.err ||
+	fail "fresh, two samples: status $?: $(head -2 fresh.err)"
+got=$(fn_cost fresh2.cg touch DLu):$(fn_cost fresh2.cg touch DLmu):$(fn_cost fresh2.cg touch DLuf)
+[ "$got" = 2050:2049:1408 ] &&
+	pass "untouched memory, two samples of one mapping: DLu:DLmu:DLuf $got, as worked out" ||
+	fail "untouched memory, two samples of one mapping: DLu:DLmu:DLuf $got, not 2050:2049:1408"
 CALLS=10000
 grep -q '^desc: Cache state: *cold at every window' cold.cg &&
 	pass "--sample-cold: desc: Cache state says so" ||
