@@ -506,7 +506,7 @@ void sample_begin(struct tracer *tr, struct tracee *t)
 	s->kept = engine_swap_costs(e, NULL);
 	cache_begin_sample(e->cm, tr->opt.cfg.first_refs &&
 			   event_index(tr, "DLuf") >= 0 ?
-			   touched_snapshot(tr, t->tid) : NULL);
+			   touched_snapshot(tr, t->tid, false) : NULL);
 	s->warming = tr->opt.sample_warmup > 0;
 	e->sample_cap = s->from + (s->warming ? tr->opt.sample_warmup :
 				   tr->opt.sample_len);
@@ -537,6 +537,8 @@ void sample_end(struct tracer *tr, struct tracee *lead)
 	struct engine *e = &tr->eng;
 	if (!tr->opt.sample_len || !s->kept)
 		return;
+	if (tr->opt.cfg.first_refs && event_index(tr, "DLuf") >= 0)
+		touched_snapshot(tr, lead->tid, true);	/* what it touched */
 	if (s->warming) {
 		s->warm += lead->win.steps - s->from;	/* ended in it */
 	} else {

@@ -8,19 +8,24 @@
  * (not present in /proc/PID/pagemap, not swapped) was never referenced,
  * so its first reference misses in the whole run too, at every level.
  * That holds for the whole-run model, which sees no kernel work (the
- * kernel's zeroing of a fresh page does not warm it); it fails only where
- * the target gave a page back (munmap, MADV_DONTNEED) and takes the same
- * address again, whose lines a whole run may still hold: rare, and such a
- * page is only counted untouched if it is absent when the sample begins.
+ * kernel's zeroing of a fresh page does not warm it), but for memory the
+ * target gave back (munmap, MADV_DONTNEED) and maps again, whose lines a
+ * whole run may still hold.  So a page counts as untouched only if no look
+ * ever saw it present: one at each sample's start and one at its end (the
+ * pages the sample itself touched), and a page keeps what the looks saw
+ * while a mapping holds its address (the heap may shrink and grow again
+ * between two looks).  What is still missed: memory touched and given
+ * back between two looks, and mapped again at an address no mapping held
+ * at the last look.
  *
- * So at each sample's start the present bits of the target's anonymous
- * private writable mappings are read (8 bytes of pagemap a page; the
- * present bit needs no privilege).  File mappings are left out: a fault
- * maps file pages around the one touched, so presence says nothing of a
- * reference.  At most TOUCHED_MAX_PAGES pages are read a sample (16 MB of
- * pagemap); the rest counts as touched, as does everything when pagemap
- * cannot be read (CACHETRACE_HOST=pagemap=no forces that): DLuf then
- * undercounts, and the lower bound stays a lower bound. */
+ * The present bits come from /proc/PID/pagemap, 8 bytes a page (the bit
+ * needs no privilege), read for the target's anonymous private writable
+ * mappings only: a fault maps file pages around the one touched, so
+ * presence there says nothing of a reference.  At most TOUCHED_MAX_PAGES
+ * pages are looked at (16 MB of page map); the rest counts as touched, as
+ * does everything when the page map cannot be read
+ * (CACHETRACE_HOST=pagemap=no forces that): DLuf then undercounts, and the
+ * lower bound stays a lower bound. */
 #include "tracer.h"
 
 #include <errno.h>
@@ -115,7 +120,8 @@ static size_t bit_next(const uint64_t *bits, size_t from, size_t to, bool set)
 	return to;
 }
 
-/* Pages FROM to TO of region R: their present bits from FD. */
+/* Pages FROM to TO of region R: those present in FD's page map (or
+ * swapped) are touched. */
 static bool read_span(struct touched_map *m, int fd,
 		      const struct touched_region *r, uint64_t from, uint64_t to)
 {
@@ -132,49 +138,84 @@ static bool read_span(struct touched_map *m, int fd,
 			return false;
 		size_t k = (size_t)got / sizeof(uint64_t);
 		for (size_t j = 0; j < k; j++) {
-			if (m->buf[j] & (PM_PRESENT | PM_SWAPPED))
+			if (!(m->buf[j] & (PM_PRESENT | PM_SWAPPED)))
 				continue;
 			size_t b = r->bit0 + from + j;
-			m->untouched[b / 64] |= 1ull << (b % 64);
+			m->untouched[b / 64] &= ~(1ull << (b % 64));
 		}
 		from += k;
 	}
 	return true;
 }
 
-/* The present bits of the regions from FD.  A page touched at the last
- * sample counts as touched still, unread (the kernel's walk of the page
- * tables costs most: 2% of a sampled xz run when every page was read):
- * where a region is the one the last sample saw, only its pages untouched
- * then are read again, in spans that may take in runs of touched pages
- * shorter than GAP.  (A page given back since then stays touched: DLuf a
- * lower count, never a higher one.) */
+/* TAKE (1 to 64) bits of BITS from POS, as the low bits of a word. */
+static uint64_t bits_get(const uint64_t *bits, size_t pos, size_t take)
+{
+	uint64_t v = bits[pos / 64] >> (pos % 64);
+	if (pos % 64 + take > 64)
+		v |= bits[pos / 64 + 1] << (64 - pos % 64);
+	return take == 64 ? v : v & ((1ull << take) - 1);
+}
+
+/* Bits D to D + N of DST: ANDed with bits S to S + N of SRC (FILL 1s
+ * first where FILL). */
+static void bits_and(uint64_t *dst, size_t d, const uint64_t *src, size_t s,
+		     size_t n, bool fill)
+{
+	for (size_t k = 0; k < n; ) {
+		size_t at = d + k, take = 64 - at % 64;
+		if (take > n - k)
+			take = n - k;
+		uint64_t mask = (take == 64 ? ~0ull : (1ull << take) - 1) <<
+				(at % 64);
+		uint64_t v = src ? bits_get(src, s + k, take) << (at % 64) :
+			     ~0ull;
+		if (fill)
+			dst[at / 64] |= mask;
+		dst[at / 64] &= ~mask | v;
+		k += take;
+	}
+}
+
+/* Which pages of the regions were never seen touched, from FD and from
+ * what the last look (M->prev) saw: a page seen present there, at the same
+ * address in a mapping still there, counts as touched still, unread, even
+ * if given back since (the kernel's walk of the page tables costs most:
+ * 2% of a sampled xz run when every page was read each time).  Only pages
+ * never seen present are read, in spans that may take in runs of others
+ * shorter than GAP. */
 static bool read_bits(struct touched_map *m, int fd)
 {
 	enum { GAP = 256 };
 	const struct touched_map *o = m->prev;
 	size_t j = 0;
 
-	memset(m->untouched, 0, m->words * sizeof(*m->untouched));
 	for (size_t i = 0; i < m->n; i++) {
 		const struct touched_region *r = &m->r[i];
-		uint64_t pages = (r->end - r->start) >> PAGE_SHIFT_4K;
-		while (j < o->n && o->r[j].start < r->start)
+		size_t pages = (r->end - r->start) >> PAGE_SHIFT_4K;
+		bits_and(m->untouched, r->bit0, NULL, 0, pages, true);
+		while (j < o->n && o->r[j].end <= r->start)
 			j++;
-		if (j == o->n || o->r[j].start != r->start ||
-		    o->r[j].end != r->end) {
-			if (!read_span(m, fd, r, 0, pages))
-				return false;
-			continue;
+		for (size_t k = j; k < o->n && o->r[k].start < r->end; k++) {
+			uint64_t lo = o->r[k].start > r->start ?
+				      o->r[k].start : r->start;
+			uint64_t hi = o->r[k].end < r->end ?
+				      o->r[k].end : r->end;
+			bits_and(m->untouched,
+				 r->bit0 + ((lo - r->start) >> PAGE_SHIFT_4K),
+				 o->untouched,
+				 o->r[k].bit0 + ((lo - o->r[k].start) >>
+						 PAGE_SHIFT_4K),
+				 (hi - lo) >> PAGE_SHIFT_4K, false);
 		}
-		size_t b0 = o->r[j].bit0, end = b0 + pages;
-		size_t s = bit_next(o->untouched, b0, end, true);
+		size_t b0 = r->bit0, end = b0 + pages;
+		size_t s = bit_next(m->untouched, b0, end, true);
 		while (s < end) {
-			size_t e = bit_next(o->untouched, s, end, false);
-			size_t n = bit_next(o->untouched, e, end, true);
+			size_t e = bit_next(m->untouched, s, end, false);
+			size_t n = bit_next(m->untouched, e, end, true);
 			while (n < end && n - e < GAP) {
-				e = bit_next(o->untouched, n, end, false);
-				n = bit_next(o->untouched, e, end, true);
+				e = bit_next(m->untouched, n, end, false);
+				n = bit_next(m->untouched, e, end, true);
 			}
 			if (!read_span(m, fd, r, s - b0, e - b0))
 				return false;
@@ -184,9 +225,12 @@ static bool read_bits(struct touched_map *m, int fd)
 	return true;
 }
 
-/* PID's untouched memory now; NULL (with a one-line note, once) when it
- * cannot be read. */
-const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid)
+/* PID's untouched memory now, from a look at it and the earlier ones;
+ * NULL (with a one-line note, once, and for good) when it cannot be read.
+ * AT_END: the look at a sample's end, which may find the thread gone
+ * (nothing said: the next look reads again what this one left unread). */
+const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid,
+					  bool at_end)
 {
 	struct touched_map *m = tr->smp.touched;
 	char path[64], line[512];
@@ -248,6 +292,8 @@ const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid)
 		close(fd);
 	if (ok)
 		return &m->base;
+	if (at_end)
+		return NULL;
 	if (!tr->opt.quiet)
 		error_msg("note: the target's page map cannot be read (%s): "
 			  "its untouched memory is not told apart (DLuf 0)",

@@ -668,8 +668,9 @@ void sample_write_stats(struct tracer *tr, FILE *f);
 void sample_print_support(struct tracer *tr, FILE *f, const char *prefix);
 void sample_free(struct tracer *tr);
 /* touched.c: PID's memory never touched, now (NULL: unknown), valid until
- * the next call; freed by touched_free. */
-const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid);
+ * the next call (AT_END: a sample's end); freed by touched_free. */
+const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid,
+					  bool at_end);
 void touched_free(struct tracer *tr);
 /* The --sample line of the profile (DESC) or of the summary. */
 void sample_describe(const struct tracer *tr, FILE *f, const char *prefix,

@@ -2,11 +2,15 @@
  * call of touch() reads one byte of each 64-byte line of 64 KiB (1,024
  * lines in 16 pages) that nobody has touched yet, but main, which writes
  * a byte of the first PRE of those pages first.  N calls, each on 64 KiB
- * of its own: a mapping of its own made just before, or (ONE given) the
+ * of its own: a mapping of its own made just before, or (MODE "one") the
  * next 64 KiB of one mapping made at the start.  Nothing is unmapped (no
- * address comes back); small pages. */
+ * address comes back); small pages.  MODE "again": every call on the same
+ * 64 KiB, given back to the kernel (MADV_DONTNEED) before each call but
+ * the first: absent from the page map, and touched before. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #define SPAN 65536
@@ -34,10 +38,15 @@ int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 1;
 	unsigned pre = argc > 2 ? (unsigned)atoi(argv[2]) : 0, s = 0;
-	unsigned char *one = argc > 3 ? map((size_t)n * SPAN) : NULL;
+	const char *mode = argc > 3 ? argv[3] : "";
+	unsigned char *one = *mode ? map((size_t)n * SPAN) : NULL;
+	bool again = !strcmp(mode, "again");
 
 	for (unsigned k = 0; k < n; k++) {
-		unsigned char *p = one ? one + (size_t)k * SPAN : map(SPAN);
+		unsigned char *p = again ? one : one ? one + (size_t)k * SPAN :
+			map(SPAN);
+		if (again && k)
+			madvise(p, SPAN, MADV_DONTNEED);
 		for (unsigned g = 0; g < pre; g++)
 			p[g * 4096 + 32] = 1;
 		s += touch(p);

@@ -137,6 +137,18 @@ got=$(fn_cost fresh2.cg touch DLu):$(fn_cost fresh2.cg touch DLmu):$(fn_cost fre
 [ "$got" = 2050:2049:1408 ] &&
 	pass "untouched memory, two samples of one mapping: DLu:DLmu:DLuf $got, as worked out" ||
 	fail "untouched memory, two samples of one mapping: DLu:DLmu:DLuf $got, not 2050:2049:1408"
+# The same 64 KiB at every call, given back to the kernel before each but
+# the first: absent from the page map when the second sample begins, but
+# present when the first ended, so touched (the whole run holds its lines:
+# the second sample hits them in the LL the first left, DLmu 0): DLuf
+# 1024, the first sample's only.
+"$CT" $GEOM --start=touch --sample=1us:1M --intervals=2 --sample-budget=100% \
+	-o fresh3.cg -- ./F$$ 1000 0 again >/dev/null 2>fresh.err ||
+	fail "fresh, memory given back: status $?: $(head -2 fresh.err)"
+got=$(fn_cost fresh3.cg touch DLu):$(fn_cost fresh3.cg touch DLmu):$(fn_cost fresh3.cg touch DLuf)
+[ "$got" = 2050:1025:1024 ] &&
+	pass "untouched memory, given back and touched again: DLu:DLmu:DLuf $got, as worked out" ||
+	fail "untouched memory, given back and touched again: DLu:DLmu:DLuf $got, not 2050:1025:1024"
 CALLS=10000
 grep -q '^desc: Cache state: *cold at every window' cold.cg &&
 	pass "--sample-cold: desc: Cache state says so" ||
