@@ -38,6 +38,7 @@
 
 #include "error.h"
 #include "hostenv.h"
+#include "procmaps.h"
 
 #define TOUCHED_MAX_PAGES (1u << 21)
 #define PAGE_SHIFT_4K 12
@@ -82,27 +83,15 @@ static bool map_untouched(const struct sample_mem *mem, uint64_t addr)
 	return false;
 }
 
-/* A line of /proc/PID/maps: an anonymous private writable mapping (the
- * heap, a stack, malloc's mmaps, .bss past the file)?  The kernel's own
- * ([vvar], [vdso], [vsyscall]) are not. */
-static bool anon_private(const char *line, uint64_t *start, uint64_t *end)
+/* An anonymous private writable mapping (the heap, a stack, malloc's
+ * mmaps, .bss past the file)?  The kernel's own ([vvar], [vdso],
+ * [vsyscall]) and every file's (a memfd's too) are not. */
+static bool anon_private(const struct maps_entry *e)
 {
-	char perms[8];
-	unsigned long long s, e, inode;
-	int path = 0;
-
-	if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %n", &s, &e, perms,
-		   &inode, &path) < 4 || inode != 0)
-		return false;
-	if (perms[1] != 'w' || perms[3] != 'p')
-		return false;
-	const char *p = line + path;
-	if (*p && *p != '\n' && strncmp(p, "[heap]", 6) &&
-	    strncmp(p, "[stack", 6) && strncmp(p, "[anon:", 6))
-		return false;
-	*start = s;
-	*end = e;
-	return true;
+	return e->perms[1] == 'w' && e->perms[3] == 'p' &&
+	       (!e->name[0] || !strcmp(e->name, "[heap]") ||
+		!strncmp(e->name, "[stack", 6) ||
+		!strncmp(e->name, "[anon:", 6));
 }
 
 /* The first bit from FROM to TO (exclusive) that is SET, or TO. */
@@ -233,7 +222,7 @@ const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid,
 					  bool at_end)
 {
 	struct touched_map *m = tr->smp.touched;
-	char path[64], line[512];
+	char path[64];
 
 	if (!m) {
 		m = tr->smp.touched = xcalloc(1, sizeof(*m));
@@ -249,33 +238,27 @@ const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid,
 	SWAP(m->cap, o->cap);
 	SWAP(m->untouched, o->untouched);
 	SWAP(m->words, o->words);
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
+	struct maps_iter it;
+	struct maps_entry e;
+	bool ok = maps_open(&it, pid);
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	int fd = host_forced("pagemap", "no") ? (errno = ENOSYS, -1) :
-		 open(path, O_RDONLY | O_CLOEXEC);
-	bool ok = f && fd >= 0;
+	int fd = !ok ? -1 : host_forced("pagemap", "no") ?
+		 (errno = ENOSYS, -1) : open(path, O_RDONLY | O_CLOEXEC);
+	ok = ok && fd >= 0;
 	size_t pages = 0;
 
 	m->n = 0;
-	while (ok && fgets(line, sizeof(line), f)) {
-		uint64_t s, e;
-		if (!strchr(line, '\n')) {	/* a long path: not anonymous */
-			int c;
-			while ((c = getc(f)) != EOF && c != '\n')
-				;
+	while (ok && maps_next(&it, &e)) {
+		if (!anon_private(&e))
 			continue;
-		}
-		if (!anon_private(line, &s, &e))
-			continue;
-		uint64_t np = (e - s) >> PAGE_SHIFT_4K;
+		uint64_t np = (e.hi - e.lo) >> PAGE_SHIFT_4K;
 		if (pages + np > TOUCHED_MAX_PAGES)
 			continue;	/* counted touched */
 		if (m->n == m->cap) {
 			m->cap = m->cap ? 2 * m->cap : 64;
 			m->r = xreallocarray(m->r, m->cap, sizeof(*m->r));
 		}
-		m->r[m->n++] = (struct touched_region){ s, e, pages };
+		m->r[m->n++] = (struct touched_region){ e.lo, e.hi, pages };
 		pages += np;
 	}
 	size_t words = (pages + 63) / 64;
@@ -286,8 +269,7 @@ const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid,
 	}
 	if (ok)
 		ok = read_bits(m, fd);
-	if (f)
-		fclose(f);
+	maps_close(&it);
 	if (fd >= 0)
 		close(fd);
 	if (ok)
