@@ -19,14 +19,27 @@ bool maps_open(struct maps_iter *it, pid_t pid)
 
 bool maps_next(struct maps_iter *it, struct maps_entry *e)
 {
+	/* "lo-hi perms offset dev inode   name", by hand: sscanf was 0.5%
+	 * of a sampled run that reads it twice a sample (touched.c) */
 	while (fgets(it->line, sizeof(it->line), it->f)) {
-		int name_at = 0;
-		if (sscanf(it->line, "%" SCNx64 "-%" SCNx64
-			   " %4s %" SCNx64 " %*s %*s %n", &e->lo, &e->hi,
-			   e->perms, &e->offset, &name_at) < 4)
-			continue;
-		e->name = name_at ? it->line + name_at : "";
+		char *p = it->line, *q;
 		it->line[strcspn(it->line, "\n")] = '\0';
+		e->lo = strtoull(p, &q, 16);
+		if (q == p || *q != '-')
+			continue;
+		e->hi = strtoull(p = q + 1, &q, 16);
+		if (q == p || *q != ' ' || strlen(q + 1) < 5 || q[5] != ' ')
+			continue;
+		memcpy(e->perms, q + 1, 4);
+		e->perms[4] = '\0';
+		e->offset = strtoull(p = q + 6, &q, 16);
+		if (q == p)
+			continue;
+		for (int field = 0; field < 2; field++) {	/* dev, inode */
+			q += strspn(q, " ");
+			q += strcspn(q, " ");
+		}
+		e->name = q + strspn(q, " ");
 		return true;
 	}
 	return false;
