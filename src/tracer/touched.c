@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -59,6 +60,8 @@ struct touched_map {
 	size_t words;
 	struct touched_map *prev;	/* the last sample's (its base unused) */
 	uint64_t *buf;		/* pagemap entries, read in chunks */
+	size_t maps;		/* mappings at the last look */
+	uint64_t looks, look_ns;	/* looks, and their time */
 	bool failed;		/* noted once */
 };
 
@@ -166,23 +169,18 @@ static void bits_and(uint64_t *dst, size_t d, const uint64_t *src, size_t s,
 	}
 }
 
-/* Which pages of the regions were never seen touched, from FD and from
- * what the last look (M->prev) saw: a page seen present there, at the same
- * address in a mapping still there, counts as touched still, unread, even
- * if given back since (the kernel's walk of the page tables costs most:
- * 2% of a sampled xz run when every page was read each time).  Only pages
- * never seen present are read, in spans that may take in runs of others
- * shorter than GAP. */
-static bool read_bits(struct touched_map *m, int fd)
+/* What the last look (M->prev) saw, kept: a page seen present there, at
+ * the same address in a mapping still there, counts as touched still, even
+ * if given back since; every other page of the regions may be untouched. */
+static void inherit(struct touched_map *m)
 {
-	enum { GAP = 256 };
 	const struct touched_map *o = m->prev;
 	size_t j = 0;
 
 	for (size_t i = 0; i < m->n; i++) {
 		const struct touched_region *r = &m->r[i];
-		size_t pages = (r->end - r->start) >> PAGE_SHIFT_4K;
-		bits_and(m->untouched, r->bit0, NULL, 0, pages, true);
+		bits_and(m->untouched, r->bit0, NULL, 0,
+			 (r->end - r->start) >> PAGE_SHIFT_4K, true);
 		while (j < o->n && o->r[j].end <= r->start)
 			j++;
 		for (size_t k = j; k < o->n && o->r[k].start < r->end; k++) {
@@ -197,7 +195,21 @@ static bool read_bits(struct touched_map *m, int fd)
 						 PAGE_SHIFT_4K),
 				 (hi - lo) >> PAGE_SHIFT_4K, false);
 		}
-		size_t b0 = r->bit0, end = b0 + pages;
+	}
+}
+
+/* The pages of the regions that may be untouched: read from FD, in spans
+ * that may take in runs of others shorter than GAP (the kernel's walk of
+ * the page tables costs most: 2% of a sampled xz run when every page was
+ * read at each sample). */
+static bool read_bits(struct touched_map *m, int fd)
+{
+	enum { GAP = 256 };
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct touched_region *r = &m->r[i];
+		size_t b0 = r->bit0;
+		size_t end = b0 + ((r->end - r->start) >> PAGE_SHIFT_4K);
 		size_t s = bit_next(m->untouched, b0, end, true);
 		while (s < end) {
 			size_t e = bit_next(m->untouched, s, end, false);
@@ -214,9 +226,62 @@ static bool read_bits(struct touched_map *m, int fd)
 	return true;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A look at a sample's start: the mappings, then their pages. */
+static bool look_begin(struct touched_map *m, pid_t pid, int fd)
+{
+	struct maps_iter it;
+	struct maps_entry e;
+	struct touched_map *o = m->prev;
+	size_t pages = 0;
+
+	if (!maps_open(&it, pid))
+		return false;
+	/* the last look's regions and bits aside; theirs to fill */
+	SWAP(m->r, o->r);
+	SWAP(m->n, o->n);
+	SWAP(m->cap, o->cap);
+	SWAP(m->untouched, o->untouched);
+	SWAP(m->words, o->words);
+	m->n = 0;
+	m->maps = 0;
+	while (maps_next(&it, &e)) {
+		m->maps++;
+		if (!anon_private(&e))
+			continue;
+		uint64_t np = (e.hi - e.lo) >> PAGE_SHIFT_4K;
+		if (pages + np > TOUCHED_MAX_PAGES)
+			continue;	/* counted touched */
+		if (m->n == m->cap) {
+			m->cap = m->cap ? 2 * m->cap : 64;
+			m->r = xreallocarray(m->r, m->cap, sizeof(*m->r));
+		}
+		m->r[m->n++] = (struct touched_region){ e.lo, e.hi, pages };
+		pages += np;
+	}
+	maps_close(&it);
+	size_t words = (pages + 63) / 64;
+	if (words > m->words) {
+		free(m->untouched);
+		m->untouched = xcalloc(words, sizeof(*m->untouched));
+		m->words = words;
+	}
+	inherit(m);
+	return read_bits(m, fd);
+}
+
 /* PID's untouched memory now, from a look at it and the earlier ones;
- * NULL (with a one-line note, once, and for good) when it cannot be read.
- * AT_END: the look at a sample's end, which may find the thread gone
+ * NULL (with a one-line note, once, and for good) when it cannot be read,
+ * or when reading it has cost more than a twentieth of the samples' time
+ * (each look reads /proc/PID/maps: 8 ms for 20,000 mappings here).
+ * AT_END: the look at a sample's end, at the pages of the mappings its
+ * start saw (the next start sees the others); it may find the thread gone
  * (nothing said: the next look reads again what this one left unread). */
 const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid,
 					  bool at_end)
@@ -231,47 +296,29 @@ const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid,
 	}
 	if (m->failed)
 		return NULL;
-	/* the last sample's regions and bits aside; theirs to fill */
-	struct touched_map *o = m->prev;
-	SWAP(m->r, o->r);
-	SWAP(m->n, o->n);
-	SWAP(m->cap, o->cap);
-	SWAP(m->untouched, o->untouched);
-	SWAP(m->words, o->words);
-	struct maps_iter it;
-	struct maps_entry e;
-	bool ok = maps_open(&it, pid);
+	if (!at_end && m->looks >= 8 &&
+	    (double)m->look_ns > 0.05e9 * tr->eng.t_stepping) {
+		if (!tr->opt.quiet)
+			error_msg("note: reading the target's page map took "
+				  "%.1f%% of the samples' time (%zu mappings): "
+				  "from here its untouched memory is not told "
+				  "apart (DLuf counts the first %" PRIu64
+				  " samples' only)", 100 * (double)m->look_ns /
+				  1e9 / tr->eng.t_stepping, m->maps,
+				  tr->smp.n - 1);
+		m->failed = true;
+		return NULL;
+	}
+	uint64_t t0 = mono_ns();
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	int fd = !ok ? -1 : host_forced("pagemap", "no") ?
-		 (errno = ENOSYS, -1) : open(path, O_RDONLY | O_CLOEXEC);
-	ok = ok && fd >= 0;
-	size_t pages = 0;
-
-	m->n = 0;
-	while (ok && maps_next(&it, &e)) {
-		if (!anon_private(&e))
-			continue;
-		uint64_t np = (e.hi - e.lo) >> PAGE_SHIFT_4K;
-		if (pages + np > TOUCHED_MAX_PAGES)
-			continue;	/* counted touched */
-		if (m->n == m->cap) {
-			m->cap = m->cap ? 2 * m->cap : 64;
-			m->r = xreallocarray(m->r, m->cap, sizeof(*m->r));
-		}
-		m->r[m->n++] = (struct touched_region){ e.lo, e.hi, pages };
-		pages += np;
-	}
-	size_t words = (pages + 63) / 64;
-	if (ok && words > m->words) {
-		free(m->untouched);
-		m->untouched = xcalloc(words, sizeof(*m->untouched));
-		m->words = words;
-	}
-	if (ok)
-		ok = read_bits(m, fd);
-	maps_close(&it);
+	int fd = host_forced("pagemap", "no") ? (errno = ENOSYS, -1) :
+		 open(path, O_RDONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && (at_end ? read_bits(m, fd) :
+			      look_begin(m, pid, fd));
 	if (fd >= 0)
 		close(fd);
+	m->looks++;
+	m->look_ns += mono_ns() - t0;
 	if (ok)
 		return &m->base;
 	if (at_end)

@@ -6,7 +6,9 @@
  * next 64 KiB of one mapping made at the start.  Nothing is unmapped (no
  * address comes back); small pages.  MODE "again": every call on the same
  * 64 KiB, given back to the kernel (MADV_DONTNEED) before each call but
- * the first: absent from the page map, and touched before. */
+ * the first: absent from the page map, and touched before.  MODE "many":
+ * as without, after 20,000 mappings more (10,000 of 8 KiB, each half
+ * read-only), never touched. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +41,12 @@ int main(int argc, char **argv)
 	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 1;
 	unsigned pre = argc > 2 ? (unsigned)atoi(argv[2]) : 0, s = 0;
 	const char *mode = argc > 3 ? argv[3] : "";
-	unsigned char *one = *mode ? map((size_t)n * SPAN) : NULL;
 	bool again = !strcmp(mode, "again");
+	unsigned char *one = again || !strcmp(mode, "one") ?
+			     map((size_t)n * SPAN) : NULL;
+
+	for (unsigned k = 0; !strcmp(mode, "many") && k < 10000; k++)
+		mprotect(map(8192), 4096, PROT_READ);
 
 	for (unsigned k = 0; k < n; k++) {
 		unsigned char *p = again ? one : one ? one + (size_t)k * SPAN :

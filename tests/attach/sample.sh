@@ -149,6 +149,18 @@ got=$(fn_cost fresh3.cg touch DLu):$(fn_cost fresh3.cg touch DLmu):$(fn_cost fre
 [ "$got" = 2050:1025:1024 ] &&
 	pass "untouched memory, given back and touched again: DLu:DLmu:DLuf $got, as worked out" ||
 	fail "untouched memory, given back and touched again: DLu:DLmu:DLuf $got, not 2050:1025:1024"
+# 20,000 mappings: each look reads /proc/PID/maps, 20,000 lines, longer
+# than a sample of 5,000 instructions; past a twentieth of the samples'
+# time the looks stop, after the first four samples' (two looks each),
+# with a note: DLuf counts those four's, 4 * 1024.
+"$CT" $GEOM --start=touch --sample=1us:1M --intervals=8 --sample-budget=100% \
+	-o fresh4.cg -- ./F$$ 1000 0 many >/dev/null 2>fresh.err ||
+	fail "fresh, 20,000 mappings: status $?: $(head -2 fresh.err)"
+got=$(fn_cost fresh4.cg touch DLu):$(fn_cost fresh4.cg touch DLuf)
+[ "$got" = 8200:4096 ] &&
+	grep -q "note: reading the target's page map took .* (200[0-9][0-9] mappings): from here .* the first 4 samples' only" fresh.err &&
+	pass "untouched memory, 20,000 mappings: DLu:DLuf $got, the looks stopped after 4 samples, with a note" ||
+	fail "untouched memory, 20,000 mappings: DLu:DLuf $got, not 8200:4096; $(grep note: fresh.err)"
 CALLS=10000
 grep -q '^desc: Cache state: *cold at every window' cold.cg &&
 	pass "--sample-cold: desc: Cache state says so" ||
