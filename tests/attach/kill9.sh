@@ -204,9 +204,13 @@ for bp in $BP_MODES; do
 		batch instrument $bp toggle inject
 	done
 	# Sampled (--sample): killed in a sample or between two, the target
-	# running natively there.
-	batch instrument $bp sampled worker
-	batch instrument $bp sampled worker
+	# running natively there.  (Not where no call can be injected, as
+	# CACHETRACE_HOST=inject=no says: the emulate engine then runs the
+	# windows, and steps.)
+	if ! echo ",${CACHETRACE_HOST:-}," | grep -q ',inject=no,'; then
+		batch instrument $bp sampled worker
+		batch instrument $bp sampled worker
+	fi
 	# The native engine's long window runs natively with its stop
 	# event's int3 in the target: the guardian takes it out.  (Not a
 	# loop of windows: its start and stop int3s are hit thousands of
