@@ -56,9 +56,9 @@ struct touched_map {
 	struct sample_mem base;
 	struct touched_region *r;
 	size_t n, cap;
-	uint64_t *untouched;	/* a bit a page: never touched */
+	uint64_t *untouched;	/* a bit a page: never seen present */
 	size_t words;
-	struct touched_map *prev;	/* the last sample's (its base unused) */
+	struct touched_map *prev;	/* the last look's (its base unused) */
 	uint64_t *buf;		/* pagemap entries, read in chunks */
 	size_t maps;		/* mappings at the last look */
 	uint64_t looks, look_ns;	/* looks, and their time */
