@@ -48,8 +48,10 @@ trial() {
 	# (sampled: past the first sample, whose calls injected to map the
 	# rings and caches are single steps: a trap taken just before the
 	# kill is the limitation the README states; the later samples take
-	# none, their stops system calls and interrupts)
-	[ "$kind" = worker ] && [ "$ph" = sampled ] && ms=$((500 + r % 300))
+	# none, their stops system calls and interrupts.  So from the moment
+	# the code cache is mapped in the target, whenever that is: under
+	# the sanitizer, attaching alone may take half a second.)
+	[ "$kind" = worker ] && [ "$ph" = sampled ] && ms=$((200 + r % 300))
 	env=""
 	[ "$kind" = abort ] && env="CACHETRACE_FAULT=abort:$((1 + r % 400))"
 	[ "$kind" = trap ] && env="CACHETRACE_FAULT=trap:$((1 + r % 400))"
@@ -74,6 +76,12 @@ trial() {
 	env $env "$CT" -q --engine=$eng $(bp_opt $bp) -p $vp $opts \
 		-o p$n.cg > /dev/null 2> c$n.err &
 	cp=$!
+	if [ "$ph" = sampled ] && [ "$kind" = worker ]; then
+		for k in $(seq 1 200); do
+			grep -q 'cachetrace-code' /proc/$vp/maps 2>/dev/null && break
+			sleep 0.05
+		done
+	fi
 	if [ "$ph" = toggle ]; then
 		# the window opened once attached: it runs until the kill
 		wait_traced $vp
