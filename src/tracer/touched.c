@@ -45,20 +45,23 @@
 #define PAGE_SHIFT_4K 12
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAPPED (1ull << 62)
-#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
 
 struct touched_region {
 	uint64_t start, end;	/* page aligned */
 	size_t bit0;		/* its first page's bit in untouched */
 };
 
-struct touched_map {
-	struct sample_mem base;
+/* What a look found: the regions, and a bit a page of them. */
+struct touched_look {
 	struct touched_region *r;
 	size_t n, cap;
 	uint64_t *untouched;	/* a bit a page: never seen present */
 	size_t words;
-	struct touched_map *prev;	/* the last look's (its base unused) */
+};
+
+struct touched_map {
+	struct sample_mem base;
+	struct touched_look now, last;	/* this look's, the last one's */
 	uint64_t *buf;		/* pagemap entries, read in chunks */
 	size_t maps;		/* mappings at the last look */
 	uint64_t looks, look_ns;	/* looks, and their time */
@@ -68,11 +71,11 @@ struct touched_map {
 static bool map_untouched(const struct sample_mem *mem, uint64_t addr)
 {
 	const struct touched_map *m = (const struct touched_map *)mem;
-	size_t lo = 0, hi = m->n;
+	size_t lo = 0, hi = m->now.n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct touched_region *r = &m->r[mid];
+		const struct touched_region *r = &m->now.r[mid];
 		if (addr < r->start)
 			hi = mid;
 		else if (addr >= r->end)
@@ -80,7 +83,7 @@ static bool map_untouched(const struct sample_mem *mem, uint64_t addr)
 		else {
 			size_t b = r->bit0 +
 				   ((addr - r->start) >> PAGE_SHIFT_4K);
-			return m->untouched[b / 64] >> (b % 64) & 1;
+			return m->now.untouched[b / 64] >> (b % 64) & 1;
 		}
 	}
 	return false;
@@ -133,7 +136,7 @@ static bool read_span(struct touched_map *m, int fd,
 			if (!(m->buf[j] & (PM_PRESENT | PM_SWAPPED)))
 				continue;
 			size_t b = r->bit0 + from + j;
-			m->untouched[b / 64] &= ~(1ull << (b % 64));
+			m->now.untouched[b / 64] &= ~(1ull << (b % 64));
 		}
 		from += k;
 	}
@@ -169,17 +172,18 @@ static void bits_and(uint64_t *dst, size_t d, const uint64_t *src, size_t s,
 	}
 }
 
-/* What the last look (M->prev) saw, kept: a page seen present there, at
+/* What the last look (M->last) saw, kept: a page seen present there, at
  * the same address in a mapping still there, counts as touched still, even
  * if given back since; every other page of the regions may be untouched. */
 static void inherit(struct touched_map *m)
 {
-	const struct touched_map *o = m->prev;
+	const struct touched_look *o = &m->last;
+	struct touched_look *l = &m->now;
 	size_t j = 0;
 
-	for (size_t i = 0; i < m->n; i++) {
-		const struct touched_region *r = &m->r[i];
-		bits_and(m->untouched, r->bit0, NULL, 0,
+	for (size_t i = 0; i < l->n; i++) {
+		const struct touched_region *r = &l->r[i];
+		bits_and(l->untouched, r->bit0, NULL, 0,
 			 (r->end - r->start) >> PAGE_SHIFT_4K, true);
 		while (j < o->n && o->r[j].end <= r->start)
 			j++;
@@ -188,7 +192,7 @@ static void inherit(struct touched_map *m)
 				      o->r[k].start : r->start;
 			uint64_t hi = o->r[k].end < r->end ?
 				      o->r[k].end : r->end;
-			bits_and(m->untouched,
+			bits_and(l->untouched,
 				 r->bit0 + ((lo - r->start) >> PAGE_SHIFT_4K),
 				 o->untouched,
 				 o->r[k].bit0 + ((lo - o->r[k].start) >>
@@ -205,18 +209,20 @@ static void inherit(struct touched_map *m)
 static bool read_bits(struct touched_map *m, int fd)
 {
 	enum { GAP = 256 };
+	const struct touched_look *l = &m->now;
+	const uint64_t *u = l->untouched;	/* read_span clears bits */
 
-	for (size_t i = 0; i < m->n; i++) {
-		const struct touched_region *r = &m->r[i];
+	for (size_t i = 0; i < l->n; i++) {
+		const struct touched_region *r = &l->r[i];
 		size_t b0 = r->bit0;
 		size_t end = b0 + ((r->end - r->start) >> PAGE_SHIFT_4K);
-		size_t s = bit_next(m->untouched, b0, end, true);
+		size_t s = bit_next(u, b0, end, true);
 		while (s < end) {
-			size_t e = bit_next(m->untouched, s, end, false);
-			size_t n = bit_next(m->untouched, e, end, true);
+			size_t e = bit_next(u, s, end, false);
+			size_t n = bit_next(u, e, end, true);
 			while (n < end && n - e < GAP) {
-				e = bit_next(m->untouched, n, end, false);
-				n = bit_next(m->untouched, e, end, true);
+				e = bit_next(u, n, end, false);
+				n = bit_next(u, e, end, true);
 			}
 			if (!read_span(m, fd, r, s - b0, e - b0))
 				return false;
@@ -238,18 +244,15 @@ static bool look_begin(struct touched_map *m, pid_t pid, int fd)
 {
 	struct maps_iter it;
 	struct maps_entry e;
-	struct touched_map *o = m->prev;
 	size_t pages = 0;
 
 	if (!maps_open(&it, pid))
 		return false;
 	/* the last look's regions and bits aside; theirs to fill */
-	SWAP(m->r, o->r);
-	SWAP(m->n, o->n);
-	SWAP(m->cap, o->cap);
-	SWAP(m->untouched, o->untouched);
-	SWAP(m->words, o->words);
-	m->n = 0;
+	struct touched_look *l = &m->now, spare = m->last;
+	m->last = m->now;
+	m->now = spare;
+	l->n = 0;
 	m->maps = 0;
 	while (maps_next(&it, &e)) {
 		m->maps++;
@@ -258,19 +261,19 @@ static bool look_begin(struct touched_map *m, pid_t pid, int fd)
 		uint64_t np = (e.hi - e.lo) >> PAGE_SHIFT_4K;
 		if (pages + np > TOUCHED_MAX_PAGES)
 			continue;	/* counted touched */
-		if (m->n == m->cap) {
-			m->cap = m->cap ? 2 * m->cap : 64;
-			m->r = xreallocarray(m->r, m->cap, sizeof(*m->r));
+		if (l->n == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 64;
+			l->r = xreallocarray(l->r, l->cap, sizeof(*l->r));
 		}
-		m->r[m->n++] = (struct touched_region){ e.lo, e.hi, pages };
+		l->r[l->n++] = (struct touched_region){ e.lo, e.hi, pages };
 		pages += np;
 	}
 	maps_close(&it);
 	size_t words = (pages + 63) / 64;
-	if (words > m->words) {
-		free(m->untouched);
-		m->untouched = xcalloc(words, sizeof(*m->untouched));
-		m->words = words;
+	if (words > l->words) {
+		free(l->untouched);
+		l->untouched = xcalloc(words, sizeof(*l->untouched));
+		l->words = words;
 	}
 	inherit(m);
 	return read_bits(m, fd);
@@ -292,7 +295,6 @@ const struct sample_mem *touched_snapshot(struct tracer *tr, pid_t pid,
 	if (!m) {
 		m = tr->smp.touched = xcalloc(1, sizeof(*m));
 		m->base.untouched = map_untouched;
-		m->prev = xcalloc(1, sizeof(*m->prev));
 	}
 	if (m->failed)
 		return NULL;
@@ -336,12 +338,11 @@ void touched_free(struct tracer *tr)
 	struct touched_map *m = tr->smp.touched;
 	if (!m)
 		return;
-	free(m->r);
-	free(m->untouched);
+	free(m->now.r);
+	free(m->now.untouched);
 	free(m->buf);
-	free(m->prev->r);
-	free(m->prev->untouched);
-	free(m->prev);
+	free(m->last.r);
+	free(m->last.untouched);
 	free(m);
 	tr->smp.touched = NULL;
 }
