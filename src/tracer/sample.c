@@ -489,6 +489,13 @@ static void fold(struct tracer *tr, struct cost_table *c)
 	}
 }
 
+/* The model counts DLuf: a look at the target's memory at each sample's
+ * start and end says which it never touched (touched.c). */
+static bool wants_touched(const struct tracer *tr)
+{
+	return tr->opt.cfg.first_refs && event_index(tr, "DLuf") >= 0;
+}
+
 void sample_begin(struct tracer *tr, struct tracee *t)
 {
 	struct sample_state *s = &tr->smp;
@@ -504,8 +511,7 @@ void sample_begin(struct tracer *tr, struct tracee *t)
 	s->poke_at = 0;
 	/* the warm-up's table, or the sample's */
 	s->kept = engine_swap_costs(e, NULL);
-	cache_begin_sample(e->cm, tr->opt.cfg.first_refs &&
-			   event_index(tr, "DLuf") >= 0 ?
+	cache_begin_sample(e->cm, wants_touched(tr) ?
 			   touched_snapshot(tr, t->tid, false) : NULL);
 	s->warming = tr->opt.sample_warmup > 0;
 	e->sample_cap = s->from + (s->warming ? tr->opt.sample_warmup :
@@ -537,7 +543,7 @@ void sample_end(struct tracer *tr, struct tracee *lead)
 	struct engine *e = &tr->eng;
 	if (!tr->opt.sample_len || !s->kept)
 		return;
-	if (tr->opt.cfg.first_refs && event_index(tr, "DLuf") >= 0)
+	if (wants_touched(tr))
 		touched_snapshot(tr, lead->tid, true);	/* what it touched */
 	if (s->warming) {
 		s->warm += lead->win.steps - s->from;	/* ended in it */
