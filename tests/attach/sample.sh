@@ -111,29 +111,33 @@ grep -q "$want" llkept.err &&
 # other 63 lines untouched all the same: DLuf counts pages, a lower
 # bound).  Where the page map cannot be read, DLuf is 0, with a note.
 build fresh F$$
+# fresh NAME INTERVALS 'OPTIONS' ARGS...: fresh.c's run with ARGS, sampled
+# at touch() (HOSTENV: what CACHETRACE_HOST says more); touch()'s DLu,
+# DLmu and DLuf in $got.
+fresh() {
+	name=$1 n=$2 opts=$3; shift 3
+	CACHETRACE_HOST=${CACHETRACE_HOST:+$CACHETRACE_HOST${hostenv:+,}}$hostenv \
+		"$CT" $GEOM $opts --start=touch --sample=1us:1M --intervals=$n \
+		--sample-budget=100% -o $name.cg -- ./F$$ "$@" >/dev/null \
+		2>fresh.err || fail "$name: status $?: $(head -2 fresh.err)"
+	got=$(fn_cost $name.cg touch DLu):$(fn_cost $name.cg touch DLmu):$(fn_cost $name.cg touch DLuf)
+}
 for c in step:0:1024 emulate:0:1024 instrument:0:1024 instrument:5:704 \
 	 instrument:16:0 nomap:0:0; do
 	e=${c%%:*} pre=${c#*:}; pre=${pre%%:*} want=${c##*:}
 	[ $e = nomap ] && hostenv=pagemap=no e=instrument || hostenv=
-	CACHETRACE_HOST=${CACHETRACE_HOST:+$CACHETRACE_HOST${hostenv:+,}}$hostenv \
-		"$CT" $GEOM --engine=$e --start=touch \
-		--sample=1us:1M --intervals=1 --sample-budget=100% \
-		-o fresh.cg -- ./F$$ 3 $pre >/dev/null 2>fresh.err ||
-		fail "fresh $c: status $?: $(head -2 fresh.err)"
-	got=$(fn_cost fresh.cg touch DLu):$(fn_cost fresh.cg touch DLmu):$(fn_cost fresh.cg touch DLuf)
+	fresh fresh 1 --engine=$e 3 $pre
 	noted=$(grep -c "note: the target's page map cannot be read" fresh.err)
 	[ "$got" = 1025:1025:$want ] && [ "$noted" = $([ -n "$hostenv" ] && echo 1 || echo 0) ] &&
 		pass "untouched memory, $c: touch() DLu:DLmu:DLuf $got, as worked out" ||
 		fail "untouched memory, $c: touch() DLu:DLmu:DLuf $got, not 1025:1025:$want ($noted notes)"
 done
+hostenv=
 # Two samples over one mapping: the second's page map read again only
 # where the first found pages untouched (touched.c), the 5 pages main
 # wrote since among them: DLuf 704 each.  The second sample's ret reads a
 # line the first left in LL (kept): a first reference, not a miss.
-"$CT" $GEOM --start=touch --sample=1us:1M --intervals=2 --sample-budget=100% \
-	-o fresh2.cg -- ./F$$ 1000 5 one >/dev/null 2>fresh.err ||
-	fail "fresh, two samples: status $?: $(head -2 fresh.err)"
-got=$(fn_cost fresh2.cg touch DLu):$(fn_cost fresh2.cg touch DLmu):$(fn_cost fresh2.cg touch DLuf)
+fresh fresh2 2 "" 1000 5 one
 [ "$got" = 2050:2049:1408 ] &&
 	pass "untouched memory, two samples of one mapping: DLu:DLmu:DLuf $got, as worked out" ||
 	fail "untouched memory, two samples of one mapping: DLu:DLmu:DLuf $got, not 2050:2049:1408"
@@ -142,10 +146,7 @@ got=$(fn_cost fresh2.cg touch DLu):$(fn_cost fresh2.cg touch DLmu):$(fn_cost fre
 # present when the first ended, so touched (the whole run holds its lines:
 # the second sample hits them in the LL the first left, DLmu 0): DLuf
 # 1024, the first sample's only.
-"$CT" $GEOM --start=touch --sample=1us:1M --intervals=2 --sample-budget=100% \
-	-o fresh3.cg -- ./F$$ 1000 0 again >/dev/null 2>fresh.err ||
-	fail "fresh, memory given back: status $?: $(head -2 fresh.err)"
-got=$(fn_cost fresh3.cg touch DLu):$(fn_cost fresh3.cg touch DLmu):$(fn_cost fresh3.cg touch DLuf)
+fresh fresh3 2 "" 1000 0 again
 [ "$got" = 2050:1025:1024 ] &&
 	pass "untouched memory, given back and touched again: DLu:DLmu:DLuf $got, as worked out" ||
 	fail "untouched memory, given back and touched again: DLu:DLmu:DLuf $got, not 2050:1025:1024"
@@ -153,10 +154,8 @@ got=$(fn_cost fresh3.cg touch DLu):$(fn_cost fresh3.cg touch DLmu):$(fn_cost fre
 # than a sample of 5,000 instructions; past a twentieth of the samples'
 # time the looks stop, after the first four samples' (two looks each),
 # with a note: DLuf counts those four's, 4 * 1024.
-"$CT" $GEOM --start=touch --sample=1us:1M --intervals=8 --sample-budget=100% \
-	-o fresh4.cg -- ./F$$ 1000 0 many >/dev/null 2>fresh.err ||
-	fail "fresh, 20,000 mappings: status $?: $(head -2 fresh.err)"
-got=$(fn_cost fresh4.cg touch DLu):$(fn_cost fresh4.cg touch DLuf)
+fresh fresh4 8 "" 1000 0 many
+got=${got%%:*}:${got##*:}	# DLu:DLuf
 [ "$got" = 8200:4096 ] &&
 	grep -q "note: reading the target's page map took .* (200[0-9][0-9] mappings): from here .* the first 4 samples' only" fresh.err &&
 	pass "untouched memory, 20,000 mappings: DLu:DLuf $got, the looks stopped after 4 samples, with a note" ||
