@@ -770,6 +770,15 @@ static inline uint8_t *lb_code(const struct lean_block *b)
 	return (uint8_t *)(uintptr_t)b + LEAN_CODE;
 }
 
+/* Room for B's successors past the two in its lines, to N (allocated
+ * the first time more than two are wanted). */
+static void succ_room(struct lean_block *b, unsigned n)
+{
+	struct lean_cold *c = cold(b);
+	if (n > 2 && !c->more)
+		c->more = xcalloc(LEAN_SUCC_MAX - 2, sizeof(*c->more));
+}
+
 /* Successor I of B's. */
 static inline struct lean_succ *succ_at(struct lean_block *b, unsigned i)
 {
@@ -1135,8 +1144,7 @@ static void memo_out(struct lean_block *b, struct lean_memo *m)
 static void memo_in(struct lean_block *b, const struct lean_memo *m)
 {
 	struct lean_cold *c = cold(b);
-	if (m->n_succ > 2 && !c->more)
-		c->more = xcalloc(LEAN_SUCC_MAX - 2, sizeof(*c->more));
+	succ_room(b, m->n_succ);
 	b->entry = m->entry;
 	c->mid = m->mid;
 	b->n_succ = (uint8_t)m->n_succ;
@@ -1314,8 +1322,7 @@ static void account_block(struct engine *e, struct tracee *t,
 	r->sb = sb_now(e, r->fs);
 	if (b->memo && r->sb != SB_NONE && !ev->n_spec && ev->n_cond <= 1) {
 		/* the latest successor first: a loop's back edge stays */
-		if (b->n_succ == 2 && !c->more)
-			c->more = xcalloc(LEAN_SUCC_MAX - 2, sizeof(*c->more));
+		succ_room(b, b->n_succ + 1u);
 		if (b->n_succ < LEAN_SUCC_MAX)
 			b->n_succ++;
 		for (unsigned i = b->n_succ - 1; i > 0; i--)
